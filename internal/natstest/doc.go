@@ -1,0 +1,12 @@
+// Package natstest starts a real nats-server in-process for tests.
+//
+// Every test in this module that needs a broker uses it: the server listens
+// on a random loopback port, keeps JetStream data in a temporary directory,
+// and can be given a small max_payload and accounts with lower limits of
+// their own. A server can be restarted on the same port with other options
+// (for reconnect tests), keeping its JetStream data.
+//
+// The server is configured through a generated configuration file, the same
+// way operators configure production servers, so account limits take the
+// code paths the server uses for real deployments.
+package natstest

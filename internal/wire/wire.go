@@ -1,0 +1,82 @@
+package wire
+
+import (
+	"net/textproto"
+	"strings"
+)
+
+const (
+	// HeaderLine is the status line that opens every header block.
+	HeaderLine = "NATS/1.0\r\n"
+	// headerEmptySize is the size of a header block with no header lines:
+	// the status line and the terminating CRLF.
+	headerEmptySize = len(HeaderLine) + 2
+	// lineOverhead is the ": " separator plus the CRLF of one header line.
+	lineOverhead = 4
+)
+
+// HeaderSize returns the number of bytes the header block of h occupies on
+// the wire, which is what the server adds to the body when it checks
+// max_payload. It returns 0 for a nil or empty map (nats.go then sends PUB,
+// not HPUB). A key present with no values still makes the block non-empty.
+func HeaderSize(h map[string][]string) int {
+	if len(h) == 0 {
+		return 0
+	}
+	n := headerEmptySize
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(textproto.TrimString(v)) + lineOverhead
+		}
+	}
+	return n
+}
+
+// LineSize returns the bytes that one "key: value" header line adds to a
+// header block that already exists.
+func LineSize(key, value string) int {
+	return len(key) + len(textproto.TrimString(value)) + lineOverhead
+}
+
+// EmptyBlockSize is the size of a header block with no lines. Adding the
+// first header to a message that had none costs EmptyBlockSize plus the
+// line's LineSize.
+const EmptyBlockSize = headerEmptySize
+
+// MsgSize returns HeaderSize(h) + bodyLen: exactly the total the server
+// compares with max_payload.
+func MsgSize(h map[string][]string, bodyLen int) int {
+	return HeaderSize(h) + bodyLen
+}
+
+// forbiddenKeyChars are the printable ASCII characters nats.go refuses in a
+// header key (nats.go's makeValidHeaderKeyAsciiSet).
+const forbiddenKeyChars = "\"()/,:;<=>?@[\\]{}"
+
+// ValidHeaderKey reports whether k is a header key that nats.go will send:
+// non-empty, printable ASCII (33..126) without any of "()/,:;<=>?@[\]{}
+// and the double quote. nats.go refuses to publish a message whose header
+// has any other key (nats.ErrBadHeaderMsg).
+func ValidHeaderKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < 33 || c > 126 || strings.IndexByte(forbiddenKeyChars, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// InvalidHeaderKey returns the first key of h that ValidHeaderKey rejects,
+// and whether there is one.
+func InvalidHeaderKey(h map[string][]string) (string, bool) {
+	for k := range h {
+		if !ValidHeaderKey(k) {
+			return k, true
+		}
+	}
+	return "", false
+}

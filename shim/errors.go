@@ -1,0 +1,272 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Error codes. A responder may use any code (micro services commonly use
+// HTTP-like numbers such as "400"); these are the ones natssend produces.
+const (
+	// CodePayloadTooLarge: a message did not fit the connection's
+	// max_payload. Local refusals were not sent; a reply with this code means
+	// the responder ran but could not send its reply.
+	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// CodeInvalidArgument: the input was rejected before any work was done.
+	CodeInvalidArgument = "INVALID_ARGUMENT"
+	// CodeInternal: the responder failed (returned a plain error or panicked).
+	CodeInternal = "INTERNAL"
+	// CodeDeadlineExceeded: no reply arrived before the call's deadline.
+	CodeDeadlineExceeded = "DEADLINE_EXCEEDED"
+	// CodeCanceled: the caller's context was cancelled.
+	CodeCanceled = "CANCELED"
+	// CodeNoResponders: nobody was subscribed to the subject.
+	CodeNoResponders = "NO_RESPONDERS"
+	// CodeUnavailable: the connection was closed or reconnecting.
+	CodeUnavailable = "UNAVAILABLE"
+)
+
+// Header names used on the wire.
+const (
+	// HeaderErrorCode and HeaderError are micro's error reply headers
+	// (micro.ErrorCodeHeader, micro.ErrorHeader). natssend reads and writes
+	// them, so natssend clients and micro services understand each other.
+	HeaderErrorCode = "Nats-Service-Error-Code"
+	HeaderError     = "Nats-Service-Error"
+	// HeaderTimeout carries the time the caller still waits, in whole
+	// milliseconds (rounded up), so a responder can stop working once the
+	// caller has given up. A relative value is immune to clock skew between
+	// hosts; the responder measures it from the moment the request arrives.
+	HeaderTimeout = "Natssend-Timeout"
+)
+
+// ErrPayloadTooLarge is the errors.Is target for every refusal because of
+// size: a request, reply or publish that did not fit, and a
+// PAYLOAD_TOO_LARGE error reply from a responder.
+var ErrPayloadTooLarge = errors.New("natssend: payload too large")
+
+// Outcome tells what a caller can know about an operation after an error.
+type Outcome int
+
+const (
+	// OutcomeOK: no error; the operation completed.
+	OutcomeOK Outcome = iota
+	// OutcomeNotRun: the request was certainly not delivered (refused
+	// before sending, no responders, connection unusable before sending).
+	// Sending it again cannot repeat a side effect.
+	OutcomeNotRun
+	// OutcomeUnknown: the request may have run (timeout, connection lost
+	// after sending, cancelled while waiting, a PAYLOAD_TOO_LARGE or
+	// INTERNAL reply). The caller must reconcile (look the result up, or
+	// use an idempotency key) before doing it again; a blind retry can
+	// repeat the side effect.
+	OutcomeUnknown
+	// OutcomeRejected: the responder answered with an error reply saying it
+	// refused the request (for example INVALID_ARGUMENT, which natssend's
+	// handlers send before any work is done). That the request had no effect
+	// is the responder's statement; its code says why. INTERNAL and
+	// PAYLOAD_TOO_LARGE replies are OutcomeUnknown instead: the responder
+	// ran, and failed midway or could not send its result.
+	OutcomeRejected
+)
+
+// String returns the outcome's name.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeNotRun:
+		return "not run"
+	case OutcomeUnknown:
+		return "unknown"
+	case OutcomeRejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Error is the structured error of every shim operation and of every error
+// reply a natssend (or micro) responder sends.
+//
+// errors.Is(err, ErrPayloadTooLarge) holds for Code == CodePayloadTooLarge.
+// The nats.go and context identities of the cause are kept: errors.Is with
+// nats.ErrTimeout, context.DeadlineExceeded, nats.ErrNoResponders,
+// nats.ErrConnectionClosed, nats.ErrMaxPayload and so on works through
+// Unwrap.
+type Error struct {
+	// Code is a machine-readable code, such as CodePayloadTooLarge.
+	Code string
+	// Message describes the error for people.
+	Message string
+	// Remote is true when the error came from the responder as an error
+	// reply, false when it arose in this process.
+	Remote bool
+	// Size and Limit are the message size and the limit it exceeded, in
+	// bytes, for size refusals; Limit is 0 when it is not known (a reply's
+	// limit is the responder connection's, which a message does not show).
+	Size, Limit int64
+	// Sent reports whether the message left this process. False for
+	// refusals; for remote errors, the request was sent.
+	Sent bool
+
+	outcome Outcome
+	err     error
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("natssend: ")
+	if e.Remote {
+		b.WriteString("remote ")
+	}
+	b.WriteString(e.Code)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.err != nil && !strings.Contains(e.Message, e.err.Error()) {
+		b.WriteString(": ")
+		b.WriteString(e.err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.err }
+
+// Is reports whether target is ErrPayloadTooLarge and e is a size error.
+func (e *Error) Is(target error) bool {
+	return target == ErrPayloadTooLarge && e.Code == CodePayloadTooLarge
+}
+
+// Outcome reports what is known about the operation that failed.
+func (e *Error) Outcome() Outcome { return e.outcome }
+
+// Classify tells what a caller can know after err: OutcomeOK for nil,
+// OutcomeNotRun when the operation certainly did not happen, OutcomeUnknown
+// when it may have happened, OutcomeRejected when the responder answered
+// with an error reply. Errors that did not come from this package are
+// OutcomeUnknown, the only safe assumption.
+//
+// Callers must reconcile OutcomeUnknown before trying again: a timeout, a
+// lost connection or an oversized reply can follow an operation that
+// already ran, so a blind retry repeats its side effect.
+func Classify(err error) Outcome {
+	if err == nil {
+		return OutcomeOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.outcome
+	}
+	return OutcomeUnknown
+}
+
+// MayHaveRun reports whether the operation behind err may have taken effect.
+// It is false only when it certainly did not (OutcomeNotRun) or when the
+// responder answered that it refused the request (OutcomeRejected: an error
+// reply other than INTERNAL or PAYLOAD_TOO_LARGE). A nil error means the
+// operation ran, so MayHaveRun(nil) is true.
+//
+// When MayHaveRun is true for an error, do not retry blindly: reconcile
+// first (look the result up, or make the operation idempotent).
+func MayHaveRun(err error) bool {
+	switch Classify(err) {
+	case OutcomeNotRun, OutcomeRejected:
+		return false
+	}
+	return true
+}
+
+// InvalidArgument returns an error that natssend handlers send as an
+// INVALID_ARGUMENT error reply. Return it from a HandlerFunc before doing
+// any work, so the caller knows nothing happened.
+func InvalidArgument(format string, args ...any) error {
+	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...), outcome: OutcomeRejected}
+}
+
+// NewError returns an error that natssend handlers send as an error reply
+// with the given code and message.
+func NewError(code, message string) *Error {
+	return &Error{Code: code, Message: message, outcome: OutcomeRejected}
+}
+
+// notSent builds a local refusal.
+func notSent(code, msg string, cause error) *Error {
+	return &Error{Code: code, Message: msg, outcome: OutcomeNotRun, err: cause}
+}
+
+// tooLarge builds a local size refusal; the cause keeps nats.ErrMaxPayload.
+func tooLarge(what string, size, limit int64, cause error) *Error {
+	if cause == nil {
+		cause = nats.ErrMaxPayload
+	}
+	return &Error{
+		Code:    CodePayloadTooLarge,
+		Message: fmt.Sprintf("%s of %d bytes exceeds the %d-byte limit; not sent", what, size, limit),
+		Size:    size, Limit: limit,
+		outcome: OutcomeNotRun,
+		err:     cause,
+	}
+}
+
+// sendError maps an error returned by nats.go for an operation that may or
+// may not have reached the wire. sent says whether the bytes were handed to
+// the connection. ctx is the caller's context (to tell a cancellation from
+// the call's own deadline).
+func sendError(ctx context.Context, err error, sent bool) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: err}
+	case errors.Is(err, nats.ErrMaxPayload):
+		return &Error{Code: CodePayloadTooLarge, Message: "message exceeds the connection's max_payload; not sent", outcome: OutcomeNotRun, err: err}
+	case errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionReconnecting):
+		return notSent(CodeUnavailable, "connection is reconnecting; not sent", errors.Join(nats.ErrConnectionReconnecting, err))
+	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
+		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection):
+		return notSent(CodeInvalidArgument, "not sent", err)
+	case !sent && errors.Is(err, nats.ErrConnectionClosed):
+		return notSent(CodeUnavailable, "connection closed; not sent", err)
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining):
+		return &Error{Code: CodeUnavailable, Message: "connection lost after the request was sent; it may have run", Sent: true, outcome: OutcomeUnknown, err: err}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		if ctx != nil && ctx.Err() == context.Canceled {
+			return &Error{Code: CodeCanceled, Message: "cancelled while waiting for the reply; the request may have run", Sent: true, outcome: OutcomeUnknown, err: ctx.Err()}
+		}
+		return &Error{Code: CodeDeadlineExceeded, Message: "no reply before the deadline; the request may have run", Sent: true, outcome: OutcomeUnknown,
+			err: errors.Join(nats.ErrTimeout, context.DeadlineExceeded)}
+	case errors.Is(err, context.Canceled):
+		return &Error{Code: CodeCanceled, Message: "cancelled while waiting for the reply; the request may have run", Sent: true, outcome: OutcomeUnknown, err: err}
+	}
+	return &Error{Code: CodeInternal, Message: "request failed; it may have run", Sent: sent, outcome: OutcomeUnknown, err: err}
+}
+
+// remoteError returns the *Error carried by a reply's micro error headers,
+// or nil when the reply is not an error reply.
+func remoteError(m *nats.Msg) *Error {
+	if len(m.Header) == 0 {
+		return nil
+	}
+	code := m.Header.Get(HeaderErrorCode)
+	desc := m.Header.Get(HeaderError)
+	if code == "" && desc == "" {
+		return nil
+	}
+	if code == "" {
+		code = CodeInternal
+	}
+	e := &Error{Code: code, Message: desc, Remote: true, Sent: true, outcome: OutcomeRejected}
+	switch code {
+	case CodePayloadTooLarge, CodeInternal:
+		// The responder ran: its reply was too large, or it failed midway.
+		e.outcome = OutcomeUnknown
+	}
+	return e
+}

@@ -1,0 +1,149 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// maxErrorMessage caps the description in an error reply so that the
+// error reply itself stays small.
+const maxErrorMessage = 1024
+
+// Respond replies to req with data and the reply's own headers h (nil for
+// none). The request's headers (an authorization token, say) are never
+// copied into the reply.
+//
+// The reply is checked against the responder connection's max_payload,
+// header block included. A reply over it is not sent; instead a
+// PAYLOAD_TOO_LARGE error reply goes to the caller, saying that the
+// operation may already have completed, and Respond returns a *Error that
+// matches errors.Is(err, ErrPayloadTooLarge) and nats.ErrMaxPayload. The
+// caller learns at once instead of waiting for its timeout, and the
+// connection stays open.
+//
+// The check uses the connection's current limit, which Connect keeps
+// account-accurate. (A message does not expose its connection, so the
+// limit itself is not in the error: Limit is 0.)
+func Respond(req *nats.Msg, data []byte, h nats.Header) error {
+	if err := checkRequest(req); err != nil {
+		return err
+	}
+	if k, bad := wire.InvalidHeaderKey(h); bad {
+		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
+	}
+	reply := nats.Msg{Data: data, Header: h}
+	err := req.RespondMsg(&reply)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return replyTooLarge(int64(MsgSize(&reply)), func(code, msg string) error { return RespondError(req, code, msg) })
+	}
+	return sendError(nil, err, false)
+}
+
+// replyTooLarge tells the caller that the reply of size bytes could not be
+// sent, using sendErr, and returns the responder's error.
+func replyTooLarge(size int64, sendErr func(code, msg string) error) error {
+	msg := fmt.Sprintf("reply of %d bytes exceeds the responder's max_payload and was not sent; the operation may already have completed", size)
+	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
+	if err := sendErr(CodePayloadTooLarge, msg); err != nil {
+		e.err = errors.Join(nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
+	}
+	return e
+}
+
+// RespondError sends an error reply to req: an empty body with micro's
+// error headers (Nats-Service-Error-Code: code, Nats-Service-Error:
+// message), which natssend clients return as a *Error and micro clients
+// understand. code must not be empty; message is cut to 1 KiB.
+func RespondError(req *nats.Msg, code, message string) error {
+	if err := checkRequest(req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(code) == "" {
+		return notSent(CodeInvalidArgument, "error reply needs a code; not sent", nil)
+	}
+	reply := nats.Msg{Header: nats.Header{
+		HeaderErrorCode: []string{code},
+		HeaderError:     []string{truncate(message, maxErrorMessage)},
+	}}
+	if err := req.RespondMsg(&reply); err != nil {
+		return sendError(nil, err, false)
+	}
+	return nil
+}
+
+func checkRequest(req *nats.Msg) error {
+	switch {
+	case req == nil:
+		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	case req.Reply == "":
+		return notSent(CodeInvalidArgument, "request has no reply subject; not sent", nats.ErrMsgNoReply)
+	case req.Sub == nil:
+		return notSent(CodeInvalidArgument, "request is not bound to a subscription; not sent", nats.ErrMsgNotBound)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// RespondMicro replies to a micro service request like Respond: with the
+// reply's own headers only, and with the same size check. micro's own
+// Request.Respond wraps nats.ErrMaxPayload so that errors.Is no longer sees
+// it, and the caller just times out; RespondMicro sends a PAYLOAD_TOO_LARGE
+// error reply instead and returns a *Error matching ErrPayloadTooLarge.
+func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
+	if req == nil {
+		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	}
+	if k, bad := wire.InvalidHeaderKey(h); bad {
+		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
+	}
+	var opts []micro.RespondOpt
+	if len(h) > 0 {
+		opts = append(opts, micro.WithHeaders(micro.Headers(h)))
+	}
+	err := req.Respond(data, opts...)
+	if err == nil {
+		return nil
+	}
+	// micro formats the cause with %s: its text is all that is left of
+	// nats.ErrMaxPayload.
+	if errors.Is(err, micro.ErrRespond) && strings.Contains(err.Error(), nats.ErrMaxPayload.Error()) {
+		return replyTooLarge(int64(wire.MsgSize(h, len(data))), func(code, msg string) error {
+			return RespondMicroError(req, code, msg)
+		})
+	}
+	return sendError(nil, err, false)
+}
+
+// RespondMicroError sends a micro error reply (code and description
+// headers, empty body), with the description cut to 1 KiB.
+func RespondMicroError(req micro.Request, code, message string) error {
+	if req == nil {
+		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	}
+	if message == "" {
+		message = code
+	}
+	if err := req.Error(code, truncate(message, maxErrorMessage), nil); err != nil {
+		return sendError(nil, err, false)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -78,6 +79,7 @@ type Client struct {
 	payloadCap int64
 	static     nats.Header
 	limit      connlimit.Tracker
+	shared     atomic.Pointer[sharedHeader]
 }
 
 // NewClient returns a Client that sends on nc. Use a connection from
@@ -142,10 +144,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}
 	var co callOpts
-	for _, o := range opts {
-		if o != nil {
-			o(&co)
-		}
+	if len(opts) > 0 {
+		co = applyCallOpts(opts)
 	}
 	now := time.Now()
 	timeout := c.timeout
@@ -180,11 +180,14 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	if ms < 1 {
 		ms = 1
 	}
-	req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: c.header(m.Header, strconv.FormatInt(int64(ms), 10))}
-	if k, bad := wire.InvalidHeaderKey(req.Header); bad {
-		return nil, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
+	hdr, hdrSize := c.header(m.Header, int64(ms))
+	if len(m.Header) > 0 {
+		if k, bad := wire.InvalidHeaderKey(m.Header); bad {
+			return nil, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
+		}
 	}
-	if size := int64(MsgSize(&req)); size > limit {
+	req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
+	if size := int64(hdrSize + len(m.Data)); size > limit {
 		return nil, tooLarge("request", size, limit, nil)
 	}
 
@@ -198,10 +201,19 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	return reply, nil
 }
 
-// header returns the header map to send: the client's static headers, then
-// the request's own, then the timeout header. The caller's map is not
-// modified.
-func (c *Client) header(own nats.Header, timeoutMS string) nats.Header {
+// header returns the header map to send and its wire size: the client's
+// static headers, then the request's own, then the timeout header. The
+// caller's map is not modified.
+//
+// Requests without headers of their own and with the same timeout (every
+// call that takes the client's default) share one read-only map: nats.go
+// only reads a message's header while it sends it.
+func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int) {
+	if len(own) == 0 {
+		if t := c.shared.Load(); t != nil && t.ms == timeoutMS {
+			return t.h, t.size
+		}
+	}
 	h := make(nats.Header, len(c.static)+len(own)+1)
 	for k, v := range c.static {
 		h[k] = v
@@ -209,8 +221,30 @@ func (c *Client) header(own nats.Header, timeoutMS string) nats.Header {
 	for k, v := range own {
 		h[k] = v
 	}
-	h[HeaderTimeout] = []string{timeoutMS}
-	return h
+	h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS, 10)}
+	size := wire.HeaderSize(h)
+	if len(own) == 0 {
+		c.shared.Store(&sharedHeader{ms: timeoutMS, h: h, size: size})
+	}
+	return h, size
+}
+
+// sharedHeader is a header map shared by requests; never modified once
+// stored.
+type sharedHeader struct {
+	ms   int64
+	h    nats.Header
+	size int
+}
+
+func applyCallOpts(opts []CallOption) callOpts {
+	var co callOpts
+	for _, o := range opts {
+		if o != nil {
+			o(&co)
+		}
+	}
+	return co
 }
 
 func ctxCode(err error) string {

@@ -71,9 +71,6 @@ func TestRequestExactlyAtLimitWithAuthHeader(t *testing.T) {
 	}
 }
 
-
-
-
 func TestPayloadCapBelowServerLimit(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
@@ -125,7 +122,7 @@ func TestAccountLimitKnownRightAfterConnect(t *testing.T) {
 
 func TestLimitAfterReconnectToLowerServer(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096))
-	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
+	responder := serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc, shim.WithTimeout(2*time.Second))
 	if _, err := c.Request(context.Background(), "svc", make([]byte, 3000)); err != nil {
@@ -133,7 +130,9 @@ func TestLimitAfterReconnectToLowerServer(t *testing.T) {
 	}
 	s.Restart(natstest.MaxPayload(1024))
 	eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
-	eventually(t, 10*time.Second, func() bool { return s.NumClients() == 2 }, "responder reconnect")
+	eventually(t, 10*time.Second, func() bool {
+		return responder.IsConnected() && responder.Stats().Reconnects > 0 && responder.Flush() == nil
+	}, "responder reconnect")
 	_, err := c.Request(context.Background(), "svc", make([]byte, 3000))
 	var se *shim.Error
 	if !errors.As(err, &se) || se.Limit != 1024 {

@@ -69,18 +69,55 @@ type Server struct {
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	s := &Server{tb: tb, host: "127.0.0.1", port: -1, dir: tb.TempDir()}
-	s.start(opts)
+	if err := s.start(opts); err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(s.Shutdown)
 	return s
+}
+
+// New starts a server outside a test (for Example functions and
+// benchmarks run by hand). Close stops it and removes its data.
+func New(opts ...Option) (*Server, error) {
+	dir, err := os.MkdirTemp("", "natstest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{host: "127.0.0.1", port: -1, dir: dir}
+	if err := s.start(opts); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close shuts the server down and, for a server made by New, removes its
+// data directory.
+func (s *Server) Close() {
+	s.Shutdown()
+	if s.tb == nil {
+		_ = os.RemoveAll(s.dir)
+	}
 }
 
 // Restart shuts the server down and starts it again on the same port with
 // the given options (which replace the previous ones). JetStream data is
 // kept. Clients connected before see a disconnect and may reconnect.
 func (s *Server) Restart(opts ...Option) {
-	s.tb.Helper()
 	s.Shutdown()
-	s.start(opts)
+	if err := s.start(opts); err != nil {
+		s.fatal(err)
+	}
+}
+
+// fatal ends the test; outside a test (New) a failed restart cannot be
+// reported otherwise.
+func (s *Server) fatal(err error) {
+	if s.tb != nil {
+		s.tb.Helper()
+		s.tb.Fatal(err)
+	}
+	panic(err)
 }
 
 // Shutdown stops the server and waits until it has stopped. It is safe to
@@ -94,8 +131,7 @@ func (s *Server) Shutdown() {
 	s.srv = nil
 }
 
-func (s *Server) start(opts []Option) {
-	s.tb.Helper()
+func (s *Server) start(opts []Option) error {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -103,11 +139,11 @@ func (s *Server) start(opts []Option) {
 	s.conf = c
 	confFile := filepath.Join(s.dir, "server.conf")
 	if err := os.WriteFile(confFile, []byte(s.configText()), 0o600); err != nil {
-		s.tb.Fatalf("natstest: write config: %v", err)
+		return fmt.Errorf("natstest: write config: %w", err)
 	}
 	o, err := server.ProcessConfigFile(confFile)
 	if err != nil {
-		s.tb.Fatalf("natstest: config: %v\n%s", err, s.configText())
+		return fmt.Errorf("natstest: config: %w\n%s", err, s.configText())
 	}
 	o.NoSigs = true
 	o.NoLog = !c.logs
@@ -120,7 +156,7 @@ func (s *Server) start(opts []Option) {
 	for {
 		srv, err = server.NewServer(o)
 		if err != nil {
-			s.tb.Fatalf("natstest: new server: %v", err)
+			return fmt.Errorf("natstest: new server: %w", err)
 		}
 		if c.logs {
 			srv.ConfigureLogger()
@@ -132,7 +168,7 @@ func (s *Server) start(opts []Option) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
 		if time.Now().After(deadline) {
-			s.tb.Fatalf("natstest: server not ready on port %d", s.port)
+			return fmt.Errorf("natstest: server not ready on port %d", s.port)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -140,6 +176,7 @@ func (s *Server) start(opts []Option) {
 	if s.port <= 0 {
 		s.port = srv.Addr().(*net.TCPAddr).Port
 	}
+	return nil
 }
 
 func (s *Server) configText() string {
@@ -186,7 +223,7 @@ func (s *Server) URL() string {
 func (s *Server) UserURL(user string) string {
 	pass, ok := s.users[user]
 	if !ok {
-		s.tb.Fatalf("natstest: unknown user %q", user)
+		s.fatal(fmt.Errorf("natstest: unknown user %q", user))
 	}
 	u := url.URL{Scheme: "nats", User: url.UserPassword(user, pass), Host: fmt.Sprintf("%s:%d", s.host, s.port)}
 	return u.String()

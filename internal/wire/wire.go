@@ -26,16 +26,30 @@ func HeaderSize(h map[string][]string) int {
 	n := headerEmptySize
 	for k, vs := range h {
 		for _, v := range vs {
-			n += len(k) + len(textproto.TrimString(v)) + lineOverhead
+			n += len(k) + trimmedLen(v) + lineOverhead
 		}
 	}
 	return n
 }
 
+// trimmedLen is len(textproto.TrimString(v)), with a fast path for the
+// common value that has nothing to trim.
+func trimmedLen(v string) int {
+	if len(v) == 0 || (!isASCIISpace(v[0]) && !isASCIISpace(v[len(v)-1])) {
+		return len(v)
+	}
+	return len(textproto.TrimString(v))
+}
+
+// isASCIISpace matches net/textproto's definition.
+func isASCIISpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r'
+}
+
 // LineSize returns the bytes that one "key: value" header line adds to a
 // header block that already exists.
 func LineSize(key, value string) int {
-	return len(key) + len(textproto.TrimString(value)) + lineOverhead
+	return len(key) + trimmedLen(value) + lineOverhead
 }
 
 // EmptyBlockSize is the size of a header block with no lines. Adding the

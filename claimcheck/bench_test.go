@@ -1,0 +1,188 @@
+package claimcheck_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// benchChunk is the chunk size a Store uses on the 64 KiB test server
+// (the limit less 512 bytes of headroom); the raw object store runs with
+// the same chunk size.
+const benchChunk = limit - 512
+
+// BenchmarkPublishResolve compares a claim-check round trip (store the
+// payload, build the reference, resolve it back) with the object store's
+// own Put + Get of the same bytes and chunk size, in the same run, on a
+// memory bucket of an in-process server with max_payload 64 KiB.
+func BenchmarkPublishResolve(b *testing.B) {
+	srv := startServer(b)
+	_, js := connect(b, srv.URL())
+	st := newStore(b, js)
+	raw, err := js.CreateObjectStore(context.Background(), jetstream.ObjectStoreConfig{Bucket: "raw", Storage: jetstream.MemoryStorage})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{1 << 20, 16 << 20, 64 << 20} {
+		data := payload(size, uint64(size))
+		name := fmt.Sprintf("%dMiB", size>>20)
+		b.Run(name+"/claimcheck", func(b *testing.B) {
+			b.SetBytes(int64(size))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			for b.Loop() {
+				ref, err := st.Prepare(ctx, &nats.Msg{Subject: "bench", Data: data}, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, err := st.Resolve(ctx, ref)
+				if err != nil || len(got) != size {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := st.Discard(ctx, ref); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+		b.Run(name+"/raw-objectstore", func(b *testing.B) {
+			b.SetBytes(int64(size))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			for b.Loop() {
+				meta := jetstream.ObjectMeta{Name: "obj", Opts: &jetstream.ObjectMetaOptions{ChunkSize: benchChunk}}
+				if _, err := raw.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+				got, err := raw.GetBytes(ctx, "obj")
+				if err != nil || len(got) != size {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := raw.Delete(ctx, "obj"); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkOpenPeakHeap streams a 64 MiB payload through Open into a
+// 32 KiB buffer and reports the peak heap growth beyond that buffer, in
+// bytes and in chunks. The server runs in a child process so that only
+// the client's heap is measured; the GC runs almost continuously
+// (GOGC=1) so the heap figure is live memory rather than garbage.
+func BenchmarkOpenPeakHeap(b *testing.B) {
+	url := helperServer(b)
+	_, js := connect(b, url)
+	st := newStore(b, js)
+	const size = 64 << 20
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ref, err := st.Prepare(ctx, &nats.Msg{Subject: "heap", Data: payload(size, 99)}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 32<<10)
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	var peak, peakLive uint64
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	b.SetBytes(size)
+	for b.Loop() {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		metrics.Read(live)
+		baseLive := live[0].Value.Uint64()
+		r, err := st.Open(ctx, ref)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total := 0
+		for {
+			n, err := r.Read(buf)
+			total += n
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
+				peak = ms.HeapAlloc - base
+			}
+			metrics.Read(live)
+			if v := live[0].Value.Uint64(); v > baseLive && v-baseLive > peakLive {
+				peakLive = v - baseLive
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Close()
+		if total != size {
+			b.Fatalf("read %d bytes", total)
+		}
+	}
+	// peak-live: live heap after a GC (what the reader holds);
+	// peak-heapalloc: HeapAlloc, which also counts garbage not yet collected.
+	b.ReportMetric(float64(peakLive), "peak-live-B")
+	b.ReportMetric(float64(peakLive)/benchChunk, "peak-live-chunks")
+	b.ReportMetric(float64(peak), "peak-heapalloc-B")
+}
+
+// helperServer starts a test server in a child process (this test binary
+// running TestHelperServerProcess) and returns its URL.
+func helperServer(b *testing.B) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServerProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), "CLAIMCHECK_HELPER_SERVER=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if url, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return url
+		}
+	}
+	b.Fatal("helper server printed no URL")
+	return ""
+}
+
+// TestHelperServerProcess is the child process of helperServer; it does
+// nothing in a normal test run.
+func TestHelperServerProcess(t *testing.T) {
+	if os.Getenv("CLAIMCHECK_HELPER_SERVER") != "1" {
+		t.Skip("helper process for BenchmarkOpenPeakHeap")
+	}
+	srv := startServer(t)
+	fmt.Println("URL " + srv.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
+}

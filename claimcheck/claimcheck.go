@@ -1,0 +1,348 @@
+package claimcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+const (
+	// HeaderRef is the header that carries the name of the stored object.
+	// A message with this header and an empty body is a claim check.
+	HeaderRef = "Claim-Check"
+	// HeaderSize is the header that carries the payload's size in bytes,
+	// in decimal.
+	HeaderSize = "Claim-Check-Size"
+
+	// DefaultBucket is the object store bucket claim checks use unless
+	// WithBucket says otherwise.
+	DefaultBucket = "claim_checks"
+	// DefaultTTL is how long a stored payload lives unless WithTTL says
+	// otherwise. It is the bucket's MaxAge, so it applies to every object in
+	// the bucket, counted from when the object was stored.
+	DefaultTTL = 7 * 24 * time.Hour
+	// MaxSize is the largest payload a Store accepts (256 MiB).
+	MaxSize = 256 << 20
+
+	// DefaultReadTimeout bounds Resolve and Open (the whole read, not each
+	// chunk) when the caller's context has no deadline. The object store's
+	// own Get would use 5 s, which cuts large objects short.
+	DefaultReadTimeout = 2 * time.Minute
+	// DefaultCleanupTimeout bounds the clean-up that follows a failed
+	// upload or a failed publish of a reference. Clean-up runs on a fresh
+	// context so that it also happens when the caller's context is done.
+	DefaultCleanupTimeout = 10 * time.Second
+	// DefaultMaxChunkSize caps the chunk size; chunks are otherwise sized
+	// to the connection's max_payload. It equals the object store's default
+	// chunk size.
+	DefaultMaxChunkSize = 128 << 10
+
+	// MetaSubject is the key in the object's metadata that records the
+	// subject the claim check was published on.
+	MetaSubject = "claim-check-subject"
+)
+
+var (
+	// ErrTooLarge is returned, before anything is stored or published, for
+	// a payload above the Store's maximum object size (MaxSize unless
+	// WithMaxObjectSize set less), and for a message whose headers alone
+	// do not fit the limit. Resolve and Open return it for a claim check
+	// whose declared size is above the receiving Store's maximum.
+	ErrTooLarge = errors.New("claimcheck: payload too large")
+	// ErrMissing is returned by Resolve and Open when the referenced
+	// object does not exist: it expired (TTL), was deleted, or never
+	// existed. The error names the object.
+	ErrMissing = errors.New("claimcheck: stored payload missing")
+	// ErrCorrupt is returned by Resolve and Open for malformed claim-check
+	// headers, a declared size that differs from the stored size, a digest
+	// mismatch, or a reference bound to another subject
+	// (ErrSubjectMismatch, which matches ErrCorrupt too).
+	ErrCorrupt = errors.New("claimcheck: corrupt claim check")
+	// ErrSubjectMismatch is returned by Resolve and Open when the object
+	// was stored for a message on another subject. errors.Is(err,
+	// ErrCorrupt) is also true for it.
+	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt}
+	// ErrNoErrorHandler is returned by the subscription helpers when no
+	// error callback is given: resolve failures must go somewhere.
+	ErrNoErrorHandler = errors.New("claimcheck: an error handler is required")
+	// ErrReservedHeader is returned by Prepare and the publish methods for
+	// a message with a body that already carries HeaderRef or HeaderSize:
+	// receivers would take it for a claim check and ignore its body.
+	ErrReservedHeader = errors.New("claimcheck: message already carries a claim-check header")
+)
+
+// kindError is a sentinel error that also matches a parent sentinel.
+type kindError struct {
+	msg    string
+	parent error
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.parent }
+
+// ResolveError reports a claim check that could not be resolved. Err is
+// ErrMissing, ErrCorrupt, ErrSubjectMismatch, ErrTooLarge or the transport
+// error (a timeout, a closed connection) that interrupted the read;
+// errors.Is sees through it.
+type ResolveError struct {
+	Object  string // object name from the Claim-Check header; empty when the header is malformed
+	Subject string // subject of the received message
+	Detail  string // what was wrong, for people
+	Err     error
+}
+
+// Error describes the failure, naming the object and the subject.
+func (e *ResolveError) Error() string {
+	s := e.Err.Error()
+	if e.Object != "" {
+		s += fmt.Sprintf(": object %q", e.Object)
+	}
+	if e.Subject != "" {
+		s += fmt.Sprintf(" (message on %q)", e.Subject)
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns Err, so errors.Is sees ErrMissing, ErrCorrupt and the rest.
+func (e *ResolveError) Unwrap() error { return e.Err }
+
+// Permanent reports whether resolving the same message again cannot
+// succeed: the object is missing, the reference is corrupt or bound to
+// another subject, or the payload is above the receiver's maximum.
+// Transport errors (timeouts, disconnects) are not permanent.
+func (e *ResolveError) Permanent() bool {
+	return errors.Is(e.Err, ErrMissing) || errors.Is(e.Err, ErrCorrupt) || errors.Is(e.Err, ErrTooLarge)
+}
+
+// Option configures a Store.
+type Option func(*config) error
+
+type config struct {
+	bucket         string
+	ttl            time.Duration
+	storage        jetstream.StorageType
+	replicas       int
+	maxObject      int64
+	maxChunk       int
+	readTimeout    time.Duration
+	cleanupTimeout time.Duration
+	window         int
+}
+
+// WithBucket sets the object store bucket (default DefaultBucket).
+// Senders and receivers must use the same bucket.
+func WithBucket(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("claimcheck: empty bucket name")
+		}
+		c.bucket = name
+		return nil
+	}
+}
+
+// WithTTL sets how long stored payloads live (default DefaultTTL). It is
+// applied when the bucket is created; an existing bucket keeps its TTL.
+func WithTTL(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("claimcheck: TTL must be positive, got %v", d)
+		}
+		c.ttl = d
+		return nil
+	}
+}
+
+// WithStorage sets the bucket's storage (default jetstream.FileStorage).
+// It is applied when the bucket is created.
+func WithStorage(st jetstream.StorageType) Option {
+	return func(c *config) error {
+		if st != jetstream.FileStorage && st != jetstream.MemoryStorage {
+			return fmt.Errorf("claimcheck: unknown storage type %v", st)
+		}
+		c.storage = st
+		return nil
+	}
+}
+
+// WithReplicas sets the bucket's replica count (default 1). It is applied
+// when the bucket is created.
+func WithReplicas(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 5 {
+			return fmt.Errorf("claimcheck: replicas must be 1..5, got %d", n)
+		}
+		c.replicas = n
+		return nil
+	}
+}
+
+// WithMaxObjectSize sets the largest payload this Store stores and
+// resolves (default and upper bound MaxSize). A larger payload is refused
+// with ErrTooLarge before anything is stored; a claim check declaring a
+// larger size is refused with ErrTooLarge before anything is read.
+func WithMaxObjectSize(n int64) Option {
+	return func(c *config) error {
+		if n < 1 || n > MaxSize {
+			return fmt.Errorf("claimcheck: max object size must be 1..%d, got %d", MaxSize, n)
+		}
+		c.maxObject = n
+		return nil
+	}
+}
+
+// WithMaxChunkSize caps the size of the chunks a payload is stored in
+// (default DefaultMaxChunkSize). Chunks are never larger than the
+// connection's max_payload allows, whatever this says.
+func WithMaxChunkSize(n int) Option {
+	return func(c *config) error {
+		if n < 1024 {
+			return fmt.Errorf("claimcheck: chunk size must be at least 1024, got %d", n)
+		}
+		c.maxChunk = n
+		return nil
+	}
+}
+
+// WithReadTimeout sets the bound Resolve and Open apply when the caller's
+// context has no deadline (default DefaultReadTimeout). A context with a
+// deadline is used as it is, however long.
+func WithReadTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("claimcheck: read timeout must be positive, got %v", d)
+		}
+		c.readTimeout = d
+		return nil
+	}
+}
+
+// WithCleanupTimeout bounds the clean-up after a failed upload or publish
+// (default DefaultCleanupTimeout).
+func WithCleanupTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("claimcheck: cleanup timeout must be positive, got %v", d)
+		}
+		c.cleanupTimeout = d
+		return nil
+	}
+}
+
+// Store sends and resolves claim checks through one JetStream object store
+// bucket on one connection. It is safe for concurrent use. Create one per
+// connection with New and keep it; it holds no resources beyond the
+// connection's own, so nothing needs closing.
+type Store struct {
+	js     jetstream.JetStream
+	pub    jetstream.JetStream // our own publisher: chunk uploads and header dry runs
+	nc     *nats.Conn
+	obs    jetstream.ObjectStore
+	stream jetstream.Stream // the bucket's stream
+	cfg    config
+	limit  connlimit.Tracker
+
+	mu      sync.Mutex
+	streams map[string]streamLimit // subject -> cached max_msg_size of its stream
+}
+
+// New binds to the claim-check bucket, creating it when it does not exist.
+// A bucket created concurrently by another process is bound to. Options
+// about the bucket's shape (TTL, storage, replicas) apply only when New
+// creates it.
+func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, error) {
+	if js == nil {
+		return nil, errors.New("claimcheck: nil JetStream")
+	}
+	nc := js.Conn()
+	if nc == nil {
+		return nil, nats.ErrInvalidConnection
+	}
+	cfg := config{
+		bucket:         DefaultBucket,
+		ttl:            DefaultTTL,
+		storage:        jetstream.FileStorage,
+		replicas:       1,
+		maxObject:      MaxSize,
+		maxChunk:       DefaultMaxChunkSize,
+		readTimeout:    DefaultReadTimeout,
+		cleanupTimeout: DefaultCleanupTimeout,
+		window:         32,
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	pub, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(1<<20),
+		jetstream.WithPublishAsyncTimeout(cfg.cleanupTimeout))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, streams: make(map[string]streamLimit)}
+	if err := s.bind(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// bind creates or binds the bucket and looks up its stream.
+func (s *Store) bind(ctx context.Context) error {
+	obs, err := s.js.ObjectStore(ctx, s.cfg.bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      s.cfg.bucket,
+			Description: "natssend claim checks",
+			TTL:         s.cfg.ttl,
+			Storage:     s.cfg.storage,
+			Replicas:    s.cfg.replicas,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another process created it between our lookup and create.
+			obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("claimcheck: binding bucket %q: %w", s.cfg.bucket, err)
+	}
+	st, err := s.js.Stream(ctx, streamName(s.cfg.bucket))
+	if err != nil {
+		return fmt.Errorf("claimcheck: looking up the stream of bucket %q: %w", s.cfg.bucket, err)
+	}
+	s.obs, s.stream = obs, st
+	return nil
+}
+
+// Bucket returns the name of the bucket the Store uses.
+func (s *Store) Bucket() string { return s.cfg.bucket }
+
+// ObjectStore returns the bucket, for inspection and administration.
+func (s *Store) ObjectStore() jetstream.ObjectStore { return s.obs }
+
+func streamName(bucket string) string { return "OBJ_" + bucket }
+func chunkSubject(bucket, nuid string) string {
+	return "$O." + bucket + ".C." + nuid
+}
+
+// cleanupContext returns a fresh context bounded by the cleanup timeout
+// that keeps ctx's values but not its cancellation.
+func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.cleanupTimeout)
+}

@@ -1,0 +1,75 @@
+// Package claimcheck sends messages above the broker's size limit as claim
+// checks: the payload goes into a JetStream object store and the message
+// travels with an empty body and two headers, HeaderRef (the object's
+// name) and HeaderSize (the payload's size in bytes). Receivers get the
+// payload back whole and unchanged. A message that fits is sent as it is.
+//
+// # Deciding what fits
+//
+// A message fits when its header block plus body, plus whatever the
+// sender still adds, is at most the connection's effective max_payload
+// (the minimum of server, account and user limits, confirmed by a
+// PING/PONG after every (re)connect), exactly as the server counts
+// (internal/wire). For PublishJetStream the headers the PublishOpts add
+// are computed by nats.go itself (a dry run of jetstream's PublishMsg on a
+// copy that stops before anything is written), and the target stream's
+// max_msg_size counts when it is lower; if the stream still refuses the
+// message as too large (nothing stored), it goes once more as a claim
+// check. A limit never closes the connection: the oversize message is not
+// sent.
+//
+// # Storing
+//
+// One bucket (DefaultBucket, TTL DefaultTTL: its MaxAge) holds every
+// payload. Object names are 128 random bits, so a name cannot be guessed,
+// only learnt from a reference. Chunks are sized to the connection's limit
+// (the object store's default 128 KiB chunk fails on a server with a 64
+// KiB limit). The payload is stored completely, every chunk and the meta
+// data acknowledged, before the reference is published; when storing
+// fails nothing is published and whatever was written is purged, also
+// when the context was cancelled or the connection dropped. When the
+// reference cannot be published the payload is deleted; for JetStream only
+// when the failure proves the reference was not stored (otherwise a stored
+// reference could point at nothing; the TTL removes the payload).
+//
+// The uploader writes the object store's own format (chunks on
+// $O.<bucket>.C.<nuid>, the ObjectInfo on $O.<bucket>.M.<name>) instead
+// of calling ObjectStore.Put, because Put does not tell a caller the chunk
+// subject of a failed upload, so its leftovers could not be purged. All
+// else (bucket creation, GetInfo, delete, TTL) is the object store's, and
+// the tests read uploads back with ObjectStore.Get.
+//
+// # Resolving
+//
+// Resolve returns a message's payload; Open streams it with a few chunks
+// in memory at most. Both verify the declared size and the SHA-256 digest
+// and honour the caller's deadline however long (the object store's Get
+// stops at 5 s without one; without a deadline these use
+// DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,
+// ErrCorrupt, ErrSubjectMismatch or ErrTooLarge.
+//
+// A claim check is bound to the subject it was published on, recorded in
+// the object's metadata. Resolve refuses a reference received on another
+// subject (ErrSubjectMismatch), so a publisher allowed on one subject
+// cannot make a receiver of that subject load a payload stored for
+// another subject, even when it learnt the object's name. A JetStream
+// message's Subject is the subject it was published on, so consumers
+// resolve as Core NATS subscribers do; a subject transform, republish or
+// cross-account mapping that changes the subject makes references
+// unresolvable there. The binding is as strong as write access to the
+// bucket: whoever may write $O.<bucket>.M.> can rewrite metadata.
+//
+// # Receiving and deleting
+//
+// Subscribe, QueueSubscribe, Consume and Messages resolve before the
+// handler runs. A failure goes to the error callback (or is returned by
+// Messages.Next) and never reaches the handler; a JetStream message that
+// failed is never acked: permanent failures (missing, corrupt, too large)
+// are Term'd, transient ones Nak'd with a delay.
+//
+// Payloads are removed by the bucket's TTL. DeleteAfterRead deletes a
+// payload once its message is handled; it is meant for single-reader
+// delivery (queue groups, work-queue streams). On fan-out subjects every
+// subscriber reads the same payload and none can tell when the last one is
+// done, so the TTL must be long enough for the slowest reader.
+package claimcheck

@@ -1,0 +1,387 @@
+package claimcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// Prepare returns m itself when it fits the connection's effective
+// max_payload with reserve more header bytes, which the caller will still
+// add (when m has no header at all, count wire.EmptyBlockSize in reserve
+// too). Otherwise it stores m's body and returns a new reference message:
+// m's subject and reply, a copy of m's headers plus HeaderRef and
+// HeaderSize, and an empty body. m and its Header map are never modified.
+//
+// The order rule for callers that send the result themselves: Prepare has
+// stored the payload completely before it returns the reference. If
+// sending the reference fails so that nothing was sent, call Discard with
+// it, which deletes the stored payload. Once a reference may have reached
+// anyone, do not Discard it: receivers may still be reading, and the
+// bucket's TTL removes the payload.
+//
+// Errors: ErrTooLarge (nothing stored) for a body above the maximum
+// object size or headers that alone do not fit; ErrReservedHeader for a
+// message with a body that already carries a claim-check header; a store
+// error (nothing published) when storing fails.
+func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
+	if err := checkMsg(m); err != nil {
+		return nil, err
+	}
+	if reserve < 0 {
+		return nil, fmt.Errorf("claimcheck: negative reserve %d", reserve)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	limit, err := s.limit.MaxPayload(ctx, s.nc)
+	if err != nil {
+		return nil, err
+	}
+	if fits(m.Header, len(m.Data), int64(reserve), limit) {
+		return m, nil
+	}
+	ref, _, err := s.reference(ctx, m, m.Header, int64(reserve), limit, limit)
+	return ref, err
+}
+
+// PublishMsg publishes m with Core NATS: unchanged when it fits the
+// connection's effective max_payload, otherwise as a claim check (the
+// payload is stored completely first; when the reference cannot be
+// published the payload is deleted and the error returned). m is never
+// modified. Like nats.Conn.PublishMsg it does not wait for the server.
+func (s *Store) PublishMsg(ctx context.Context, m *nats.Msg) error {
+	if err := checkMsg(m); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	limit, err := s.limit.MaxPayload(ctx, s.nc)
+	if err != nil {
+		return err
+	}
+	if fits(m.Header, len(m.Data), 0, limit) {
+		err := s.nc.PublishMsg(m)
+		if !errors.Is(err, nats.ErrMaxPayload) {
+			return err
+		}
+		// The limit fell between our check and the publish (a reconnect to
+		// a server with a lower limit); nats.go sent nothing.
+		if limit, err = s.limit.MaxPayload(ctx, s.nc); err != nil {
+			return err
+		}
+	}
+	ref, name, err := s.reference(ctx, m, m.Header, 0, limit, limit)
+	if err != nil {
+		return err
+	}
+	if err := s.nc.PublishMsg(ref); err != nil {
+		return s.abandon(ctx, name, err)
+	}
+	return nil
+}
+
+// PublishJetStream publishes m to a stream: unchanged when it fits,
+// otherwise as a claim check. Fitting takes into account the headers the
+// given options add (message ID, expectations, TTL, schedules), computed
+// by nats.go itself, and the target stream's max_msg_size when it is
+// below the connection's max_payload (looked up by subject and cached for
+// a while). When the stream still refuses the message as too large
+// (jetstream.ErrStreamMessageExceedsMaximum: nothing was stored), it is
+// sent once more, as a claim check.
+//
+// The reference carries the same options, so de-duplication and
+// expectations apply to it. When the reference is not stored (the server
+// refused it, or there was no stream), the payload is deleted. When the
+// outcome is unknown (a timeout or disconnect while waiting for the
+// acknowledgement), the payload is kept (TTL removes it) so that a stored
+// reference never points at nothing; retry with a message ID. When the
+// acknowledgement reports a duplicate, the payload just stored is deleted
+// (the stream keeps the earlier message). m is never modified.
+func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if err := checkMsg(m); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	limit, err := s.limit.MaxPayload(ctx, s.nc)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := s.jsHeaders(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	eff := limit
+	if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
+		eff = sl
+	}
+	if fits(sent, len(m.Data), 0, eff) {
+		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
+		switch {
+		case err == nil:
+			return ack, nil
+		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+			// Nothing was stored. Our idea of the stream's limit was stale.
+			s.forgetStream(m.Subject)
+			if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
+				eff = sl
+			}
+		case errors.Is(err, nats.ErrMaxPayload):
+			// nats.go sent nothing: the connection's limit fell.
+			if l, lerr := s.limit.MaxPayload(ctx, s.nc); lerr == nil && l < eff {
+				eff = l
+			}
+		default:
+			return nil, err
+		}
+	}
+	ref, name, err := s.reference(ctx, m, sent, 0, eff, limit)
+	if err != nil {
+		return nil, err
+	}
+	ack, err := s.js.PublishMsg(ctx, ref, opts...)
+	if err != nil {
+		if notStored(err) {
+			return nil, s.abandon(ctx, name, err)
+		}
+		return nil, fmt.Errorf("claimcheck: publishing the claim check %q: %w (it may have been stored; the payload is kept until the bucket's TTL)", name, err)
+	}
+	if ack.Duplicate {
+		// The stream already holds this message ID; nothing refers to the
+		// payload we just stored.
+		cctx, cancel := s.cleanupContext(ctx)
+		_ = s.deleteObject(cctx, name)
+		cancel()
+	}
+	return ack, nil
+}
+
+// Discard deletes the payload a reference from Prepare points to. Call it
+// only when sending the reference failed so that nobody can have received
+// it. It does nothing for a message that is not a claim check (Prepare
+// returned the message itself), or whose payload is already gone. It
+// refuses (ErrSubjectMismatch) a reference whose subject differs from the
+// one the payload was stored for. Discard runs on a fresh context bounded
+// by the cleanup timeout (ctx provides values only), so that it works
+// right after the caller's context ended.
+func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
+	if ref == nil || ref.Header == nil {
+		return nil
+	}
+	vals, ok := ref.Header[HeaderRef]
+	if !ok {
+		return nil
+	}
+	if len(vals) != 1 || !validName(vals[0]) {
+		return &ResolveError{Subject: ref.Subject, Err: ErrCorrupt, Detail: fmt.Sprintf("malformed %s header %q", HeaderRef, vals)}
+	}
+	name := vals[0]
+	cctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	info, err := s.obs.GetInfo(cctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("claimcheck: discarding object %q: %w", name, err)
+	}
+	if got := info.Metadata[MetaSubject]; got != ref.Subject {
+		return &ResolveError{Object: name, Subject: ref.Subject, Err: ErrSubjectMismatch, Detail: fmt.Sprintf("stored for %q", got)}
+	}
+	if err := s.deleteObject(cctx, name); err != nil {
+		return fmt.Errorf("claimcheck: discarding object %q: %w", name, err)
+	}
+	return nil
+}
+
+// abandon deletes a stored payload whose reference was not published and
+// returns the publish error, saying so.
+func (s *Store) abandon(ctx context.Context, name string, perr error) error {
+	cctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	if err := s.deleteObject(cctx, name); err != nil {
+		return fmt.Errorf("claimcheck: publishing the claim check failed: %w (deleting the stored payload %q also failed: %v; the bucket's TTL removes it)", perr, name, err)
+	}
+	return fmt.Errorf("claimcheck: publishing the claim check failed, the stored payload was deleted: %w", perr)
+}
+
+// reference stores m's body and returns the reference message and the
+// object name. sent is the header block m will go out with (m.Header plus
+// what a JetStream publish adds); the reference gets two more lines and
+// must fit refLimit with reserve bytes to spare. connLimit is the
+// connection's max_payload, which sizes the chunks.
+func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, reserve, refLimit, connLimit int64) (*nats.Msg, string, error) {
+	if int64(len(m.Data)) > s.cfg.maxObject {
+		return nil, "", fmt.Errorf("%w: %d bytes, the maximum is %d", ErrTooLarge, len(m.Data), s.cfg.maxObject)
+	}
+	sizeStr := strconv.Itoa(len(m.Data))
+	refHdr := wire.HeaderSize(sent)
+	if refHdr == 0 {
+		refHdr = wire.EmptyBlockSize
+	}
+	refHdr += wire.LineSize(HeaderRef, newName()) + wire.LineSize(HeaderSize, sizeStr)
+	if int64(refHdr)+reserve > refLimit {
+		return nil, "", fmt.Errorf("%w: the claim check's header block (%d bytes, %d reserved) exceeds the limit of %d bytes",
+			ErrTooLarge, refHdr, reserve, refLimit)
+	}
+	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := ctx.Err(); err != nil {
+		cctx, cancel := s.cleanupContext(ctx)
+		_ = s.deleteObject(cctx, name)
+		cancel()
+		return nil, "", &storeError{len(m.Data), err}
+	}
+	ref := &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: cloneHeader(m.Header)}
+	if ref.Header == nil {
+		ref.Header = nats.Header{}
+	}
+	ref.Header.Set(HeaderRef, name)
+	ref.Header.Set(HeaderSize, sizeStr)
+	return ref, name, nil
+}
+
+func checkMsg(m *nats.Msg) error {
+	if m == nil {
+		return nats.ErrInvalidMsg
+	}
+	if m.Subject == "" {
+		return nats.ErrBadSubject
+	}
+	if len(m.Data) > 0 && m.Header != nil {
+		if _, ok := m.Header[HeaderRef]; ok {
+			return ErrReservedHeader
+		}
+		if _, ok := m.Header[HeaderSize]; ok {
+			return ErrReservedHeader
+		}
+	}
+	return nil
+}
+
+// fits reports whether a message with header h and body n, plus reserve
+// header bytes, is within limit (the server refuses sizes > limit).
+func fits(h nats.Header, n int, reserve, limit int64) bool {
+	return int64(wire.MsgSize(h, n))+reserve <= limit
+}
+
+func cloneHeader(h nats.Header) nats.Header {
+	if h == nil {
+		return nil
+	}
+	c := make(nats.Header, len(h))
+	for k, v := range h {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// copyForPublish returns a message jetstream.PublishMsg may modify (it
+// sets headers on it when options are given).
+func copyForPublish(m *nats.Msg, opts []jetstream.PublishOpt) *nats.Msg {
+	if len(opts) == 0 {
+		return m // not modified without options
+	}
+	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: cloneHeader(m.Header), Data: m.Data}
+}
+
+// notStored reports whether a JetStream publish error proves that the
+// message was not stored: the server answered with an error, nothing
+// answered at all, or nats.go refused to send it.
+func notStored(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, nats.ErrBadHeaderMsg) ||
+		errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded) ||
+		errors.Is(err, jetstream.ErrInvalidOption)
+}
+
+// jsHeaders returns the header block a JetStream publish of m with opts
+// sends: m's headers with what the options add, computed by nats.go
+// itself. It runs jetstream's own PublishMsg on a copy with an empty
+// subject and an already cancelled context: nats.go applies the options'
+// headers and then stops at the context check before anything is written
+// to the connection (and an empty subject could not be sent anyway). An
+// option error (for example a stall wait on a synchronous publish) is
+// returned as the real publish would return it. TestJetStreamHeadersExact
+// proves, against a real stream, that the result equals the stored
+// headers for every option and that the dry run sends nothing.
+func (s *Store) jsHeaders(m *nats.Msg, opts []jetstream.PublishOpt) (nats.Header, error) {
+	if len(opts) == 0 {
+		return m.Header, nil
+	}
+	probe := &nats.Msg{Header: cloneHeader(m.Header)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.pub.PublishMsg(ctx, probe, opts...)
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, nats.ErrBadSubject):
+		return probe.Header, nil
+	case err == nil:
+		return nil, errors.New("claimcheck: internal error: the header dry run was acknowledged")
+	default:
+		return nil, err
+	}
+}
+
+// streamLimit is a cached stream max_msg_size for one subject.
+type streamLimit struct {
+	max     int64 // 0: no limit, or unknown
+	expires time.Time
+}
+
+const (
+	streamCacheTTL  = 30 * time.Second
+	streamCacheSize = 4096
+)
+
+// streamMaxMsgSize returns the max_msg_size of the stream that stores
+// subject, or 0 when there is none, no stream, or the lookup failed (for
+// example for lack of permission on the JetStream API): the publish then
+// relies on the server's ErrStreamMessageExceedsMaximum.
+func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
+	now := time.Now()
+	s.mu.Lock()
+	e, ok := s.streams[subject]
+	s.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.max
+	}
+	var max int64
+	if name, err := s.js.StreamNameBySubject(ctx, subject); err == nil {
+		if st, err := s.js.Stream(ctx, name); err == nil {
+			if ms := st.CachedInfo().Config.MaxMsgSize; ms > 0 {
+				max = int64(ms)
+			}
+		}
+	}
+	s.mu.Lock()
+	if len(s.streams) >= streamCacheSize {
+		clear(s.streams)
+	}
+	s.streams[subject] = streamLimit{max: max, expires: now.Add(streamCacheTTL)}
+	s.mu.Unlock()
+	return max
+}
+
+func (s *Store) forgetStream(subject string) {
+	s.mu.Lock()
+	delete(s.streams, subject)
+	s.mu.Unlock()
+}

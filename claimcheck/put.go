@@ -1,0 +1,290 @@
+package claimcheck
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// Object names are 128 random bits in lower-case base32 without padding.
+const nameLen = 26
+
+var nameEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newName returns an unguessable object name.
+func newName() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return nameEncoding.EncodeToString(b[:])
+}
+
+// validName reports whether name has the form newName produces.
+func validName(name string) bool {
+	if len(name) != nameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// chunkAckTimeout bounds the wait for one chunk's acknowledgement.
+const chunkAckTimeout = 10 * time.Second
+
+// chunkSize returns the chunk size for a connection limit: the limit minus
+// a little headroom (for headers a proxy or tracing layer may add), capped
+// at max.
+func chunkSize(limit int64, max int) int {
+	headroom := min(limit/16, 512)
+	c := limit - headroom
+	if c > int64(max) {
+		c = int64(max)
+	}
+	if c < 1 {
+		c = 1
+	}
+	return int(c)
+}
+
+// metaMsg builds the object's meta message, in the format the object store
+// itself writes (jetstream/object.go Put): the ObjectInfo as JSON with a
+// zero ModTime, on $O.<bucket>.M.<base64url(name)>, with a subject rollup.
+func (s *Store) metaMsg(info *jetstream.ObjectInfo) (*nats.Msg, error) {
+	data, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg("$O." + s.cfg.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(info.Name)))
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	m.Data = data
+	return m, nil
+}
+
+// digestPlaceholder has the length of a real digest value.
+var digestPlaceholder = jetstream.GetObjectDigestValue(sha256.New())
+
+// storeError marks an error from storing a payload: nothing was published.
+type storeError struct {
+	size int
+	err  error
+}
+
+func (e *storeError) Error() string {
+	return fmt.Sprintf("claimcheck: storing the %d-byte payload failed, nothing was published: %v", e.size, e.err)
+}
+func (e *storeError) Unwrap() error { return e.err }
+
+// store writes data as a new object bound to subject and returns its name.
+// limit is the connection's effective max_payload. The object is complete
+// (every chunk and the meta message acknowledged) when store returns nil.
+// On any error, including a cancelled ctx, whatever was written is purged
+// before store returns (best effort, on a fresh bounded context).
+//
+// store writes the object store's own format rather than calling
+// ObjectStore.Put because Put chooses the chunk subject itself and does not
+// report it when it fails, so the chunks it leaves behind (it does when its
+// context ends while it waits for the last acknowledgements, or when the
+// connection drops) cannot be found and purged. Everything else (reads,
+// deletes, TTL, bucket management) is the object store's.
+func (s *Store) store(ctx context.Context, subject string, data []byte, limit int64) (string, error) {
+	chunk := chunkSize(limit, s.cfg.maxChunk)
+	if ml := s.bucketMaxMsgSize(); ml > 0 && int64(chunk) > ml {
+		chunk = chunkSize(ml, s.cfg.maxChunk)
+	}
+	name := newName()
+	id := newName() // the chunk subject token, like the object store's NUID
+	nchunks := (len(data) + chunk - 1) / chunk
+	info := &jetstream.ObjectInfo{
+		ObjectMeta: jetstream.ObjectMeta{
+			Name:     name,
+			Metadata: map[string]string{MetaSubject: subject},
+			Opts:     &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)},
+		},
+		Bucket: s.cfg.bucket,
+		NUID:   id,
+		Size:   uint64(len(data)),
+		Chunks: uint32(nchunks),
+		Digest: digestPlaceholder,
+	}
+	// The meta message must fit too; check before writing anything.
+	mm, err := s.metaMsg(info)
+	if err != nil {
+		return "", &storeError{len(data), err}
+	}
+	if n := wire.MsgSize(mm.Header, len(mm.Data)); int64(n) > limit {
+		return "", &storeError{len(data), fmt.Errorf("%w: the object's meta message (%d bytes, subject %d bytes) exceeds max_payload %d",
+			ErrTooLarge, n, len(subject), limit)}
+	}
+
+	// Hash on the other core while the chunks go out.
+	var digest string
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		h := sha256.New()
+		h.Write(data)
+		digest = jetstream.GetObjectDigestValue(h)
+	}()
+
+	chunkSubj := chunkSubject(s.cfg.bucket, id)
+	var inflight []jetstream.PubAckFuture
+	metaSent := false
+	fail := func(err error) (string, error) {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		<-hashed // no goroutine may read data after store returns
+		if cerr := s.purgeUpload(ctx, inflight, chunkSubj, mm.Subject, metaSent); cerr != nil {
+			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
+		}
+		return "", &storeError{len(data), err}
+	}
+	for off := 0; off < len(data); off += chunk {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		end := min(off+chunk, len(data))
+		paf, err := s.pub.PublishMsgAsync(&nats.Msg{Subject: chunkSubj, Data: data[off:end]})
+		if err != nil {
+			return fail(err)
+		}
+		inflight = append(inflight, paf)
+		if len(inflight) >= s.cfg.window {
+			if err := s.popAck(ctx, &inflight); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	<-hashed
+	info.Digest = digest
+	if mm, err = s.metaMsg(info); err != nil {
+		return fail(err)
+	}
+	paf, err := s.pub.PublishMsgAsync(mm)
+	if err != nil {
+		return fail(err)
+	}
+	metaSent = true
+	inflight = append(inflight, paf)
+	for len(inflight) > 0 {
+		if err := s.popAck(ctx, &inflight); err != nil {
+			return fail(err)
+		}
+	}
+	return name, nil
+}
+
+// popAck waits for the oldest asynchronous publish in *inflight to be
+// acknowledged and removes it, also when it failed (its outcome is then
+// consumed and purgeUpload must not wait for it again). When ctx ends
+// first it stays.
+func (s *Store) popAck(ctx context.Context, inflight *[]jetstream.PubAckFuture) error {
+	paf := (*inflight)[0]
+	var err error
+	select {
+	case <-paf.Ok():
+	case err = <-paf.Err():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	(*inflight)[0] = nil
+	*inflight = (*inflight)[1:]
+	return err
+}
+
+// purgeUpload removes a partial upload: it waits (bounded) until none of
+// the upload's publishes can still be retried by nats.go, makes sure the
+// stream has processed every chunk this connection sent before (a
+// synchronous publish on the chunk subject: the stream stores messages in
+// the order it receives them), then purges the chunk subject and, when the
+// meta message may have been sent, the meta subject.
+func (s *Store) purgeUpload(ctx context.Context, inflight []jetstream.PubAckFuture, chunkSubj, metaSubj string, metaSent bool) error {
+	cctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	for _, paf := range inflight {
+		select {
+		case <-paf.Ok():
+		case <-paf.Err():
+		case <-cctx.Done():
+		}
+	}
+	var err error
+	for {
+		if err = s.waitConnected(cctx); err == nil {
+			_, err = s.pub.PublishMsg(cctx, &nats.Msg{Subject: chunkSubj})
+		}
+		if err == nil {
+			err = s.stream.Purge(cctx, jetstream.WithPurgeSubject(chunkSubj))
+		}
+		if err == nil && metaSent {
+			err = s.stream.Purge(cctx, jetstream.WithPurgeSubject(metaSubj))
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-cctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitConnected waits until the connection is connected (not
+// reconnecting), or ctx ends. A closed connection is an error at once.
+func (s *Store) waitConnected(ctx context.Context) error {
+	for {
+		switch {
+		case s.nc.IsClosed():
+			return nats.ErrConnectionClosed
+		case s.nc.IsConnected():
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// bucketMaxMsgSize returns the bucket stream's max_msg_size, or 0 when it
+// has none.
+func (s *Store) bucketMaxMsgSize() int64 {
+	info := s.stream.CachedInfo()
+	if info == nil || info.Config.MaxMsgSize <= 0 {
+		return 0
+	}
+	return int64(info.Config.MaxMsgSize)
+}
+
+// deleteObject removes a stored object that no reference points to: its
+// chunks and its meta message are purged, leaving no delete marker.
+func (s *Store) deleteObject(ctx context.Context, name string) error {
+	info, err := s.obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(s.cfg.bucket, info.NUID))); err != nil {
+		return err
+	}
+	return s.stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.cfg.bucket+".M."+base64.URLEncoding.EncodeToString([]byte(name))))
+}

@@ -1,0 +1,373 @@
+package claimcheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Read windows: how many chunks a read keeps requested ahead. Open keeps
+// one, so that with the chunk nats.go is parsing (and copying) about three
+// chunks are in memory at a time; Resolve holds the whole payload anyway
+// and keeps more in flight for throughput.
+const (
+	openWindow    = 1
+	resolveWindow = 4
+)
+
+// IsClaimCheck reports whether m carries a claim-check header (it may
+// still be malformed; Resolve says).
+func IsClaimCheck(m *nats.Msg) bool {
+	if m == nil || m.Header == nil {
+		return false
+	}
+	_, ref := m.Header[HeaderRef]
+	_, size := m.Header[HeaderSize]
+	return ref || size
+}
+
+// Resolve returns m's payload: m.Data itself for a message that is not a
+// claim check, otherwise the stored payload, read within ctx's deadline
+// (WithReadTimeout's bound, DefaultReadTimeout unless set, when ctx has
+// none) into a buffer of exactly the declared size. The payload is
+// verified against the declared size and the stored SHA-256 digest, and
+// the object must have been stored for m's subject.
+//
+// Errors are *ResolveError wrapping ErrMissing (the object expired, was
+// deleted or never existed), ErrCorrupt (malformed headers, size or digest
+// mismatch), ErrSubjectMismatch (stored for another subject; also matches
+// ErrCorrupt), ErrTooLarge (declared size above the Store's maximum) or
+// the transport error that interrupted the read.
+//
+// For a message received from a JetStream consumer, pass the original
+// subject (jetstream.Msg.Subject() is the subject the message was
+// published on, which is what the object is bound to).
+func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
+	ref, err := s.parse(m)
+	if err != nil || ref == nil {
+		return dataOf(m), err
+	}
+	r, err := s.open(ctx, m.Subject, ref, resolveWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	buf := make([]byte, ref.size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, r.wrap(err)
+	}
+	var one [1]byte
+	if n, err := r.Read(one[:]); n != 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = &ResolveError{Object: ref.name, Subject: m.Subject, Err: ErrCorrupt, Detail: "stored payload is longer than declared"}
+		}
+		return nil, r.wrap(err)
+	}
+	return buf, nil
+}
+
+// Open is the streaming form of Resolve: the payload is read chunk by
+// chunk as the returned reader is read, holding a few chunks in memory at
+// most. For a message that is not a claim check the reader reads m.Data.
+// The last Read before io.EOF fails with ErrCorrupt when the digest does
+// not match, so the data is trustworthy only once io.EOF is seen. The
+// deadline (ctx's, or the read timeout) covers the whole read; Close
+// releases the server-side consumer and must be called.
+func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
+	ref, err := s.parse(m)
+	if err != nil {
+		return nil, err
+	}
+	if ref == nil {
+		return io.NopCloser(bytes.NewReader(dataOf(m))), nil
+	}
+	r, err := s.open(ctx, m.Subject, ref, openWindow)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func dataOf(m *nats.Msg) []byte {
+	if m == nil {
+		return nil
+	}
+	return m.Data
+}
+
+type refInfo struct {
+	name string
+	size int64
+}
+
+// parse validates m's claim-check headers. It returns nil, nil for a
+// message that is not a claim check.
+func (s *Store) parse(m *nats.Msg) (*refInfo, error) {
+	if m == nil {
+		return nil, nats.ErrInvalidMsg
+	}
+	return s.parseParts(m.Subject, m.Header, len(m.Data))
+}
+
+func (s *Store) parseParts(subject string, h nats.Header, bodyLen int) (*refInfo, error) {
+	refVals, hasRef := h[HeaderRef]
+	sizeVals, hasSize := h[HeaderSize]
+	if !hasRef && !hasSize {
+		return nil, nil
+	}
+	bad := func(format string, args ...any) error {
+		return &ResolveError{Subject: subject, Err: ErrCorrupt, Detail: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case !hasRef:
+		return nil, bad("%s header without %s header", HeaderSize, HeaderRef)
+	case !hasSize:
+		return nil, bad("%s header without %s header", HeaderRef, HeaderSize)
+	case len(refVals) != 1:
+		return nil, bad("%d %s headers, want 1", len(refVals), HeaderRef)
+	case len(sizeVals) != 1:
+		return nil, bad("%d %s headers, want 1", len(sizeVals), HeaderSize)
+	case !validName(refVals[0]):
+		return nil, bad("%s header %q is not an object name this package writes", HeaderRef, refVals[0])
+	}
+	name := refVals[0]
+	size, ok := parseSize(sizeVals[0])
+	if !ok {
+		return nil, &ResolveError{Object: name, Subject: subject, Err: ErrCorrupt,
+			Detail: fmt.Sprintf("%s header %q is not a decimal byte count", HeaderSize, sizeVals[0])}
+	}
+	if bodyLen != 0 {
+		return nil, &ResolveError{Object: name, Subject: subject, Err: ErrCorrupt,
+			Detail: fmt.Sprintf("claim check with a %d-byte body", bodyLen)}
+	}
+	if size > s.cfg.maxObject {
+		return nil, &ResolveError{Object: name, Subject: subject, Err: ErrTooLarge,
+			Detail: fmt.Sprintf("declared size %d is above this store's maximum %d", size, s.cfg.maxObject)}
+	}
+	return &refInfo{name: name, size: size}, nil
+}
+
+// parseSize accepts 1 to 10 decimal digits without sign or leading zero.
+func parseSize(v string) (int64, bool) {
+	if len(v) == 0 || len(v) > 10 || (len(v) > 1 && v[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+// objReader reads one object's chunks through an ephemeral pull consumer
+// that requests readWindow chunks at a time.
+type objReader struct {
+	s       *Store
+	ctx     context.Context
+	cancel  context.CancelFunc
+	subject string
+	ref     *refInfo
+	info    *jetstream.ObjectInfo
+	cons    jetstream.Consumer
+	msgs    jetstream.MessagesContext
+	digest  hash.Hash
+	cur     []byte
+	got     uint32 // chunks received
+	read    int64  // bytes received
+	err     error
+	done    bool
+	window  int
+}
+
+func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window int) (*objReader, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var cancel context.CancelFunc
+	if _, ok := ctx.Deadline(); ok {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
+	}
+	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window}
+	if err := r.start(); err != nil {
+		r.Close()
+		return nil, r.wrap(err)
+	}
+	return r, nil
+}
+
+func (r *objReader) fail(kind error, format string, args ...any) error {
+	return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// wrap turns a transport error into a *ResolveError naming the object.
+func (r *objReader) wrap(err error) error {
+	var re *ResolveError
+	if err == nil || errors.As(err, &re) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: err, Detail: "reading the stored payload timed out"}
+	}
+	return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: err, Detail: "reading the stored payload"}
+}
+
+func (r *objReader) start() error {
+	s := r.s
+	info, err := s.obs.GetInfo(r.ctx, r.ref.name)
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+		return r.fail(ErrMissing, "not in bucket %q (expired, deleted or never stored)", s.cfg.bucket)
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		return r.fail(ErrMissing, "bucket %q does not exist", s.cfg.bucket)
+	case err != nil:
+		return err
+	}
+	r.info = info
+	if got := info.Metadata[MetaSubject]; got != r.subject {
+		return r.fail(ErrSubjectMismatch, "stored for subject %q", got)
+	}
+	if info.Opts != nil && info.Opts.Link != nil {
+		return r.fail(ErrCorrupt, "the object is a link")
+	}
+	if int64(info.Size) != r.ref.size {
+		return r.fail(ErrCorrupt, "%s header says %d bytes, the stored payload has %d", HeaderSize, r.ref.size, info.Size)
+	}
+	if info.Size == 0 {
+		return nil
+	}
+	cons, err := s.js.CreateConsumer(r.ctx, streamName(s.cfg.bucket), jetstream.ConsumerConfig{
+		FilterSubject:     chunkSubject(s.cfg.bucket, info.NUID),
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MaxDeliver:        1,
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+		Replicas:          1,
+	})
+	if err != nil {
+		return err
+	}
+	r.cons = cons
+	pending := cons.CachedInfo().NumPending
+	switch {
+	case pending < uint64(info.Chunks):
+		return r.fail(ErrMissing, "%d of %d chunks are stored (expired or deleted)", pending, info.Chunks)
+	case pending > uint64(info.Chunks):
+		return r.fail(ErrCorrupt, "%d chunks stored, the meta data says %d", pending, info.Chunks)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullThresholdMessages(r.window))
+	if err != nil {
+		return err
+	}
+	r.msgs = msgs
+	return nil
+}
+
+// Read implements io.Reader.
+func (r *objReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	for len(r.cur) == 0 {
+		if r.done || r.info.Size == 0 {
+			if err := r.finish(); err != nil {
+				r.err = err
+				return 0, err
+			}
+			r.err = io.EOF
+			return 0, io.EOF
+		}
+		if err := r.next(); err != nil {
+			r.err = r.wrap(err)
+			return 0, r.err
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	if len(r.cur) == 0 {
+		r.cur = nil // let the chunk go before the next one arrives
+	}
+	return n, nil
+}
+
+// next receives the next chunk into r.cur, verifying order, size and (at
+// the last chunk) the digest before any of its bytes are handed out.
+func (r *objReader) next() error {
+	msg, err := r.msgs.Next(jetstream.NextContext(r.ctx))
+	if err != nil {
+		if ctxErr := r.ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return err
+	}
+	md, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	if md.Sequence.Consumer != uint64(r.got)+1 {
+		return fmt.Errorf("claimcheck: chunk %d of object %q lost in transit (got delivery %d)", r.got+1, r.ref.name, md.Sequence.Consumer)
+	}
+	data := msg.Data()
+	r.got++
+	r.read += int64(len(data))
+	if r.read > int64(r.info.Size) || r.got > r.info.Chunks {
+		return r.fail(ErrCorrupt, "stored chunks exceed the declared size")
+	}
+	r.digest.Write(data)
+	if r.got == r.info.Chunks {
+		r.done = true
+		if err := r.finish(); err != nil {
+			return err
+		}
+	}
+	r.cur = data
+	return nil
+}
+
+// finish checks the totals and the digest.
+func (r *objReader) finish() error {
+	if r.read != int64(r.info.Size) {
+		return r.fail(ErrCorrupt, "stored chunks hold %d bytes, the meta data says %d", r.read, r.info.Size)
+	}
+	want, err := jetstream.DecodeObjectDigest(r.info.Digest)
+	if err != nil {
+		return r.fail(ErrCorrupt, "malformed digest %q", r.info.Digest)
+	}
+	if !bytes.Equal(r.digest.Sum(nil), want) {
+		return r.fail(ErrCorrupt, "SHA-256 digest mismatch")
+	}
+	return nil
+}
+
+// Close stops reading and deletes the ephemeral consumer.
+func (r *objReader) Close() error {
+	if r.msgs != nil {
+		r.msgs.Stop()
+		r.msgs = nil
+	}
+	if r.cons != nil {
+		name := r.cons.CachedInfo().Name
+		r.cons = nil
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 2*time.Second)
+		_ = r.s.js.DeleteConsumer(ctx, streamName(r.s.cfg.bucket), name)
+		cancel()
+	}
+	r.cancel()
+	if r.err == nil {
+		r.err = errors.New("claimcheck: read after Close")
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package analyzer_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/natssend/natssend/analyzer"
+)
+
+// newAnalyzer returns an analyzer for cfg, failing the test on error.
+func newAnalyzer(t *testing.T, cfg analyzer.Config) *analysis.Analyzer {
+	t.Helper()
+	a, err := analyzer.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestRawSend(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "rawsend")
+}
+
+func TestSuggestedFixes(t *testing.T) {
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), analyzer.Analyzer, "fix", "fiximport")
+}
+
+func TestRetry(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retry")
+}
+
+func TestRetryAcrossPackages(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "wrappers", "retrywrap", "retryhelpers")
+}
+
+func TestReconnectBuf(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "connect")
+}
+
+func TestDirectives(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "directives", "directives/unrelated")
+}
+
+func TestShimPackagesExempt(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.ShimPackages = []string{"exempt"}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "exempt", "exempt/sub", "exemptnot")
+}
+
+func TestSkipTests(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.SkipTests = true
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "skiptests")
+}
+
+func TestDisabledCategories(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRawSend}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "categories")
+}
+
+func TestAudit(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "audit")
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := analyzer.DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig().Validate() = %v", err)
+	}
+	if err := (analyzer.Config{}).Validate(); err != nil {
+		t.Errorf("Config{}.Validate() = %v", err)
+	}
+	for _, cfg := range []analyzer.Config{
+		{Categories: []string{"rawsend", "bogus"}},
+		{Categories: []string{"directive"}},
+		{RetryHelpers: []string{"Retry"}},
+		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4"}},
+		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4."}},
+		{ShimPackages: []string{""}},
+		{ShimPackages: []string{"example.com/shim/"}},
+	} {
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("%+v: Validate() = nil, want an error", cfg)
+		}
+		if a, err := analyzer.New(cfg); err == nil || a != nil {
+			t.Errorf("%+v: New() = %v, %v; want nil and an error", cfg, a, err)
+		}
+	}
+}
+
+func TestNewCopiesConfig(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	a := newAnalyzer(t, cfg)
+	cfg.Categories[0] = "bogus" // must not affect a
+	if got := a.Flags.Lookup("categories").Value.String(); got != analyzer.CategoryRetry {
+		t.Errorf("-categories = %q after changing the caller's slice, want %q", got, analyzer.CategoryRetry)
+	}
+	if a.Name != "natssend" || analyzer.Analyzer.Name != "natssend" {
+		t.Errorf("names = %q, %q; want natssend", a.Name, analyzer.Analyzer.Name)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	a := newAnalyzer(t, analyzer.DefaultConfig())
+	for _, name := range []string{"shim-packages", "retry-helpers", "categories", "skip-tests", "audit"} {
+		if a.Flags.Lookup(name) == nil {
+			t.Errorf("flag -%s missing", name)
+		}
+	}
+	if err := a.Flags.Set("categories", "rawsend, bogus"); err == nil {
+		t.Error("-categories=rawsend,bogus accepted")
+	}
+	if err := a.Flags.Set("categories", " rawsend , retry ,"); err != nil {
+		t.Errorf("-categories: %v", err)
+	} else if got := a.Flags.Lookup("categories").Value.String(); got != "rawsend,retry" {
+		t.Errorf("-categories = %q, want rawsend,retry", got)
+	}
+	if err := a.Flags.Set("retry-helpers", "nodot"); err == nil {
+		t.Error("-retry-helpers=nodot accepted")
+	}
+	if err := a.Flags.Set("shim-packages", "example.com/a,example.com/b"); err != nil {
+		t.Errorf("-shim-packages: %v", err)
+	}
+	if got := a.Flags.Lookup("shim-packages").Value.String(); got != "example.com/a,example.com/b" {
+		t.Errorf("-shim-packages = %q", got)
+	}
+}
+
+func TestDefaultRetryHelpers(t *testing.T) {
+	want := []string{
+		"github.com/cenkalti/backoff/v4.Retry", "github.com/cenkalti/backoff/v5.Retry",
+		"github.com/avast/retry-go.Do", "github.com/sethvargo/go-retry.Do",
+		"k8s.io/client-go/util/retry.OnError", "k8s.io/client-go/util/retry.RetryOnConflict",
+		"k8s.io/apimachinery/pkg/util/wait.PollUntilContextCancel", "k8s.io/apimachinery/pkg/util/wait.ExponentialBackoff",
+	}
+	got := make(map[string]bool)
+	for _, h := range analyzer.DefaultConfig().RetryHelpers {
+		got[h] = true
+	}
+	for _, h := range want {
+		if !got[h] {
+			t.Errorf("default retry helpers lack %s", h)
+		}
+	}
+}
+
+// TestHelpersConfigurable checks that only the configured helpers count.
+func TestHelpersConfigurable(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.RetryHelpers = []string{"customretry.Do"}
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "customretry")
+}

@@ -1,0 +1,223 @@
+package analyzer
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Diagnostic categories. Every diagnostic the analyzer reports carries one of
+// these in analysis.Diagnostic.Category.
+const (
+	// CategoryRawSend marks a raw NATS send outside the shim packages.
+	CategoryRawSend = "rawsend"
+	// CategoryRetry marks a send that is retried on failure.
+	CategoryRetry = "retry"
+	// CategoryReconnectBuf marks a connection that keeps nats.go's
+	// outgoing reconnect buffer.
+	CategoryReconnectBuf = "reconnectbuf"
+	// CategoryDirective marks a malformed, reasonless or unused
+	// //natssend:reviewed directive. It is always enabled.
+	CategoryDirective = "directive"
+	// CategoryReviewed marks an audit entry: a finding suppressed by a
+	// //natssend:reviewed directive, reported only when Config.Audit is set.
+	CategoryReviewed = "reviewed"
+)
+
+// categories returns the categories Config.Categories may name.
+func categories() []string {
+	return []string{CategoryRawSend, CategoryRetry, CategoryReconnectBuf}
+}
+
+// Config configures the analyzer. The zero Config enables every category
+// with no exempt packages and no retry helpers; DefaultConfig returns the
+// recommended settings.
+type Config struct {
+	// ShimPackages lists the package paths exempt from the "rawsend" and
+	// "reconnectbuf" checks: the packages that implement the safe wrappers
+	// and must call nats.go directly. A package is exempt when its path
+	// equals an entry or starts with the entry followed by "/" (so an entry
+	// covers the packages below it), or when it is the external test
+	// package (path + "_test") of such a package. The "retry" check still
+	// applies inside them.
+	ShimPackages []string
+
+	// RetryHelpers lists functions, as "importpath.Func", that call a
+	// function argument repeatedly until it succeeds. A send inside a
+	// closure passed to one of them, or a named function that sends passed
+	// to one of them, is reported as a retry.
+	RetryHelpers []string
+
+	// Categories lists the enabled checks: "rawsend", "retry" and
+	// "reconnectbuf". Empty means all of them. Directive problems
+	// (category "directive") are always reported.
+	Categories []string
+
+	// SkipTests suppresses every diagnostic, directive problems included,
+	// in _test.go files. Functions declared in test files still count as
+	// senders for the retry check.
+	SkipTests bool
+
+	// Audit reports every finding suppressed by a //natssend:reviewed
+	// directive as a diagnostic of category "reviewed" carrying the reason,
+	// so that the -json output is a review log that can be diffed.
+	Audit bool
+}
+
+// DefaultConfig returns the recommended configuration: the natssend shim and
+// claimcheck packages exempt, the common retry libraries listed as retry
+// helpers, every category enabled and test files checked.
+func DefaultConfig() Config {
+	return Config{
+		ShimPackages: []string{shimPath, claimcheckPath},
+		RetryHelpers: DefaultRetryHelpers(),
+	}
+}
+
+// DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
+// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
+// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
+// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
+// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
+func DefaultRetryHelpers() []string {
+	const (
+		backoff4 = "github.com/cenkalti/backoff/v4"
+		backoff5 = "github.com/cenkalti/backoff/v5"
+		avast    = "github.com/avast/retry-go"
+		avast4   = "github.com/avast/retry-go/v4"
+		sethvgo  = "github.com/sethvargo/go-retry"
+		k8sretry = "k8s.io/client-go/util/retry"
+		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
+	)
+	return []string{
+		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
+		backoff5 + ".Retry", backoff5 + ".RetryNotify",
+		avast + ".Do", avast + ".DoWithData",
+		avast4 + ".Do", avast4 + ".DoWithData",
+		sethvgo + ".Do", sethvgo + ".DoValue",
+		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
+		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
+		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
+		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
+	}
+}
+
+// Validate reports an error for an unknown category or a malformed retry
+// helper or shim package entry.
+func (c Config) Validate() error {
+	var errs []error
+	for _, cat := range c.Categories {
+		if !slices.Contains(categories(), cat) {
+			errs = append(errs, fmt.Errorf("natssend: unknown category %q (want one of %s)", cat, strings.Join(categories(), ", ")))
+		}
+	}
+	for _, h := range c.RetryHelpers {
+		if _, _, err := splitHelper(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range c.ShimPackages {
+		if p == "" || strings.HasSuffix(p, "/") || strings.ContainsAny(p, " \t") {
+			errs = append(errs, fmt.Errorf("natssend: malformed shim package path %q", p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// splitHelper splits "importpath.Func" at the last dot after the last slash.
+func splitHelper(h string) (pkg, name string, err error) {
+	slash := strings.LastIndex(h, "/")
+	dot := strings.LastIndex(h, ".")
+	if dot <= slash || dot <= 0 || dot == len(h)-1 || strings.ContainsAny(h, " \t") {
+		return "", "", fmt.Errorf("natssend: malformed retry helper %q (want importpath.Func)", h)
+	}
+	return h[:dot], h[dot+1:], nil
+}
+
+// settings is a Config compiled for one analysis pass.
+type settings struct {
+	shim     []string
+	helpers  map[string]bool // "importpath.Func"
+	enabled  map[string]bool
+	skipTest bool
+	audit    bool
+}
+
+func (c Config) compile() *settings {
+	s := &settings{
+		shim:     slices.Clone(c.ShimPackages),
+		helpers:  make(map[string]bool, len(c.RetryHelpers)),
+		enabled:  make(map[string]bool, 3),
+		skipTest: c.SkipTests,
+		audit:    c.Audit,
+	}
+	for _, h := range c.RetryHelpers {
+		s.helpers[h] = true
+	}
+	if len(c.Categories) == 0 {
+		for _, cat := range categories() {
+			s.enabled[cat] = true
+		}
+	}
+	for _, cat := range c.Categories {
+		s.enabled[cat] = true
+	}
+	return s
+}
+
+// exempt reports whether the package path is one of the shim packages.
+func (s *settings) exempt(path string) bool {
+	path = strings.TrimSuffix(path, "_test")
+	for _, p := range s.shim {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// listFlag is a flag.Value for a comma-separated list stored in *list.
+type listFlag struct {
+	list  *[]string
+	check func([]string) error
+}
+
+func (f listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f listFlag) Set(v string) error {
+	var l []string
+	for e := range strings.SplitSeq(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			l = append(l, e)
+		}
+	}
+	if f.check != nil {
+		if err := f.check(l); err != nil {
+			return err
+		}
+	}
+	*f.list = l
+	return nil
+}
+
+// bindFlags registers the command-line flags that set cfg's fields.
+func bindFlags(fs *flag.FlagSet, cfg *Config) {
+	fs.Var(listFlag{list: &cfg.ShimPackages, check: func(l []string) error {
+		return Config{ShimPackages: l}.Validate()
+	}}, "shim-packages", "comma-separated package paths exempt from the rawsend and reconnectbuf checks (an entry also covers the packages below it)")
+	fs.Var(listFlag{list: &cfg.RetryHelpers, check: func(l []string) error {
+		return Config{RetryHelpers: l}.Validate()
+	}}, "retry-helpers", "comma-separated retry helpers as importpath.Func whose function argument is retried")
+	fs.Var(listFlag{list: &cfg.Categories, check: func(l []string) error {
+		return Config{Categories: l}.Validate()
+	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf (empty: all)")
+	fs.BoolVar(&cfg.SkipTests, "skip-tests", cfg.SkipTests, "report nothing in _test.go files")
+	fs.BoolVar(&cfg.Audit, "audit", cfg.Audit, `report every finding suppressed by //natssend:reviewed as a diagnostic of category "reviewed" with its reason`)
+}

@@ -1,0 +1,317 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ast/astutil"
+)
+
+// bufState is what the analyzer can tell about a connection's reconnect
+// buffer.
+type bufState int
+
+const (
+	bufDefault  bufState = iota // visible, reconnect buffering left at its default (8 MiB)
+	bufDisabled                 // ReconnectBufSize(-1), or reconnecting disabled
+	bufSet                      // set to a non-negative constant (0 also means 8 MiB)
+	bufUnknown                  // something the analyzer cannot see may set it
+)
+
+const reconnectWhy = "while reconnecting, nats.go buffers outgoing messages and delivers a request after its caller already timed out"
+
+// checkConnect reports nats.Connect and (nats.Options).Connect calls that
+// leave outgoing reconnect buffering on. Only what is visible at the call is
+// judged: a spread option slice, an option built by another function, an
+// Options value that is a parameter or escapes by address all make the
+// state unknown, and unknown is not reported.
+func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node) {
+	var state bufState
+	var size int64
+	var api string
+	if options {
+		api = "(nats.Options).Connect"
+		sel, ok := astutil.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return
+		}
+		state, size = st.optionsValue(sel.X, stack)
+	} else {
+		api = "nats.Connect"
+		if call.Ellipsis.IsValid() {
+			return
+		}
+		state, size = bufDefault, 0
+		for _, arg := range call.Args[min(1, len(call.Args)):] {
+			s, n := st.optionArg(arg)
+			if s == bufUnknown {
+				return
+			}
+			if s != bufDefault {
+				state, size = s, n
+			}
+		}
+	}
+	var msg string
+	switch state {
+	case bufDefault:
+		if options {
+			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default, an 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or set ReconnectBufSize to -1", api, reconnectWhy)
+		} else {
+			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or pass nats.ReconnectBufSize(-1)", api, reconnectWhy)
+		}
+	case bufSet:
+		msg = fmt.Sprintf("%s with reconnect buffer size %d keeps outgoing reconnect buffering (only -1 disables it; 0 means 8 MiB): %s; use shim.Connect, or use -1", api, size, reconnectWhy)
+	default:
+		return
+	}
+	st.findings = append(st.findings, &finding{
+		category: CategoryReconnectBuf,
+		pos:      call.Pos(),
+		end:      call.End(),
+		api:      api,
+		message:  msg,
+		report:   st.set.enabled[CategoryReconnectBuf] && !st.exempt,
+	})
+}
+
+// intConst returns the constant integer value of e, if it has one.
+func (st *state) intConst(e ast.Expr) (int64, bool) {
+	tv, ok := st.pass.TypesInfo.Types[e]
+	if !ok || tv.Value == nil {
+		return 0, false
+	}
+	v, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	return v, exact
+}
+
+// optionArg classifies one nats.Option argument of nats.Connect.
+func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
+	switch e := astutil.Unparen(arg).(type) {
+	case *ast.CallExpr:
+		fn := st.calleeFunc(e)
+		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
+			return bufUnknown, 0
+		}
+		switch fn.Name() {
+		case "ReconnectBufSize":
+			if len(e.Args) != 1 {
+				return bufUnknown, 0
+			}
+			n, ok := st.intConst(e.Args[0])
+			if !ok {
+				return bufUnknown, 0
+			}
+			if n < 0 {
+				return bufDisabled, n
+			}
+			return bufSet, n
+		case "NoReconnect":
+			return bufDisabled, 0
+		}
+		return bufDefault, 0
+	case *ast.FuncLit:
+		return st.assignedBuf(e.Body, nil)
+	}
+	return bufUnknown, 0
+}
+
+// optState tracks a nats.Options value: whether reconnecting is allowed
+// and what its ReconnectBufSize is.
+type optState struct {
+	allow tri
+	buf   bufState
+	size  int64
+}
+
+// tri is a boolean that may be unknown.
+type tri int
+
+const (
+	triUnknown tri = iota
+	triFalse
+	triTrue
+)
+
+// result turns an optState into the state of the reconnect buffer.
+func (o optState) result() (bufState, int64) {
+	switch {
+	case o.allow == triFalse:
+		return bufDisabled, 0
+	case o.allow == triUnknown || o.buf == bufUnknown:
+		return bufUnknown, 0
+	}
+	return o.buf, o.size
+}
+
+// assign applies one assignment of expr to the named Options field.
+func (st *state) assign(o *optState, field string, expr ast.Expr) {
+	switch field {
+	case "ReconnectBufSize":
+		n, ok := st.intConst(expr)
+		switch {
+		case !ok:
+			o.buf = bufUnknown
+		case n < 0:
+			o.buf, o.size = bufDisabled, n
+		default:
+			o.buf, o.size = bufSet, n
+		}
+	case "AllowReconnect":
+		tv := st.pass.TypesInfo.Types[expr]
+		switch {
+		case tv.Value == nil || tv.Value.Kind() != constant.Bool:
+			o.allow = triUnknown
+		case constant.BoolVal(tv.Value):
+			o.allow = triTrue
+		default:
+			o.allow = triFalse
+		}
+	}
+}
+
+// assignments applies, in source order, the assignments in body to the
+// ReconnectBufSize and AllowReconnect fields (of v, if v is not nil).
+func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, lhs := range as.Lhs {
+			sel, ok := astutil.Unparen(lhs).(*ast.SelectorExpr)
+			if !ok || (sel.Sel.Name != "ReconnectBufSize" && sel.Sel.Name != "AllowReconnect") {
+				continue
+			}
+			if v != nil {
+				if id, ok := astutil.Unparen(sel.X).(*ast.Ident); !ok || st.pass.TypesInfo.Uses[id] != v {
+					continue
+				}
+			}
+			if len(as.Rhs) != len(as.Lhs) || as.Tok != token.ASSIGN {
+				o.buf = bufUnknown
+				continue
+			}
+			st.assign(o, sel.Sel.Name, as.Rhs[i])
+		}
+		return true
+	})
+}
+
+// assignedBuf classifies a function literal used as a nats.Option.
+func (st *state) assignedBuf(body ast.Node, v *types.Var) (bufState, int64) {
+	o := optState{allow: triTrue, buf: bufDefault}
+	st.assignments(&o, body, v)
+	return o.result()
+}
+
+// optionsValue classifies the nats.Options value whose Connect method is
+// called: a composite literal, nats.GetDefaultOptions(), or a local
+// variable initialized from one of them in the enclosing function.
+func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
+	x = astutil.Unparen(x)
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		x = astutil.Unparen(u.X)
+	}
+	switch e := x.(type) {
+	case *ast.CompositeLit, *ast.CallExpr:
+		return st.optionsInit(e).result()
+	case *ast.Ident:
+		v, ok := st.pass.TypesInfo.Uses[e].(*types.Var)
+		if !ok {
+			return bufUnknown, 0
+		}
+		var body ast.Node
+		for i := len(stack) - 1; i >= 0 && body == nil; i-- {
+			switch f := stack[i].(type) {
+			case *ast.FuncLit:
+				body = f.Body
+			case *ast.FuncDecl:
+				body = f.Body
+			}
+		}
+		if body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+			return bufUnknown, 0 // a parameter, global or captured variable
+		}
+		return st.localOptions(body, v)
+	}
+	return bufUnknown, 0
+}
+
+// localOptions classifies a local nats.Options variable v declared in body:
+// its initializer, then assignments to its fields in source order. Taking
+// its address or assigning it again makes the state unknown.
+func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
+	o := optState{}
+	inits := 0
+	escapes := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			if id, ok := astutil.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
+				escapes = true
+			}
+		case *ast.AssignStmt:
+			for i, lhs := range n.Lhs {
+				id, ok := lhs.(*ast.Ident)
+				if !ok || st.pass.TypesInfo.ObjectOf(id) != v {
+					continue
+				}
+				inits++
+				if len(n.Rhs) == len(n.Lhs) {
+					o = st.optionsInit(n.Rhs[i])
+				} else {
+					o = optState{}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if st.pass.TypesInfo.Defs[name] != v {
+					continue
+				}
+				inits++
+				switch {
+				case len(n.Values) == len(n.Names):
+					o = st.optionsInit(n.Values[i])
+				case len(n.Values) == 0:
+					o = optState{allow: triFalse, buf: bufDefault} // zero Options
+				}
+			}
+		}
+		return true
+	})
+	if escapes || inits != 1 {
+		return bufUnknown, 0
+	}
+	st.assignments(&o, body, v)
+	return o.result()
+}
+
+// optionsInit classifies an expression of type nats.Options: a composite
+// literal, whose omitted fields are zero (AllowReconnect false), or
+// nats.GetDefaultOptions(), which allows reconnecting with the default
+// buffer.
+func (st *state) optionsInit(e ast.Expr) optState {
+	switch e := astutil.Unparen(e).(type) {
+	case *ast.CompositeLit:
+		o := optState{allow: triFalse, buf: bufDefault}
+		for _, elt := range e.Elts {
+			kv, ok := elt.(*ast.KeyValueExpr)
+			if !ok {
+				return optState{} // positional literal: not worth guessing
+			}
+			if key, ok := kv.Key.(*ast.Ident); ok {
+				st.assign(&o, key.Name, kv.Value)
+			}
+		}
+		return o
+	case *ast.CallExpr:
+		if fn := st.calleeFunc(e); funcKey(fn) == natsPath+".GetDefaultOptions" {
+			return optState{allow: triTrue, buf: bufDefault}
+		}
+	}
+	return optState{}
+}

@@ -1,0 +1,161 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// rawFix returns the mechanical rewrite of a raw Publish, PublishMsg or
+// Respond call to its shim equivalent, adding the shim import if needed. It
+// returns nil when the rewrite would not be exact: a spread argument, a
+// receiver that is not a pointer, or an unexported embedded field on the way
+// to it.
+func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
+	selection := st.pass.TypesInfo.Selections[sel]
+	if selection == nil || selection.Kind() != types.MethodVal || call.Ellipsis.IsValid() || len(call.Args) == 0 {
+		return nil
+	}
+	var fn, recvType, extra string
+	var nargs int
+	switch kind {
+	case fixPublish:
+		fn, recvType, nargs = "Publish", "Conn", 2
+	case fixPublishMsg:
+		fn, recvType, nargs = "PublishMsg", "Conn", 1
+	case fixRespond:
+		fn, recvType, nargs, extra = "Respond", "Msg", 1, ", nil"
+	default:
+		return nil
+	}
+	if len(call.Args) != nargs {
+		return nil
+	}
+	recv, ok := st.receiverText(sel, selection, recvType)
+	if !ok {
+		return nil
+	}
+	file := st.files[st.pass.Fset.File(call.Pos())]
+	if file == nil {
+		return nil
+	}
+	name, importEdits, ok := st.shimName(file, call.Pos())
+	if !ok {
+		return nil
+	}
+	edits := []analysis.TextEdit{{
+		Pos:     call.Fun.Pos(),
+		End:     call.Lparen + 1,
+		NewText: []byte(name + "." + fn + "(" + recv + ", "),
+	}}
+	if extra != "" {
+		last := call.Args[len(call.Args)-1]
+		edits = append(edits, analysis.TextEdit{Pos: last.End(), End: last.End(), NewText: []byte(extra)})
+	}
+	edits = append(edits, importEdits...)
+	return []analysis.SuggestedFix{{
+		Message:   "Use " + name + "." + fn,
+		TextEdits: edits,
+	}}
+}
+
+// receiverText returns the source of the expression that yields the
+// *nats.<typeName> receiver of a method selection, following embedded
+// fields (s.Publish with s embedding *nats.Conn gives "s.Conn").
+func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection, typeName string) (string, bool) {
+	text := st.source(sel.X)
+	if text == "" {
+		return "", false
+	}
+	t := st.pass.TypesInfo.TypeOf(sel.X)
+	index := selection.Index()
+	for _, i := range index[:len(index)-1] {
+		u := t
+		if p, ok := types.Unalias(u).(*types.Pointer); ok {
+			u = p.Elem()
+		}
+		s, ok := u.Underlying().(*types.Struct)
+		if !ok || i >= s.NumFields() {
+			return "", false
+		}
+		f := s.Field(i)
+		if !f.Exported() && f.Pkg() != st.pass.Pkg {
+			return "", false
+		}
+		text += "." + f.Name()
+		t = f.Type()
+	}
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok || !isNamed(p.Elem(), natsPath, typeName) {
+		return "", false
+	}
+	return text, true
+}
+
+// shimName returns the name by which the shim package can be referred to at
+// pos in file, and the edits that add its import when the file lacks one.
+// It reuses an existing import (under its name, if renamed) and picks an
+// alias when "shim" already means something else at pos.
+func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
+	scope := st.pass.Pkg.Scope().Innermost(pos)
+	if scope == nil {
+		return "", nil, false
+	}
+	lookup := func(name string) types.Object {
+		_, obj := scope.LookupParent(name, pos)
+		return obj
+	}
+	taken := make(map[string]bool)
+	for _, imp := range file.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := ""
+		if pn := st.pass.TypesInfo.PkgNameOf(imp); pn != nil {
+			name = pn.Name()
+		}
+		taken[name] = true
+		if path != shimPath || name == "_" || name == "." || name == "" {
+			continue
+		}
+		if pn, ok := lookup(name).(*types.PkgName); ok && pn.Imported().Path() == shimPath {
+			return name, nil, true
+		}
+	}
+	for _, name := range []string{"shim", "natsshim", "natssendshim"} {
+		if taken[name] || lookup(name) != nil {
+			continue
+		}
+		spec := strconv.Quote(shimPath)
+		if name != "shim" {
+			spec = name + " " + spec
+		}
+		return name, []analysis.TextEdit{importEdit(file, spec)}, true
+	}
+	return "", nil, false
+}
+
+// importEdit returns an edit adding the import spec to file.
+func importEdit(file *ast.File, spec string) analysis.TextEdit {
+	var last *ast.GenDecl
+	for _, d := range file.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+			last = g
+		}
+	}
+	switch {
+	case last == nil:
+		return analysis.TextEdit{Pos: file.Name.End(), End: file.Name.End(), NewText: []byte("\n\nimport " + spec)}
+	case last.Lparen.IsValid() && len(last.Specs) > 0:
+		end := last.Specs[len(last.Specs)-1].End()
+		return analysis.TextEdit{Pos: end, End: end, NewText: []byte("\n\t" + spec)}
+	case last.Lparen.IsValid():
+		return analysis.TextEdit{Pos: last.Lparen + 1, End: last.Lparen + 1, NewText: []byte("\n\t" + spec + "\n")}
+	default:
+		return analysis.TextEdit{Pos: last.End(), End: last.End(), NewText: []byte("\nimport " + spec)}
+	}
+}

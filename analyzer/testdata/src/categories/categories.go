@@ -1,0 +1,19 @@
+// Package categories is checked with only the rawsend category enabled.
+package categories
+
+import (
+	"log"
+
+	"github.com/nats-io/nats.go"
+	"github.com/natssend/natssend/shim"
+)
+
+func retried(nc *nats.Conn) { // want retried:`sends via shim.Publish`
+	//natssend:reviewed meant for the disabled retry check: not unused
+	for shim.Publish(nc, "a", nil) != nil {
+	}
+	_, _ = nats.Connect("x") //natssend:reviewed meant for the disabled reconnectbuf check
+	_, _ = nats.Connect("x")
+	_ = nc.Publish("a", nil) // want `raw \(\*nats.Conn\).Publish`
+	log.Print("x")           //natssend:reviewed still unused // want `unused //natssend:reviewed directive`
+}

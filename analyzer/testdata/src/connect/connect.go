@@ -1,0 +1,71 @@
+package connect
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+const noBuffer = -1
+
+func connects(url string, opts []nats.Option, mine nats.Option, n int) {
+	_, _ = nats.Connect(url)                                                       // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the 8 MiB outgoing reconnect buffer: while reconnecting, nats.go buffers outgoing messages and delivers a request after its caller already timed out; use shim.Connect, or pass nats.ReconnectBufSize\(-1\)`
+	_, _ = nats.Connect(url, nats.Name("svc"), nats.Timeout(time.Second))          // want `nats.Connect without nats.ReconnectBufSize\(-1\)`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(0))                             // want `nats.Connect with reconnect buffer size 0 keeps outgoing reconnect buffering \(only -1 disables it; 0 means 8 MiB\)`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(1024))                          // want `reconnect buffer size 1024`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(-1), nats.ReconnectBufSize(64)) // want `reconnect buffer size 64`
+	_, _ = nats.Connect(url, func(o *nats.Options) error {                         // want `nats.Connect with reconnect buffer size 10`
+		o.ReconnectBufSize = 10
+		return nil
+	})
+
+	// Not reported: buffering disabled, or not visible.
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(-1))
+	_, _ = nats.Connect(url, nats.Name("svc"), nats.ReconnectBufSize(noBuffer))
+	_, _ = nats.Connect(url, nats.NoReconnect())
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(64), nats.ReconnectBufSize(-1))
+	_, _ = nats.Connect(url, func(o *nats.Options) error { o.ReconnectBufSize = -1; return nil })
+	_, _ = nats.Connect(url, opts...)                    // a spread slice: not visible
+	_, _ = nats.Connect(url, mine)                       // an option value: not visible
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(n))   // not a constant
+	_, _ = nats.Connect(url, nats.Name("svc"), custom()) // built elsewhere: not visible
+	connect := func(string) (*nats.Conn, error) { return nil, nil }
+	_, _ = connect(url) // not nats.Connect
+}
+
+func custom() nats.Option { return nats.ReconnectBufSize(-1) }
+
+func options(url string, param nats.Options) {
+	_, _ = nats.GetDefaultOptions().Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default, an 8 MiB outgoing reconnect buffer`
+
+	o := nats.GetDefaultOptions()
+	o.Url = url
+	_, _ = o.Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default`
+
+	lit := nats.Options{Url: url, AllowReconnect: true}
+	_, _ = lit.Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default`
+
+	_, _ = nats.Options{Url: url, AllowReconnect: true, ReconnectBufSize: 4096}.Connect() // want `\(nats.Options\).Connect with reconnect buffer size 4096`
+
+	set := nats.GetDefaultOptions()
+	set.ReconnectBufSize = 0
+	_, _ = set.Connect() // want `\(nats.Options\).Connect with reconnect buffer size 0`
+
+	// Not reported.
+	good := nats.GetDefaultOptions()
+	good.ReconnectBufSize = -1
+	_, _ = good.Connect()
+
+	_, _ = nats.Options{Url: url}.Connect() // AllowReconnect false: no reconnecting
+	noRe := nats.GetDefaultOptions()
+	noRe.AllowReconnect = false
+	_, _ = noRe.Connect()
+
+	_, _ = param.Connect() // a parameter: not visible
+
+	escaped := nats.GetDefaultOptions()
+	configure(&escaped)
+	_, _ = escaped.Connect() // its address escapes: not visible
+}
+
+func configure(o *nats.Options) { o.ReconnectBufSize = -1 }

@@ -1,0 +1,5 @@
+package sub
+
+import "github.com/nats-io/nats.go"
+
+func Publish(nc *nats.Conn) error { return nc.Publish("a", nil) } // want Publish:`sends via \(\*nats.Conn\).Publish`

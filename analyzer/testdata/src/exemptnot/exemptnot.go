@@ -1,0 +1,6 @@
+// Package exemptnot shares a prefix with exempt but is not below it.
+package exemptnot
+
+import "github.com/nats-io/nats.go"
+
+func Publish(nc *nats.Conn) error { return nc.Publish("a", nil) } // want Publish:`sends via \(\*nats.Conn\).Publish` `raw \(\*nats.Conn\).Publish`

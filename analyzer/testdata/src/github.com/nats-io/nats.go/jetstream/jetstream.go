@@ -1,0 +1,61 @@
+// Package jetstream is a stub of github.com/nats-io/nats.go/jetstream
+// v1.55.0 for the analyzer's tests.
+package jetstream
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+)
+
+type (
+	JetStream interface {
+		AccountInfo(ctx context.Context) (*AccountInfo, error)
+		Conn() *nats.Conn
+		Publisher
+	}
+
+	Publisher interface {
+		Publish(ctx context.Context, subject string, payload []byte, opts ...PublishOpt) (*PubAck, error)
+		PublishMsg(ctx context.Context, msg *nats.Msg, opts ...PublishOpt) (*PubAck, error)
+		PublishAsync(subject string, payload []byte, opts ...PublishOpt) (PubAckFuture, error)
+		PublishMsgAsync(msg *nats.Msg, opts ...PublishOpt) (PubAckFuture, error)
+		PublishAsyncPending() int
+	}
+
+	AccountInfo struct{ Tier string }
+
+	PublishOpt func(*pubOpts) error
+
+	pubOpts struct{ id string }
+
+	PubAck struct {
+		Stream    string
+		Sequence  uint64
+		Duplicate bool
+	}
+
+	PubAckFuture interface {
+		Ok() <-chan *PubAck
+		Err() <-chan error
+		Msg() *nats.Msg
+	}
+
+	JetStreamError interface {
+		error
+		APIError() error
+	}
+
+	jsError struct{ message string }
+)
+
+func (e *jsError) Error() string   { return e.message }
+func (e *jsError) APIError() error { return nil }
+
+var ErrNoStreamResponse JetStreamError = &jsError{message: "no response from stream"}
+
+func New(nc *nats.Conn) (JetStream, error) { return nil, nil }
+
+func WithMsgID(id string) PublishOpt { return func(o *pubOpts) error { o.id = id; return nil } }
+
+func WithExpectLastSequence(seq uint64) PublishOpt { return func(*pubOpts) error { return nil } }

@@ -1,0 +1,144 @@
+// Package nats is a stub of github.com/nats-io/nats.go v1.55.0 for the
+// analyzer's tests: the declarations the analyzer matches, with the real
+// signatures and empty bodies.
+package nats
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+var (
+	ErrTimeout      = errors.New("nats: timeout")
+	ErrNoResponders = errors.New("nats: no responders available for request")
+	ErrMaxPayload   = errors.New("nats: maximum payload exceeded")
+)
+
+const MsgIdHdr = "Nats-Msg-Id"
+
+type Header map[string][]string
+
+func (h Header) Add(key, value string) { h[key] = append(h[key], value) }
+func (h Header) Set(key, value string) { h[key] = []string{value} }
+func (h Header) Get(key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+type Msg struct {
+	Subject string
+	Reply   string
+	Header  Header
+	Data    []byte
+	Sub     *Subscription
+}
+
+func NewMsg(subject string) *Msg { return &Msg{Subject: subject, Header: make(Header)} }
+
+func (m *Msg) Respond(data []byte) error { return nil }
+func (m *Msg) RespondMsg(msg *Msg) error { return nil }
+
+type Subscription struct{ Subject string }
+
+type MsgHandler func(msg *Msg)
+
+type Options struct {
+	Url              string
+	Name             string
+	AllowReconnect   bool
+	MaxReconnect     int
+	ReconnectBufSize int
+	Timeout          time.Duration
+}
+
+type Option func(*Options) error
+
+func GetDefaultOptions() Options {
+	return Options{AllowReconnect: true, MaxReconnect: 60, ReconnectBufSize: 8 * 1024 * 1024}
+}
+
+func Connect(url string, options ...Option) (*Conn, error) { return nil, nil }
+func (o Options) Connect() (*Conn, error)                  { return nil, nil }
+
+func Name(name string) Option              { return nil }
+func Timeout(t time.Duration) Option       { return nil }
+func NoReconnect() Option                  { return nil }
+func MaxReconnects(max int) Option         { return nil }
+func ReconnectBufSize(size int) Option     { return nil }
+func ReconnectWait(t time.Duration) Option { return nil }
+
+type Conn struct {
+	Opts Options
+}
+
+func (nc *Conn) Publish(subj string, data []byte) error               { return nil }
+func (nc *Conn) PublishMsg(m *Msg) error                              { return nil }
+func (nc *Conn) PublishRequest(subj, reply string, data []byte) error { return nil }
+func (nc *Conn) Request(subj string, data []byte, timeout time.Duration) (*Msg, error) {
+	return nil, nil
+}
+func (nc *Conn) RequestMsg(msg *Msg, timeout time.Duration) (*Msg, error) { return nil, nil }
+func (nc *Conn) RequestWithContext(ctx context.Context, subj string, data []byte) (*Msg, error) {
+	return nil, nil
+}
+func (nc *Conn) RequestMsgWithContext(ctx context.Context, msg *Msg) (*Msg, error) {
+	return nil, nil
+}
+func (nc *Conn) Subscribe(subj string, cb MsgHandler) (*Subscription, error) { return nil, nil }
+func (nc *Conn) Flush() error                                                { return nil }
+func (nc *Conn) Close()                                                      {}
+func (nc *Conn) MaxPayload() int64                                           { return 0 }
+func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error)           { return nil, nil }
+
+type EncodedConn struct {
+	Conn *Conn
+}
+
+func NewEncodedConn(c *Conn, encType string) (*EncodedConn, error)       { return nil, nil }
+func (c *EncodedConn) Publish(subject string, v any) error               { return nil }
+func (c *EncodedConn) PublishRequest(subject, reply string, v any) error { return nil }
+func (c *EncodedConn) Request(subject string, v any, vPtr any, timeout time.Duration) error {
+	return nil
+}
+
+type JSOpt interface{ configureJSContext() }
+
+type PubOpt interface{ configurePublish() }
+
+type pubOptFn func()
+
+func (pubOptFn) configurePublish() {}
+
+func MsgId(id string) PubOpt { return pubOptFn(func() {}) }
+
+type PubAck struct {
+	Stream    string
+	Sequence  uint64
+	Duplicate bool
+}
+
+type PubAckFuture interface {
+	Ok() <-chan *PubAck
+	Err() <-chan error
+	Msg() *Msg
+}
+
+type JetStream interface {
+	Publish(subj string, data []byte, opts ...PubOpt) (*PubAck, error)
+	PublishMsg(m *Msg, opts ...PubOpt) (*PubAck, error)
+	PublishAsync(subj string, data []byte, opts ...PubOpt) (PubAckFuture, error)
+	PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, error)
+	PublishAsyncPending() int
+}
+
+type JetStreamManager interface {
+	StreamNames() <-chan string
+}
+
+type JetStreamContext interface {
+	JetStream
+	JetStreamManager
+}

@@ -1,0 +1,44 @@
+// Package retrywrap retries sends made through functions of another
+// package, known to send by their facts.
+package retrywrap
+
+import (
+	"context"
+	"log"
+
+	"github.com/nats-io/nats.go"
+
+	"wrappers"
+)
+
+func viaFact(nc *nats.Conn) error { // want viaFact:`sends via shim.Publish`
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = wrappers.NotifyTwice(nc); err == nil { // want `send through shim.Publish retried on failure`
+			return nil
+		}
+	}
+	return err
+}
+
+func viaMethod(ctx context.Context, c *wrappers.Client) *nats.Msg { // want viaMethod:`sends via \(\*shim.Client\).Request`
+	for {
+		reply, err := c.Call(ctx) // want `send through \(\*shim.Client\).Request retried on failure`
+		if err != nil {
+			log.Print(err)
+			continue
+		}
+		return reply
+	}
+}
+
+func viaGeneric(nc *nats.Conn) { // want viaGeneric:`sends via shim.Publish`
+	for wrappers.Generic(nc, 1) != nil { // want `send through shim.Publish retried on failure`
+	}
+}
+
+// Near miss: Subscribe does not send when called.
+func notASend(nc *nats.Conn) {
+	for wrappers.Subscribe(nc) != nil {
+	}
+}

@@ -101,6 +101,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 func (c *Client) Limit(ctx context.Context) (int64, error) {
 	limit, err := c.limit.MaxPayload(ctx, c.nc)
 	if err != nil {
+		// Nothing but a PING was sent.
 		return 0, sendError(ctx, err, false)
 	}
 	if c.payloadCap > 0 && c.payloadCap < limit {
@@ -175,16 +176,15 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		return nil, err
 	}
 
-	remaining := deadline.Sub(now)
+	// What is left after the limit check, which may have taken a round trip.
+	remaining := time.Until(deadline)
 	ms := (remaining + time.Millisecond - 1) / time.Millisecond
 	if ms < 1 {
 		ms = 1
 	}
-	hdr, hdrSize := c.header(m.Header, int64(ms))
-	if len(m.Header) > 0 {
-		if k, bad := wire.InvalidHeaderKey(m.Header); bad {
-			return nil, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
-		}
+	hdr, hdrSize, err := c.header(m.Header, int64(ms))
+	if err != nil {
+		return nil, err
 	}
 	req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
 	if size := int64(hdrSize + len(m.Data)); size > limit {
@@ -208,10 +208,10 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 // Requests without headers of their own and with the same timeout (every
 // call that takes the client's default) share one read-only map: nats.go
 // only reads a message's header while it sends it.
-func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int) {
+func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int, error) {
 	if len(own) == 0 {
 		if t := c.shared.Load(); t != nil && t.ms == timeoutMS {
-			return t.h, t.size
+			return t.h, t.size, nil
 		}
 	}
 	h := make(nats.Header, len(c.static)+len(own)+1)
@@ -222,11 +222,14 @@ func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int) {
 		h[k] = v
 	}
 	h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS, 10)}
+	if k, bad := wire.InvalidHeaderKey(h); bad {
+		return nil, 0, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
+	}
 	size := wire.HeaderSize(h)
 	if len(own) == 0 {
 		c.shared.Store(&sharedHeader{ms: timeoutMS, h: h, size: size})
 	}
-	return h, size
+	return h, size, nil
 }
 
 // sharedHeader is a header map shared by requests; never modified once

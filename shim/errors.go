@@ -40,14 +40,31 @@ const (
 	// HeaderTimeout carries the time the caller still waits, in whole
 	// milliseconds (rounded up), so a responder can stop working once the
 	// caller has given up. A relative value is immune to clock skew between
-	// hosts; the responder measures it from the moment the request arrives.
+	// hosts. Handler measures it from the moment it starts handling the
+	// request: time the request spent in transit or queued in the
+	// subscription is not subtracted (a message does not record when it
+	// arrived), so the responder's deadline can be later than the caller's.
 	HeaderTimeout = "Natssend-Timeout"
+	// HeaderOutcome marks an error reply made from Reject or
+	// InvalidArgument: its value "rejected" states that the request had no
+	// effect.
+	HeaderOutcome = "Natssend-Outcome"
+
+	outcomeRejected = "rejected"
 )
 
 // ErrPayloadTooLarge is the errors.Is target for every refusal because of
 // size: a request, reply or publish that did not fit, and a
-// PAYLOAD_TOO_LARGE error reply from a responder.
+// PAYLOAD_TOO_LARGE error reply from a responder. The two differ in what
+// they mean for the caller: a local refusal was not sent (OutcomeNotRun),
+// while a PAYLOAD_TOO_LARGE reply (also errors.Is ErrReplyTooLarge) comes
+// from a responder that may already have done the work (OutcomeUnknown).
+// Check Classify before sending a smaller request again.
 var ErrPayloadTooLarge = errors.New("natssend: payload too large")
+
+// ErrReplyTooLarge matches a PAYLOAD_TOO_LARGE error reply: the responder
+// ran, but its reply did not fit its connection's max_payload.
+var ErrReplyTooLarge = errors.New("natssend: reply too large")
 
 // Outcome tells what a caller can know about an operation after an error.
 type Outcome int
@@ -139,9 +156,16 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *Error) Unwrap() error { return e.err }
 
-// Is reports whether target is ErrPayloadTooLarge and e is a size error.
+// Is reports whether target is ErrPayloadTooLarge and e is a size error,
+// or ErrReplyTooLarge and e is a PAYLOAD_TOO_LARGE error reply.
 func (e *Error) Is(target error) bool {
-	return target == ErrPayloadTooLarge && e.Code == CodePayloadTooLarge
+	switch target {
+	case ErrPayloadTooLarge:
+		return e.Code == CodePayloadTooLarge
+	case ErrReplyTooLarge:
+		return e.Code == CodePayloadTooLarge && e.Remote
+	}
+	return false
 }
 
 // Outcome reports what is known about the operation that failed.
@@ -183,18 +207,25 @@ func MayHaveRun(err error) bool {
 	return true
 }
 
-// InvalidArgument returns an error that natssend handlers send as an
-// INVALID_ARGUMENT error reply. Return it from a HandlerFunc before doing
-// any work, so the caller knows nothing happened.
+// InvalidArgument returns a rejection with CodeInvalidArgument (see
+// Reject). Return it from a HandlerFunc when the input cannot be used,
+// before any work is done.
 func InvalidArgument(format string, args ...any) error {
-	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...), outcome: OutcomeRejected}
+	return Reject(CodeInvalidArgument, fmt.Sprintf(format, args...))
 }
 
-// NewError returns an error that natssend handlers send as an error reply
-// with the given code and message.
-func NewError(code, message string) *Error {
+// Reject returns an error that natssend handlers send as an error reply
+// with the given code and message, marked as a rejection: the responder
+// states that the request had no effect, and callers classify the reply as
+// OutcomeRejected. Return it only when that is true; any other error a
+// handler returns is sent as INTERNAL, which callers must treat as
+// OutcomeUnknown.
+func Reject(code, message string) *Error {
 	return &Error{Code: code, Message: message, outcome: OutcomeRejected}
 }
+
+// isRejection reports whether e was made by Reject in this process.
+func (e *Error) isRejection() bool { return !e.Remote && e.outcome == OutcomeRejected }
 
 // notSent builds a local refusal.
 func notSent(code, msg string, cause error) *Error {
@@ -215,41 +246,66 @@ func tooLarge(what string, size, limit int64, cause error) *Error {
 	}
 }
 
-// sendError maps an error returned by nats.go for an operation that may or
-// may not have reached the wire. sent says whether the bytes were handed to
-// the connection. ctx is the caller's context (to tell a cancellation from
-// the call's own deadline).
+// sendError maps an error from nats.go. sent says whether the message had
+// been handed to the connection when the error arose: when it had not,
+// nothing can have run, whatever the error; when it had, only errors that
+// prove non-delivery (no responders) are OutcomeNotRun. ctx (nil allowed)
+// is the caller's context, to tell a cancellation from the deadline.
 func sendError(ctx context.Context, err error, sent bool) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	cancelled := errors.Is(err, context.Canceled) || (ctx != nil && errors.Is(ctx.Err(), context.Canceled))
+	var code, msg string
+	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: err}
 	case errors.Is(err, nats.ErrMaxPayload):
-		return &Error{Code: CodePayloadTooLarge, Message: "message exceeds the connection's max_payload; not sent", outcome: OutcomeNotRun, err: err}
+		code, msg = CodePayloadTooLarge, "message exceeds the connection's max_payload"
 	case errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionReconnecting):
-		return notSent(CodeUnavailable, "connection is reconnecting; not sent", errors.Join(nats.ErrConnectionReconnecting, err))
-	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
-		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection):
-		return notSent(CodeInvalidArgument, "not sent", err)
-	case !sent && errors.Is(err, nats.ErrConnectionClosed):
-		return notSent(CodeUnavailable, "connection closed; not sent", err)
-	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining):
-		return &Error{Code: CodeUnavailable, Message: "connection lost after the request was sent; it may have run", Sent: true, outcome: OutcomeUnknown, err: err}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		if ctx != nil && ctx.Err() == context.Canceled {
-			return &Error{Code: CodeCanceled, Message: "cancelled while waiting for the reply; the request may have run", Sent: true, outcome: OutcomeUnknown, err: ctx.Err()}
+		code, msg = CodeUnavailable, "connection is reconnecting"
+		if !errors.Is(err, nats.ErrConnectionReconnecting) {
+			err = errors.Join(nats.ErrConnectionReconnecting, err)
 		}
-		return &Error{Code: CodeDeadlineExceeded, Message: "no reply before the deadline; the request may have run", Sent: true, outcome: OutcomeUnknown,
-			err: errors.Join(nats.ErrTimeout, context.DeadlineExceeded)}
-	case errors.Is(err, context.Canceled):
-		return &Error{Code: CodeCanceled, Message: "cancelled while waiting for the reply; the request may have run", Sent: true, outcome: OutcomeUnknown, err: err}
+	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
+		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection),
+		errors.Is(err, nats.ErrMsgNoReply), errors.Is(err, nats.ErrMsgNotBound):
+		code, msg = CodeInvalidArgument, "invalid message"
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining), errors.Is(err, nats.ErrDisconnected):
+		code, msg = CodeUnavailable, "connection lost"
+	case cancelled:
+		code, msg = CodeCanceled, "cancelled"
+		if ctx != nil && !errors.Is(err, context.Canceled) {
+			err = errors.Join(ctx.Err(), err)
+		}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		code, msg = CodeDeadlineExceeded, "deadline exceeded"
+		if sent {
+			msg = "no reply before the deadline"
+		}
+		err = errors.Join(nats.ErrTimeout, context.DeadlineExceeded)
+	default:
+		code, msg = CodeInternal, "failed"
 	}
-	return &Error{Code: CodeInternal, Message: "request failed; it may have run", Sent: sent, outcome: OutcomeUnknown, err: err}
+	if !sent {
+		return notSent(code, msg+"; not sent", err)
+	}
+	return &Error{Code: code, Message: msg + " after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: err}
 }
 
 // remoteError returns the *Error carried by a reply's micro error headers,
 // or nil when the reply is not an error reply.
+//
+// The outcome is OutcomeRejected only when the responder says the request
+// had no effect: natssend handlers mark rejections (Reject,
+// InvalidArgument) with HeaderOutcome, and INVALID_ARGUMENT and 4xx codes
+// (micro's convention for client errors) count as rejections too. Every
+// other code (INTERNAL, PAYLOAD_TOO_LARGE, 5xx, custom codes) is
+// OutcomeUnknown: the responder may have done the work.
 func remoteError(m *nats.Msg) *Error {
 	if len(m.Header) == 0 {
 		return nil
@@ -262,11 +318,17 @@ func remoteError(m *nats.Msg) *Error {
 	if code == "" {
 		code = CodeInternal
 	}
-	e := &Error{Code: code, Message: desc, Remote: true, Sent: true, outcome: OutcomeRejected}
-	switch code {
-	case CodePayloadTooLarge, CodeInternal:
-		// The responder ran: its reply was too large, or it failed midway.
+	e := &Error{Code: code, Message: desc, Remote: true, Sent: true, outcome: OutcomeUnknown}
+	if m.Header.Get(HeaderOutcome) == outcomeRejected || code == CodeInvalidArgument || isClientErrorCode(code) {
+		e.outcome = OutcomeRejected
+	}
+	if code == CodePayloadTooLarge || code == CodeInternal {
 		e.outcome = OutcomeUnknown
 	}
 	return e
+}
+
+// isClientErrorCode reports whether code is an HTTP-style 4xx code.
+func isClientErrorCode(code string) bool {
+	return len(code) == 3 && code[0] == '4' && code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9'
 }

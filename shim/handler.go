@@ -27,32 +27,34 @@ type handlerOpts struct {
 // (context.Background by default), for example a service's lifetime
 // context.
 func BaseContext(f func() context.Context) HandlerOption {
-	return func(o *handlerOpts) { o.base = f }
+	return func(o *handlerOpts) {
+		if f != nil {
+			o.base = f
+		}
+	}
 }
 
 // OnError sets a callback for errors the adapter cannot return to anyone:
 // replies that could not be sent (too large, connection closed), panics,
-// and requests dropped because the caller's deadline had passed. Without
-// it those errors are discarded, as nats.MsgHandler has no return value.
+// and fn's errors for requests without a reply subject. Without it those
+// errors are discarded, as nats.MsgHandler has no return value.
 func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 	return func(o *handlerOpts) { o.onError = f }
 }
 
-// ErrCallerGone is reported to OnError when a request arrives after the
-// caller's deadline: the handler is not run, since nobody waits for it.
-var ErrCallerGone = errors.New("natssend: request arrived after the caller's deadline; not handled")
-
 // Handler adapts fn to a nats.MsgHandler for Subscribe or QueueSubscribe.
 //
-//   - fn's context carries the caller's deadline (from HeaderTimeout), so
-//     work can stop when the caller has given up. A request that arrives
-//     after its deadline is not handled at all.
+//   - fn's context carries the caller's deadline (from HeaderTimeout,
+//     measured from when fn starts), so work can stop when the caller has
+//     given up.
 //   - fn's result is sent with Respond: size-checked, and answered with a
 //     PAYLOAD_TOO_LARGE error reply when too large.
-//   - An error from fn becomes an error reply: a *Error (see NewError,
-//     InvalidArgument) keeps its code and message; any other error is sent
-//     as INTERNAL with its text. Return InvalidArgument when decoding fails,
-//     before any domain work, so the caller knows nothing ran.
+//   - An error from fn becomes an error reply. A rejection made by Reject
+//     or InvalidArgument keeps its code and message and tells the caller
+//     the request had no effect (OutcomeRejected). Any other error, a
+//     *Error from a call fn made included, is sent as INTERNAL with its
+//     text, which the caller must treat as OutcomeUnknown. Return
+//     InvalidArgument when decoding fails, before any domain work.
 //   - A panic in fn becomes an INTERNAL error reply ("internal error"; the
 //     panic value goes to OnError only).
 //   - A request without a reply subject is handled and nothing is sent.
@@ -69,25 +71,21 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 	}
 	return func(req *nats.Msg) {
-		ctx, cancel, err := requestContext(o.base(), req)
-		if err != nil {
-			report(req, err)
-			return
-		}
+		ctx, cancel := requestContext(o.base(), req)
 		defer cancel()
-		data, ferr, panicked := call(ctx, fn, req)
-		if panicked != nil {
-			report(req, panicked)
+		r := call(ctx, fn, req)
+		if r.panicked != nil {
+			report(req, r.panicked)
 		}
 		if req.Reply == "" {
-			report(req, ferr)
+			report(req, r.err)
 			return
 		}
-		if ferr != nil {
-			report(req, replyError(req, ferr))
+		if r.err != nil {
+			report(req, replyError(req, r.err))
 			return
 		}
-		report(req, Respond(req, data, nil))
+		report(req, Respond(req, r.data, nil))
 	}
 }
 
@@ -110,44 +108,46 @@ func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, err
 }
 
 // requestContext derives the handler's context from the request's
-// HeaderTimeout, measured from now (the arrival).
-func requestContext(base context.Context, req *nats.Msg) (context.Context, context.CancelFunc, error) {
-	v := req.Header.Get(HeaderTimeout)
-	if v == "" {
-		ctx, cancel := context.WithCancel(base)
-		return ctx, cancel, nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
+// HeaderTimeout, measured from now.
+func requestContext(base context.Context, req *nats.Msg) (context.Context, context.CancelFunc) {
+	ms, err := strconv.ParseInt(req.Header.Get(HeaderTimeout), 10, 64)
 	if err != nil || ms < 0 {
-		// A malformed header is the caller's bug; serve without a deadline
-		// rather than drop the request.
-		ctx, cancel := context.WithCancel(base)
-		return ctx, cancel, nil
+		// No header, or a malformed one (the caller's bug): serve without a
+		// deadline rather than drop the request.
+		return context.WithCancel(base)
 	}
-	if ms == 0 {
-		return nil, nil, ErrCallerGone
-	}
-	ctx, cancel := context.WithTimeout(base, time.Duration(ms)*time.Millisecond)
-	return ctx, cancel, nil
+	return context.WithTimeout(base, time.Duration(ms)*time.Millisecond)
+}
+
+// result is what running a HandlerFunc produced.
+type result struct {
+	data     []byte
+	err      error // fn's error, or an INTERNAL error for a panic
+	panicked error // the panic, for OnError
 }
 
 // call runs fn, turning a panic into an INTERNAL error.
-func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (data []byte, err error, panicked error) {
+func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = NewError(CodeInternal, "internal error")
-			panicked = fmt.Errorf("natssend: handler panic: %v", r)
+		if p := recover(); p != nil {
+			r.err = &Error{Code: CodeInternal, Message: "internal error", outcome: OutcomeUnknown}
+			r.panicked = fmt.Errorf("natssend: handler panic: %v", p)
 		}
 	}()
-	data, err = fn(ctx, req)
-	return data, err, nil
+	r.data, r.err = fn(ctx, req)
+	return r
 }
 
 // replyError sends err as an error reply and returns what went wrong.
+// Only a rejection made in this process (Reject, InvalidArgument) keeps its
+// code; anything else may come after work was done and is INTERNAL.
 func replyError(req *nats.Msg, err error) error {
 	var e *Error
-	if errors.As(err, &e) {
-		return RespondError(req, e.Code, e.Message)
+	if errors.As(err, &e) && e.isRejection() {
+		return respondError(req, e.Code, e.Message, true)
 	}
-	return RespondError(req, CodeInternal, err.Error())
+	if errors.As(err, &e) && e.Code == CodeInternal && !e.Remote {
+		return respondError(req, CodeInternal, e.Message, false)
+	}
+	return respondError(req, CodeInternal, err.Error(), false)
 }

@@ -63,7 +63,16 @@ func replyTooLarge(size int64, sendErr func(code, msg string) error) error {
 // error headers (Nats-Service-Error-Code: code, Nats-Service-Error:
 // message), which natssend clients return as a *Error and micro clients
 // understand. code must not be empty; message is cut to 1 KiB.
+//
+// The caller classifies the reply as OutcomeRejected (the request had no
+// effect) for INVALID_ARGUMENT and 4xx codes, and as OutcomeUnknown for
+// every other code; a HandlerFunc returns Reject to mark other codes as
+// rejections.
 func RespondError(req *nats.Msg, code, message string) error {
+	return respondError(req, code, message, false)
+}
+
+func respondError(req *nats.Msg, code, message string, rejected bool) error {
 	if err := checkRequest(req); err != nil {
 		return err
 	}
@@ -74,6 +83,9 @@ func RespondError(req *nats.Msg, code, message string) error {
 		HeaderErrorCode: []string{code},
 		HeaderError:     []string{truncate(message, maxErrorMessage)},
 	}}
+	if rejected {
+		reply.Header[HeaderOutcome] = []string{outcomeRejected}
+	}
 	if err := req.RespondMsg(&reply); err != nil {
 		return sendError(nil, err, false)
 	}

@@ -47,7 +47,7 @@ func TestReplyExactlyAtLimitAndOneOver(t *testing.T) {
 	start := time.Now()
 	_, err = c.Request(context.Background(), "svc", []byte("over"))
 	var se *shim.Error
-	if !errors.As(err, &se) || se.Code != shim.CodePayloadTooLarge || !se.Remote || !errors.Is(err, shim.ErrPayloadTooLarge) {
+	if !errors.As(err, &se) || se.Code != shim.CodePayloadTooLarge || !se.Remote || !errors.Is(err, shim.ErrPayloadTooLarge) || !errors.Is(err, shim.ErrReplyTooLarge) {
 		t.Fatalf("one byte over: want a remote PAYLOAD_TOO_LARGE, got %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -130,7 +130,7 @@ func TestHandlerAdapter(t *testing.T) {
 		case "panic":
 			panic("boom")
 		case "missing":
-			return order{}, shim.NewError("NOT_FOUND", "no order "+o.ID)
+			return order{}, shim.Reject("NOT_FOUND", "no order "+o.ID)
 		case "plain":
 			return order{}, errors.New("db down")
 		}
@@ -147,10 +147,17 @@ func TestHandlerAdapter(t *testing.T) {
 	if domainWork.get() != 0 {
 		t.Fatal("domain work ran for an undecodable request")
 	}
-	for id, code := range map[string]string{"panic": shim.CodeInternal, "missing": "NOT_FOUND", "plain": shim.CodeInternal} {
+	for id, want := range map[string]struct {
+		code    string
+		outcome shim.Outcome
+	}{
+		"panic":   {shim.CodeInternal, shim.OutcomeUnknown},
+		"missing": {"NOT_FOUND", shim.OutcomeRejected}, // marked by Reject
+		"plain":   {shim.CodeInternal, shim.OutcomeUnknown},
+	} {
 		_, err := c.Request(ctx, "orders.get", []byte(fmt.Sprintf(`{"id":%q}`, id)))
-		if !errors.As(err, &se) || se.Code != code || !se.Remote {
-			t.Errorf("%s: want remote %s, got %v", id, code, err)
+		if !errors.As(err, &se) || se.Code != want.code || !se.Remote || shim.Classify(err) != want.outcome {
+			t.Errorf("%s: want remote %s (%v), got %v (%v)", id, want.code, want.outcome, err, shim.Classify(err))
 		}
 	}
 	_, err = c.Request(ctx, "orders.get", []byte(`{"id":"plain"}`))
@@ -163,25 +170,66 @@ func TestHandlerAdapter(t *testing.T) {
 	}
 }
 
-func TestHandlerSkipsRequestsWhoseCallerGaveUp(t *testing.T) {
-	s := natstest.Start(t)
-	var runs counter
-	var reported []error
+func TestHandlerReportsWhatItCannotReturn(t *testing.T) {
 	var mu sync.Mutex
+	var reported []error
 	h := shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
-		runs.inc()
-		return nil, nil
-	}, shim.OnError(func(_ *nats.Msg, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }))
-	h(&nats.Msg{Subject: "x", Header: nats.Header{shim.HeaderTimeout: {"0"}}})
-	if runs.get() != 0 {
-		t.Fatal("handler ran for a request whose caller had given up")
-	}
+		if string(m.Data) == "panic" {
+			panic("boom")
+		}
+		return nil, errors.New("no reply subject to send this to")
+	}, shim.OnError(func(_ *nats.Msg, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }),
+		shim.BaseContext(nil))
+	h(&nats.Msg{Subject: "x"})
+	h(&nats.Msg{Subject: "x", Data: []byte("panic")})
 	mu.Lock()
 	defer mu.Unlock()
-	if len(reported) != 1 || !errors.Is(reported[0], shim.ErrCallerGone) {
+	if len(reported) != 3 || !strings.Contains(reported[0].Error(), "no reply subject") ||
+		!strings.Contains(reported[1].Error(), "boom") {
 		t.Fatalf("reported %v", reported)
 	}
-	_ = s
+}
+
+// TestWrappedDownstreamErrorIsNotARejection: a handler that did work and
+// then failed on a downstream call must not pass the downstream's code
+// through as if it had refused the request.
+func TestWrappedDownstreamErrorIsNotARejection(t *testing.T) {
+	s := natstest.Start(t)
+	down := shim.NewClient(connect(t, s.URL()))
+	serve(t, s, "charge", shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+		// ... the card was charged here ...
+		_, err := down.Request(ctx, "inventory.reserve", m.Data) // nobody listens
+		return nil, fmt.Errorf("inventory: %w", err)
+	}))
+	c := shim.NewClient(connect(t, s.URL()))
+	_, err := c.Request(context.Background(), "charge", []byte("x"))
+	var se *shim.Error
+	if !errors.As(err, &se) || se.Code != shim.CodeInternal || !shim.MayHaveRun(err) {
+		t.Fatalf("want a remote INTERNAL whose outcome is unknown, got %v (%v)", err, shim.Classify(err))
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		t.Fatal("the downstream's no-responders must not look like the caller's own")
+	}
+}
+
+func TestRemoteCodesClassification(t *testing.T) {
+	s := natstest.Start(t)
+	serve(t, s, "codes", func(m *nats.Msg) { _ = shim.RespondError(m, string(m.Data), "x") })
+	c := shim.NewClient(connect(t, s.URL()))
+	for code, want := range map[string]shim.Outcome{
+		shim.CodeInvalidArgument: shim.OutcomeRejected,
+		"404":                    shim.OutcomeRejected,
+		"500":                    shim.OutcomeUnknown,
+		"503":                    shim.OutcomeUnknown,
+		"NOT_FOUND":              shim.OutcomeUnknown, // unmarked custom code: unknown
+		shim.CodeInternal:        shim.OutcomeUnknown,
+		shim.CodePayloadTooLarge: shim.OutcomeUnknown,
+	} {
+		_, err := c.Request(context.Background(), "codes", []byte(code))
+		if got := shim.Classify(err); got != want {
+			t.Errorf("remote %s: outcome %v, want %v (%v)", code, got, want, err)
+		}
+	}
 }
 
 func TestRespondMicroOversizeReachesCaller(t *testing.T) {

@@ -47,7 +47,7 @@ func TestServiceEndToEnd(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if _, ok := created[id]; !ok {
-				return orders.Receipt{}, shim.NewError("NOT_FOUND", "no order "+id)
+				return orders.Receipt{}, shim.Reject("NOT_FOUND", "no order "+id)
 			}
 			return orders.Receipt{ID: id, Status: "created"}, nil
 		}); err != nil {

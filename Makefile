@@ -1,0 +1,58 @@
+# natssend: build, test, lint, bench, fuzz, golangci.
+#
+#   make test       the whole test suite (gofmt, go vet, go test): the README's test command
+#   make example    natssend-lint over the unsafe example service (findings expected)
+#   make lint       natssend-lint over this repository (the unsafe example excluded)
+#   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
+#   make bench      benchmarks of the shim and claim checks against raw nats.go
+#   make bench-lint natssend-lint against the type-checking floor on a synthetic module
+#   make fuzz       fuzz HeaderSize against nats.go's serializer (FUZZTIME=20s by default)
+
+GO       ?= go
+BIN      := $(CURDIR)/bin
+FUZZTIME ?= 20s
+GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
+
+.PHONY: all build test fmt-check vet example lint golangci golangci-build bench bench-lint fuzz ci clean
+
+all: build test
+
+build:
+	$(GO) build ./...
+	$(GO) build -o $(BIN)/natssend-lint ./cmd/natssend-lint
+
+fmt-check:
+	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: fmt-check vet
+	$(GO) test -count=1 ./...
+
+# natssend-lint exits 3 when it reports findings, which the unsafe example is for.
+example:
+	$(GO) run ./cmd/natssend-lint ./examples/unsafe/... || [ $$? -eq 3 ]
+
+lint: build
+	$(BIN)/natssend-lint $$($(GO) list ./... | grep -v '/examples/unsafe')
+
+golangci-build:
+	cd tools/golangci && $(GO) build -o $(BIN)/golangci-lint .
+
+golangci: golangci-build
+	$(BIN)/golangci-lint run ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./shim/ ./claimcheck/
+
+bench-lint:
+	NATSSEND_BENCH_LINT=1 $(GO) test -run TestLintPerformance -v -timeout 30m ./internal/synthgen/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzHeaderSize$$' -fuzztime $(FUZZTIME) ./shim/
+
+ci: test lint fuzz golangci
+
+clean:
+	rm -rf $(BIN)

@@ -4,6 +4,7 @@
 #   make example    natssend-lint over the unsafe example service (findings expected)
 #   make lint       natssend-lint over this repository (the unsafe example excluded)
 #   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
+#   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
 #   make bench-lint natssend-lint against the type-checking floor on a synthetic module
 #   make fuzz       fuzz HeaderSize against nats.go's serializer (FUZZTIME=20s by default)
@@ -13,7 +14,7 @@ BIN      := $(CURDIR)/bin
 FUZZTIME ?= 20s
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build bench bench-lint fuzz ci clean
+.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz ci clean
 
 all: build test
 
@@ -31,8 +32,8 @@ test: fmt-check vet
 	$(GO) test -count=1 ./...
 
 # natssend-lint exits 3 when it reports findings, which the unsafe example is for.
-example:
-	$(GO) run ./cmd/natssend-lint ./examples/unsafe/... || [ $$? -eq 3 ]
+example: build
+	$(BIN)/natssend-lint ./examples/unsafe/... || [ $$? -eq 3 ]
 
 lint: build
 	$(BIN)/natssend-lint $$($(GO) list ./... | grep -v '/examples/unsafe')
@@ -43,16 +44,20 @@ golangci-build:
 golangci: golangci-build
 	$(BIN)/golangci-lint run ./...
 
+# The plugin end to end: the built golangci-lint over fixtures and examples/unsafe.
+golangci-test: golangci-build
+	cd tools/golangci && $(GO) vet ./... && NATSSEND_GOLANGCI_LINT=$(BIN)/golangci-lint $(GO) test -count=1 ./...
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shim/ ./claimcheck/
 
 bench-lint:
-	NATSSEND_BENCH_LINT=1 $(GO) test -run TestLintPerformance -v -timeout 30m ./internal/synthgen/
+	$(GO) run ./internal/synthgen/cmd/synthbench -runs 5
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderSize$$' -fuzztime $(FUZZTIME) ./shim/
 
-ci: test lint fuzz golangci
+ci: test lint fuzz golangci golangci-test
 
 clean:
 	rm -rf $(BIN)

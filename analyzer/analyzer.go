@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/ast/astutil"
 	"golang.org/x/tools/go/types/typeutil"
 )
 
@@ -237,7 +236,7 @@ func (st *state) scan(file *ast.File) {
 				}
 				st.assigned[v]++
 				if len(n.Rhs) == len(n.Lhs) {
-					if lit, ok := astutil.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
+					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
 				}
@@ -250,13 +249,13 @@ func (st *state) scan(file *ast.File) {
 				}
 				st.assigned[v]++
 				if len(n.Values) == len(n.Names) {
-					if lit, ok := astutil.Unparen(n.Values[i]).(*ast.FuncLit); ok {
+					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
 				}
 			}
 		case *ast.UnaryExpr:
-			if id, ok := astutil.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
 				if v, ok := st.pass.TypesInfo.Uses[id].(*types.Var); ok {
 					st.assigned[v] += 2 // its address escapes
 				}
@@ -369,7 +368,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	fn := st.calleeFunc(call)
 	if fn == nil {
 		// Perhaps a local variable bound to a function literal.
-		if _, ok := astutil.Unparen(call.Fun).(*ast.Ident); ok && fb != nil {
+		if _, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && fb != nil {
 			fb.calls = append(fb.calls, call)
 		}
 		return
@@ -587,21 +586,4 @@ func (st *state) sortedDirs() func(yield func(*token.File, *fileDirectives) bool
 			}
 		}
 	}
-}
-
-// callAt returns the call expression whose opening parenthesis is at lparen
-// (the position SSA records for a call), or nil.
-func (st *state) callAt(lparen token.Pos) *ast.CallExpr {
-	tf := st.pass.Fset.File(lparen)
-	file := st.files[tf]
-	if file == nil {
-		return nil
-	}
-	path, _ := astutil.PathEnclosingInterval(file, lparen, lparen+1)
-	for _, n := range path {
-		if c, ok := n.(*ast.CallExpr); ok && c.Lparen == lparen {
-			return c
-		}
-	}
-	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-
-	"golang.org/x/tools/go/ast/astutil"
 )
 
 // bufState is what the analyzer can tell about a connection's reconnect
@@ -34,7 +32,7 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 	var api string
 	if options {
 		api = "(nats.Options).Connect"
-		sel, ok := astutil.Unparen(call.Fun).(*ast.SelectorExpr)
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
 			return
 		}
@@ -90,7 +88,7 @@ func (st *state) intConst(e ast.Expr) (int64, bool) {
 
 // optionArg classifies one nats.Option argument of nats.Connect.
 func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
-	switch e := astutil.Unparen(arg).(type) {
+	switch e := ast.Unparen(arg).(type) {
 	case *ast.CallExpr:
 		fn := st.calleeFunc(e)
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
@@ -182,12 +180,12 @@ func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
 			return true
 		}
 		for i, lhs := range as.Lhs {
-			sel, ok := astutil.Unparen(lhs).(*ast.SelectorExpr)
+			sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr)
 			if !ok || (sel.Sel.Name != "ReconnectBufSize" && sel.Sel.Name != "AllowReconnect") {
 				continue
 			}
 			if v != nil {
-				if id, ok := astutil.Unparen(sel.X).(*ast.Ident); !ok || st.pass.TypesInfo.Uses[id] != v {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.pass.TypesInfo.Uses[id] != v {
 					continue
 				}
 			}
@@ -212,9 +210,9 @@ func (st *state) assignedBuf(body ast.Node, v *types.Var) (bufState, int64) {
 // called: a composite literal, nats.GetDefaultOptions(), or a local
 // variable initialized from one of them in the enclosing function.
 func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
-	x = astutil.Unparen(x)
+	x = ast.Unparen(x)
 	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
-		x = astutil.Unparen(u.X)
+		x = ast.Unparen(u.X)
 	}
 	switch e := x.(type) {
 	case *ast.CompositeLit, *ast.CallExpr:
@@ -251,7 +249,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.UnaryExpr:
-			if id, ok := astutil.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
 				escapes = true
 			}
 		case *ast.AssignStmt:
@@ -295,7 +293,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 // nats.GetDefaultOptions(), which allows reconnecting with the default
 // buffer.
 func (st *state) optionsInit(e ast.Expr) optState {
-	switch e := astutil.Unparen(e).(type) {
+	switch e := ast.Unparen(e).(type) {
 	case *ast.CompositeLit:
 		o := optState{allow: triFalse, buf: bufDefault}
 		for _, elt := range e.Elts {

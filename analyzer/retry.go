@@ -96,7 +96,7 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 // closureOf returns the function literal a local variable is bound to, if
 // the variable is assigned exactly once, from a function literal.
 func (st *state) closureOf(e ast.Expr) *ast.FuncLit {
-	e = astutil.Unparen(e)
+	e = ast.Unparen(e)
 	if lit, ok := e.(*ast.FuncLit); ok {
 		return lit
 	}
@@ -132,7 +132,7 @@ func (st *state) litVia(lit *ast.FuncLit) string {
 
 // mayReturn reports whether a call may return, for the control-flow graph.
 func (st *state) mayReturn(call *ast.CallExpr) bool {
-	if id, ok := astutil.Unparen(call.Fun).(*ast.Ident); ok {
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
 		if b, ok := st.pass.TypesInfo.Uses[id].(*types.Builtin); ok && b.Name() == "panic" {
 			return false
 		}
@@ -176,12 +176,12 @@ func (st *state) carrierOf(node ast.Node, call *ast.CallExpr) (carrier, bool) {
 	var lhs []ast.Expr
 	switch s := node.(type) {
 	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 && astutil.Unparen(s.Rhs[0]) == call {
+		if len(s.Rhs) == 1 && ast.Unparen(s.Rhs[0]) == call {
 			lhs = s.Lhs
 		}
 	case *ast.DeclStmt:
 		if g, ok := s.Decl.(*ast.GenDecl); ok && len(g.Specs) == 1 {
-			if vs, ok := g.Specs[0].(*ast.ValueSpec); ok && len(vs.Values) == 1 && astutil.Unparen(vs.Values[0]) == call {
+			if vs, ok := g.Specs[0].(*ast.ValueSpec); ok && len(vs.Values) == 1 && ast.Unparen(vs.Values[0]) == call {
 				for _, name := range vs.Names {
 					lhs = append(lhs, name)
 				}
@@ -211,7 +211,7 @@ func isErrorType(t types.Type) bool {
 
 // is reports whether e is the carrier.
 func (st *state) is(c carrier, e ast.Expr) bool {
-	e = astutil.Unparen(e)
+	e = ast.Unparen(e)
 	if c.call != nil {
 		return e == c.call
 	}
@@ -226,7 +226,7 @@ func (st *state) is(c carrier, e ast.Expr) bool {
 // (refused before sending).
 func (st *state) nothingSent(e ast.Expr) bool {
 	var id *ast.Ident
-	switch x := astutil.Unparen(e).(type) {
+	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
 		id = x
 	case *ast.SelectorExpr:
@@ -308,7 +308,7 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		for _, a := range e.Args {
 			uses = uses || st.is(c, a)
 		}
-		if sel, ok := astutil.Unparen(e.Fun).(*ast.SelectorExpr); ok && st.is(c, sel.X) {
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && st.is(c, sel.X) {
 			uses = true
 		}
 		if !uses {
@@ -336,12 +336,12 @@ func (st *state) assigns(node ast.Node, v *types.Var) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
-				if id, ok := astutil.Unparen(l).(*ast.Ident); ok && st.pass.TypesInfo.ObjectOf(id) == v {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && st.pass.TypesInfo.ObjectOf(id) == v {
 					found = true
 				}
 			}
 		case *ast.UnaryExpr:
-			if id, ok := astutil.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
 				found = true
 			}
 		case *ast.ValueSpec:
@@ -617,7 +617,7 @@ func (st *state) checkHelper(h helperCall) {
 			continue
 		}
 		var id *ast.Ident
-		switch a := astutil.Unparen(arg).(type) {
+		switch a := ast.Unparen(arg).(type) {
 		case *ast.Ident:
 			id = a
 		case *ast.SelectorExpr:
@@ -643,7 +643,7 @@ func (st *state) checkHelper(h helperCall) {
 func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
 	inv := &invariance{st: st, region: region, lit: lit}
 	for _, arg := range call.Args {
-		arg = astutil.Unparen(arg)
+		arg = ast.Unparen(arg)
 		if opt, ok := arg.(*ast.CallExpr); ok && len(opt.Args) == 1 {
 			switch funcKey(st.calleeFunc(opt)) {
 			case jetstreamPath + ".WithMsgID", natsPath + ".MsgId":
@@ -665,7 +665,7 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 // Header.Add on a variable holding it anywhere in the function.
 func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	if u, ok := m.(*ast.UnaryExpr); ok && u.Op == token.AND {
-		m = astutil.Unparen(u.X)
+		m = ast.Unparen(u.X)
 	}
 	if lit, ok := m.(*ast.CompositeLit); ok {
 		return st.literalHasFixedID(lit, inv)
@@ -690,18 +690,18 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			// v.Header.Set(key, id) or v.Header.Add(key, id)
-			sel, ok := astutil.Unparen(n.Fun).(*ast.SelectorExpr)
+			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
 			if !ok || len(n.Args) != 2 {
 				return true
 			}
 			if k := funcKey(st.calleeFunc(n)); k != natsPath+".Header.Set" && k != natsPath+".Header.Add" {
 				return true
 			}
-			hdr, ok := astutil.Unparen(sel.X).(*ast.SelectorExpr)
+			hdr, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
 			if !ok || hdr.Sel.Name != "Header" {
 				return true
 			}
-			if root, ok := astutil.Unparen(hdr.X).(*ast.Ident); ok && st.pass.TypesInfo.Uses[root] == v &&
+			if root, ok := ast.Unparen(hdr.X).(*ast.Ident); ok && st.pass.TypesInfo.Uses[root] == v &&
 				st.isMsgIDKey(n.Args[0]) && inv.fixed(n.Args[1], 0) {
 				fixed = true
 			}
@@ -711,9 +711,9 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 				if !ok || st.pass.TypesInfo.ObjectOf(lid) != v || len(n.Rhs) != len(n.Lhs) {
 					continue
 				}
-				rhs := astutil.Unparen(n.Rhs[i])
+				rhs := ast.Unparen(n.Rhs[i])
 				if u, ok := rhs.(*ast.UnaryExpr); ok && u.Op == token.AND {
-					rhs = astutil.Unparen(u.X)
+					rhs = ast.Unparen(u.X)
 				}
 				if lit, ok := rhs.(*ast.CompositeLit); ok && st.literalHasFixedID(lit, inv) {
 					fixed = true
@@ -769,7 +769,7 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 		if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Header" {
 			continue
 		}
-		hl, ok := astutil.Unparen(kv.Value).(*ast.CompositeLit)
+		hl, ok := ast.Unparen(kv.Value).(*ast.CompositeLit)
 		if !ok {
 			continue
 		}
@@ -778,7 +778,7 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 			if !ok || !st.isMsgIDKey(hkv.Key) {
 				continue
 			}
-			vals, ok := astutil.Unparen(hkv.Value).(*ast.CompositeLit)
+			vals, ok := ast.Unparen(hkv.Value).(*ast.CompositeLit)
 			if !ok || len(vals.Elts) == 0 {
 				continue
 			}
@@ -875,7 +875,7 @@ func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
 			switch x := x.(type) {
 			case *ast.AssignStmt:
 				for i, l := range x.Lhs {
-					if id, ok := astutil.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
+					if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
 						n++
 						rhs = nil
 						if len(x.Rhs) == len(x.Lhs) && (x.Tok == token.DEFINE || x.Tok == token.ASSIGN) {
@@ -884,11 +884,11 @@ func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
 					}
 				}
 			case *ast.IncDecStmt:
-				if id, ok := astutil.Unparen(x.X).(*ast.Ident); ok && info.Uses[id] == v {
+				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && info.Uses[id] == v {
 					n++
 				}
 			case *ast.UnaryExpr:
-				if id, ok := astutil.Unparen(x.X).(*ast.Ident); ok && x.Op == token.AND && info.Uses[id] == v {
+				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && x.Op == token.AND && info.Uses[id] == v {
 					n += 2 // its address escapes: never fixed
 				}
 			case *ast.ValueSpec:

@@ -70,19 +70,19 @@ var ErrReplyTooLarge = errors.New("natssend: reply too large")
 type Outcome int
 
 const (
-	// OutcomeOK: no error; the operation completed.
+	// OutcomeOK means no error: the operation completed.
 	OutcomeOK Outcome = iota
-	// OutcomeNotRun: the request was certainly not delivered (refused
+	// OutcomeNotRun means the request was certainly not delivered (refused
 	// before sending, no responders, connection unusable before sending).
 	// Sending it again cannot repeat a side effect.
 	OutcomeNotRun
-	// OutcomeUnknown: the request may have run (timeout, connection lost
+	// OutcomeUnknown means the request may have run (timeout, connection lost
 	// after sending, cancelled while waiting, a PAYLOAD_TOO_LARGE or
 	// INTERNAL reply). The caller must reconcile (look the result up, or
 	// use an idempotency key) before doing it again; a blind retry can
 	// repeat the side effect.
 	OutcomeUnknown
-	// OutcomeRejected: the responder answered with an error reply saying it
+	// OutcomeRejected means the responder answered with an error reply saying it
 	// refused the request (for example INVALID_ARGUMENT, which natssend's
 	// handlers send before any work is done). That the request had no effect
 	// is the responder's statement; its code says why. INTERNAL and

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,7 +46,7 @@ func Respond(req *nats.Msg, data []byte, h nats.Header) error {
 	if errors.Is(err, nats.ErrMaxPayload) {
 		return replyTooLarge(int64(MsgSize(&reply)), func(code, msg string) error { return RespondError(req, code, msg) })
 	}
-	return sendError(nil, err, false)
+	return sendError(context.Background(), err, false)
 }
 
 // replyTooLarge tells the caller that the reply of size bytes could not be
@@ -87,7 +88,7 @@ func respondError(req *nats.Msg, code, message string, rejected bool) error {
 		reply.Header[HeaderOutcome] = []string{outcomeRejected}
 	}
 	if err := req.RespondMsg(&reply); err != nil {
-		return sendError(nil, err, false)
+		return sendError(context.Background(), err, false)
 	}
 	return nil
 }
@@ -142,7 +143,7 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 			return RespondMicroError(req, code, msg)
 		})
 	}
-	return sendError(nil, err, false)
+	return sendError(context.Background(), err, false)
 }
 
 // RespondMicroError sends a micro error reply (code and description
@@ -155,7 +156,7 @@ func RespondMicroError(req micro.Request, code, message string) error {
 		message = code
 	}
 	if err := req.Error(code, truncate(message, maxErrorMessage), nil); err != nil {
-		return sendError(nil, err, false)
+		return sendError(context.Background(), err, false)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 func TestAccountLimitArrivesAfterFirstPong(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096), natstest.JetStream(),
 		natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: 512}))
-	nc, err := nats.Connect(s.UserURL("small"))
+	nc, err := nats.Connect(s.UserURL("small"), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestAccountLimitArrivesAfterFirstPong(t *testing.T) {
 	if got := nc.MaxPayload(); got != 512 {
 		t.Fatalf("account max_payload after flush = %d, want 512", got)
 	}
-	def, err := nats.Connect(s.URL())
+	def, err := nats.Connect(s.URL(), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestRestartKeepsPortAndChangesLimit(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	port := s.Port()
 	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect(s.URL(), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1),
+	nc, err := nats.Connect(s.URL(), nats.ReconnectBufSize(-1), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1),
 		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func main() {
 		log.Fatal(err)
 	}
 	if !*keep {
-		defer os.RemoveAll(work)
+		defer func() { _ = os.RemoveAll(work) }()
 	}
 	mod := *dir
 	if mod == "" {

@@ -56,15 +56,15 @@ func findings(t *testing.T, pattern string) []string {
 // connection that keeps the reconnect buffer.
 func TestUnsafeExampleFindings(t *testing.T) {
 	want := []string{
-		"orders.go:101 rawsend",      // js.Publish (jetstream) without a claim check
-		"orders.go:101 retry",        // ... retried in for {} without a message ID
-		"orders.go:37 reconnectbuf",  // nats.Connect with the default reconnect buffer
-		"orders.go:47 rawsend",       // nc.Publish
-		"orders.go:59 rawsend",       // nc.RequestWithContext
-		"orders.go:59 retry",         // ... in a counted loop that continues on error
-		"orders.go:80 rawsend",       // m.Respond (error reply)
-		"orders.go:85 rawsend",       // m.Respond (error reply)
-		"orders.go:89 rawsend",       // m.Respond (result)
+		"orders.go:101 rawsend",     // js.Publish (jetstream) without a claim check
+		"orders.go:101 retry",       // ... retried in for {} without a message ID
+		"orders.go:37 reconnectbuf", // nats.Connect with the default reconnect buffer
+		"orders.go:47 rawsend",      // nc.Publish
+		"orders.go:59 rawsend",      // nc.RequestWithContext
+		"orders.go:59 retry",        // ... in a counted loop that continues on error
+		"orders.go:80 rawsend",      // m.Respond (error reply)
+		"orders.go:85 rawsend",      // m.Respond (error reply)
+		"orders.go:89 rawsend",      // m.Respond (result)
 	}
 	slices.Sort(want)
 	got := findings(t, "github.com/natssend/natssend/examples/unsafe")

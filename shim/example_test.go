@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
@@ -56,4 +58,61 @@ func ExampleClient_Request() {
 	// hello, ada <nil>
 	// natssend: remote INVALID_ARGUMENT: empty name rejected
 	// true not run
+}
+
+func ExamplePublish() {
+	s, stop := exampleServer(natstest.MaxPayload(64<<10), natstest.JetStream())
+	defer stop()
+
+	nc, err := shim.Connect(s.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	sub, err := nc.SubscribeSync("reports.rendered")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// 1 MiB on a 64 KiB server: stored as a claim check, sent as a reference.
+	report := make([]byte, 1<<20)
+	if err := shim.Publish(nc, "reports.rendered", report); err != nil {
+		log.Fatal(err)
+	}
+	m, err := sub.NextMsg(5 * time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(m.Data), m.Header.Get(claimcheck.HeaderSize))
+
+	// A receiver resolves it (claimcheck.Store.Subscribe does this for you).
+	js, err := jetstream.New(nc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := claimcheck.New(context.Background(), js)
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, err := store.Resolve(context.Background(), m)
+	fmt.Println(len(body), err)
+	// Output:
+	// 0 1048576
+	// 1048576 <nil>
+}
+
+func ExampleConnect() {
+	s, stop := exampleServer(natstest.MaxPayload(4096),
+		natstest.WithAccount(natstest.Account{Name: "TENANT", User: "tenant", Password: "pw", MaxPayload: 512}))
+	defer stop()
+
+	// The account's 512-byte limit is known when Connect returns; with
+	// nats.Connect, MaxPayload would still say 4096 for a moment.
+	nc, err := shim.Connect(s.UserURL("tenant"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	fmt.Println(nc.MaxPayload())
+	// Output: 512
 }

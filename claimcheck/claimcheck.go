@@ -50,11 +50,29 @@ const (
 )
 
 var (
+	// ErrNotPublished is matched (errors.Is) by every error of Prepare,
+	// PublishMsg and PublishJetStream for which the Store knows that
+	// nothing was published: invalid input (a nil message, an empty
+	// subject, ErrReservedHeader), ErrTooLarge, ErrClosed, a failed upload
+	// (whatever was written is purged), a failed lookup of the
+	// connection's limit, a publish the server or nats.go refused, and a
+	// reference that was not published (its payload is deleted). It is
+	// not matched when the outcome is unknown, for example a JetStream
+	// publish whose acknowledgement timed out: the message may have been
+	// stored. Errors matching ErrNotPublished keep their cause: errors.Is
+	// and errors.As still see ErrTooLarge, *jetstream.APIError and the
+	// rest. Prepare itself never publishes, so all its errors match.
+	ErrNotPublished = errors.New("claimcheck: nothing was published")
 	// ErrTooLarge is returned, before anything is stored or published, for
-	// a payload above the Store's maximum object size (MaxSize unless
-	// WithMaxObjectSize set less), and for a message whose headers alone
-	// do not fit the limit. Resolve and Open return it for a claim check
-	// whose declared size is above the receiving Store's maximum.
+	// a body above the Store's maximum object size (MaxSize unless
+	// WithMaxObjectSize set less), for a message whose claim-check
+	// reference (its headers plus HeaderRef and HeaderSize) would not fit
+	// max_payload or the stream's max_msg_size whatever the body, and for
+	// a subject so long that the object's meta data, which records it,
+	// does not fit max_payload. The error's text says which limit was
+	// exceeded; from the publish methods it also matches ErrNotPublished.
+	// Resolve and Open return it for a claim check whose declared size is
+	// above the receiving Store's maximum.
 	ErrTooLarge = errors.New("claimcheck: payload too large")
 	// ErrMissing is returned by Resolve and Open when the referenced
 	// object does not exist: it expired (TTL), was deleted, or never
@@ -66,8 +84,13 @@ var (
 	// (ErrSubjectMismatch, which matches ErrCorrupt too).
 	ErrCorrupt = errors.New("claimcheck: corrupt claim check")
 	// ErrSubjectMismatch is returned by Resolve and Open when the object
-	// was stored for a message on another subject. errors.Is(err,
-	// ErrCorrupt) is also true for it.
+	// was stored for a message on another subject than the one the
+	// message was received on, and subject binding is on (see
+	// WithSubjectBinding). errors.Is(err, ErrCorrupt) is also true for it.
+	// It is also what a stream subject transform, a transforming source or
+	// mirror, or an account subject mapping produces for a genuine claim
+	// check, so Consume and Messages do not Term such a message (see
+	// Consume).
 	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt}
 	// ErrNoErrorHandler is returned by the subscription helpers when no
 	// error callback is given: resolve failures must go somewhere.
@@ -75,8 +98,29 @@ var (
 	// ErrReservedHeader is returned by Prepare and the publish methods for
 	// a message with a body that already carries HeaderRef or HeaderSize:
 	// receivers would take it for a claim check and ignore its body.
-	ErrReservedHeader = errors.New("claimcheck: message already carries a claim-check header")
+	// Nothing is published; errors.Is(err, ErrNotPublished) is true for it.
+	ErrReservedHeader error = &kindError{msg: "claimcheck: message already carries a claim-check header", parent: ErrNotPublished}
+	// ErrClosed is returned by Prepare and the publish methods of a Store
+	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
+	// is true for it.
+	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished}
 )
+
+// notPublishedError marks an error after which the Store knows nothing
+// was published: it matches ErrNotPublished and unwraps to its cause.
+type notPublishedError struct{ err error }
+
+func (e *notPublishedError) Error() string        { return e.err.Error() }
+func (e *notPublishedError) Unwrap() error        { return e.err }
+func (e *notPublishedError) Is(target error) bool { return target == ErrNotPublished }
+
+// notPublished marks err as "nothing was published" (nil stays nil).
+func notPublished(err error) error {
+	if err == nil || errors.Is(err, ErrNotPublished) {
+		return err
+	}
+	return &notPublishedError{err}
+}
 
 // kindError is a sentinel error that also matches a parent sentinel.
 type kindError struct {
@@ -116,10 +160,14 @@ func (e *ResolveError) Error() string {
 // Unwrap returns Err, so errors.Is sees ErrMissing, ErrCorrupt and the rest.
 func (e *ResolveError) Unwrap() error { return e.Err }
 
-// Permanent reports whether resolving the same message again cannot
-// succeed: the object is missing, the reference is corrupt or bound to
-// another subject, or the payload is above the receiver's maximum.
-// Transport errors (timeouts, disconnects) are not permanent.
+// Permanent reports whether resolving the same message again with the
+// same Store configuration cannot succeed: the object is missing, the
+// reference is corrupt or bound to another subject, or the payload is
+// above the receiver's maximum. Transport errors (timeouts, disconnects)
+// are not permanent. ErrSubjectMismatch is permanent only for the Store's
+// configuration (a receiver behind a subject transform resolves it with
+// WithSubjectBinding(false)), which is why Consume Naks rather than Terms
+// it.
 func (e *ResolveError) Permanent() bool {
 	return errors.Is(e.Err, ErrMissing) || errors.Is(e.Err, ErrCorrupt) || errors.Is(e.Err, ErrTooLarge)
 }
@@ -137,6 +185,8 @@ type config struct {
 	readTimeout    time.Duration
 	cleanupTimeout time.Duration
 	window         int
+	bindSubject    bool
+	subjectMatch   func(stored, received string) bool // nil: equality
 }
 
 // WithBucket sets the object store bucket (default DefaultBucket).
@@ -228,7 +278,8 @@ func WithReadTimeout(d time.Duration) Option {
 }
 
 // WithCleanupTimeout bounds the clean-up after a failed upload or publish
-// (default DefaultCleanupTimeout).
+// (default DefaultCleanupTimeout). It does not change how long an upload
+// waits for each chunk's acknowledgement, which is a fixed 10 s.
 func WithCleanupTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
@@ -239,10 +290,72 @@ func WithCleanupTimeout(d time.Duration) Option {
 	}
 }
 
+// WithSubjectBinding turns the check that a claim check was stored for the
+// subject its message is received on on (the default) or off, for
+// Resolve, Open, ResolveJetStream and the subscription helpers of this
+// Store. Discard always checks.
+//
+// The binding is a security measure: with it, a publisher allowed on one
+// subject who learnt an object's name cannot make receivers of that
+// subject load a payload stored for another subject. But the subject a
+// receiver sees is not always the one the sender published on: a stream's
+// SubjectTransform, a source or mirror with subject transforms, a
+// republish, or an account subject mapping or import changes it, and
+// every genuine claim check through such a path fails with
+// ErrSubjectMismatch. Turn the binding off for receivers behind such a
+// path, or relax it with WithSubjectMatch. With the binding off, anyone
+// who may publish to a subject the receiver reads and who knows (or
+// learns, for example from another subject's traffic) an object name can
+// have the receiver load that payload in place of the message: the
+// object name is then the only secret. The size and digest checks still
+// apply.
+func WithSubjectBinding(on bool) Option {
+	return func(c *config) error {
+		c.bindSubject = on
+		return nil
+	}
+}
+
+// WithSubjectMatch relaxes the subject binding (see WithSubjectBinding):
+// a claim check resolves when match(stored, received) is true, where
+// stored is the subject the sender published on (recorded with the
+// object) and received the subject of the received message. Use it to
+// accept exactly the subjects a known transform produces, keeping the
+// binding otherwise. It turns the binding on.
+func WithSubjectMatch(match func(stored, received string) bool) Option {
+	return func(c *config) error {
+		if match == nil {
+			return errors.New("claimcheck: nil subject match function")
+		}
+		c.bindSubject = true
+		c.subjectMatch = match
+		return nil
+	}
+}
+
+// subjectOK reports whether an object stored for stored may be resolved
+// for a message received on received.
+func (c *config) subjectOK(stored, received string) bool {
+	switch {
+	case !c.bindSubject:
+		return true
+	case c.subjectMatch != nil:
+		return c.subjectMatch(stored, received)
+	default:
+		return stored == received
+	}
+}
+
 // Store sends and resolves claim checks through one JetStream object store
 // bucket on one connection. It is safe for concurrent use. Create one per
-// connection with New and keep it; it holds no resources beyond the
-// connection's own, so nothing needs closing.
+// connection with New and keep it for the connection's life.
+//
+// A Store publishes chunks through a JetStream context of its own, whose
+// first asynchronous publish creates a reply subscription, a goroutine
+// and a connection status listener that live until Close or until the
+// connection closes. Call Close when the Store is no longer needed but
+// the connection stays open; a Store used for the whole life of its
+// connection needs no Close.
 type Store struct {
 	js     jetstream.JetStream
 	pub    jetstream.JetStream // our own publisher: chunk uploads and header dry runs
@@ -254,6 +367,47 @@ type Store struct {
 
 	mu      sync.Mutex
 	streams map[string]streamLimit // subject -> cached max_msg_size of its stream
+
+	closeMu sync.RWMutex // held shared by every upload, exclusively by Close
+	closed  bool
+}
+
+// Close releases the Store's publisher: it waits for uploads in progress
+// (bounded by their contexts) and then removes the reply subscription,
+// goroutine and status listener the publisher created
+// (jetstream.JetStream.CleanupPublisher). After Close, Prepare and the
+// publish methods return ErrClosed; Resolve, Open, Discard and the
+// subscription helpers keep working, since they use only the JetStream
+// context given to New. Close does not close the connection, and calling
+// it again does nothing. It returns nil.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.pub.CleanupPublisher()
+	}
+	return nil
+}
+
+// beginUpload marks an upload in progress, so that Close waits for it; it
+// fails with ErrClosed after Close. endUpload must follow a nil return.
+func (s *Store) beginUpload() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) endUpload() { s.closeMu.RUnlock() }
+
+// isClosed reports whether Close was called.
+func (s *Store) isClosed() bool {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	return s.closed
 }
 
 // New binds to the claim-check bucket, creating it when it does not exist.
@@ -278,6 +432,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 		readTimeout:    DefaultReadTimeout,
 		cleanupTimeout: DefaultCleanupTimeout,
 		window:         32,
+		bindSubject:    true,
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -289,7 +444,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	}
 	pub, err := jetstream.New(nc,
 		jetstream.WithPublishAsyncMaxPending(1<<20),
-		jetstream.WithPublishAsyncTimeout(cfg.cleanupTimeout))
+		jetstream.WithPublishAsyncTimeout(chunkAckTimeout))
 	if err != nil {
 		return nil, err
 	}

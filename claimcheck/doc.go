@@ -39,6 +39,14 @@
 // else (bucket creation, GetInfo, delete, TTL) is the object store's, and
 // the tests read uploads back with ObjectStore.Get.
 //
+// Errors of the publish methods for which the Store knows that nothing
+// was published match ErrNotPublished; an unknown outcome (a JetStream
+// acknowledgement that timed out) does not.
+//
+// A Store's publisher holds a subscription, a goroutine and a status
+// listener on the connection once it has uploaded something; Close
+// releases them (needed only when the connection outlives the Store).
+//
 // # Resolving
 //
 // Resolve returns a message's payload; Open streams it with a few chunks
@@ -49,15 +57,22 @@
 // ErrCorrupt, ErrSubjectMismatch or ErrTooLarge.
 //
 // A claim check is bound to the subject it was published on, recorded in
-// the object's metadata. Resolve refuses a reference received on another
-// subject (ErrSubjectMismatch), so a publisher allowed on one subject
-// cannot make a receiver of that subject load a payload stored for
-// another subject, even when it learnt the object's name. A JetStream
-// message's Subject is the subject it was published on, so consumers
-// resolve as Core NATS subscribers do; a subject transform, republish or
-// cross-account mapping that changes the subject makes references
-// unresolvable there. The binding is as strong as write access to the
-// bucket: whoever may write $O.<bucket>.M.> can rewrite metadata.
+// the object's metadata. By default Resolve refuses a reference received
+// on another subject (ErrSubjectMismatch), so a publisher allowed on one
+// subject cannot make a receiver of that subject load a payload stored
+// for another subject, even when it learnt the object's name. The subject
+// a receiver sees is usually the published one, for Core NATS subscribers
+// and JetStream consumers alike, but not always: a stream's
+// SubjectTransform stores (and its consumers see) the transformed
+// subject, and sources or mirrors with subject transforms, republish, and
+// account subject mappings or imports rewrite it too. Receivers behind
+// such a rewrite need WithSubjectBinding(false) (the object name, 128
+// random bits, is then the only protection) or WithSubjectMatch (accept
+// exactly the rewrites expected). Consume and Messages never Term a
+// message for ErrSubjectMismatch: they Nak it, so that a misconfigured
+// receiver cannot delete work-queue messages. The binding is as strong as
+// write access to the bucket: whoever may write $O.<bucket>.M.> can
+// rewrite metadata.
 //
 // # Receiving and deleting
 //
@@ -65,7 +80,9 @@
 // handler runs. A failure goes to the error callback (or is returned by
 // Messages.Next) and never reaches the handler; a JetStream message that
 // failed is never acked: permanent failures (missing, corrupt, too large)
-// are Term'd, transient ones Nak'd with a delay.
+// are Term'd, transient ones and subject mismatches Nak'd with a delay.
+// Consume and Messages pull one message at a time by default, so that no
+// prefetched message's AckWait runs out while a large payload is read.
 //
 // Payloads are removed by the bucket's TTL. DeleteAfterRead deletes a
 // payload once its message is handled; it is meant for single-reader

@@ -407,3 +407,97 @@ func testRestartDuringUpload(t *testing.T, opts ...nats.Option) {
 		t.Fatalf("Resolve after the restart: %v", err)
 	}
 }
+
+// TestConsumeDoesNotPrefetch: while the handler (or a large read) holds
+// one message longer than the consumer's AckWait, no other message sits
+// prefetched in the client with its ack timer running: none is
+// redelivered and each is handled exactly once. With nats.go's default
+// batch of 500 the waiting messages would time out and come again.
+func TestConsumeDoesNotPrefetch(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.URL())
+	st := newStore(t, js)
+	stream := createStream(t, js, jetstream.StreamConfig{Name: "PF", Subjects: []string{"pf"}, Storage: jetstream.MemoryStorage})
+	const n = 4
+	for i := 0; i < n; i++ {
+		if _, err := st.PublishJetStream(ctxT(t), &nats.Msg{Subject: "pf", Data: []byte{byte(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctxT(t), jetstream.ConsumerConfig{Durable: "slow", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[byte]int{}
+	done := make(chan struct{})
+	cc, err := st.Consume(cons, func(m jetstream.Msg) {
+		if m.Data()[0] == 0 {
+			// Hold the first message for twice the ack wait, keeping
+			// only it alive, as Consume does during a long read.
+			for i := 0; i < 4; i++ {
+				_ = m.InProgress()
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		if err := m.DoubleAck(context.Background()); err != nil {
+			t.Errorf("DoubleAck: %v", err)
+		}
+		mu.Lock()
+		seen[m.Data()[0]]++
+		if len(seen) == n {
+			select {
+			case <-done:
+			default:
+				close(done)
+			}
+		}
+		mu.Unlock()
+	}, func(m jetstream.Msg, err error) { t.Errorf("consume: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("not every message was handled")
+	}
+	time.Sleep(300 * time.Millisecond) // let a stray redelivery arrive
+	cc.Stop()
+	info, err := cons.Info(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := byte(0); i < n; i++ {
+		if seen[i] != 1 {
+			t.Errorf("message %d handled %d times", i, seen[i])
+		}
+	}
+	if info.NumRedelivered != 0 {
+		t.Errorf("%d messages redelivered while the first was being handled", info.NumRedelivered)
+	}
+
+	// A caller's own batch by bytes still works (nats.go refuses it
+	// together with a message count, so it replaces the default).
+	cons2, err := stream.CreateOrUpdateConsumer(ctxT(t), jetstream.ConsumerConfig{Durable: "bytes", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, n)
+	cc2, err := st.Consume(cons2, func(m jetstream.Msg) { _ = m.Ack(); got <- struct{}{} },
+		func(m jetstream.Msg, err error) { t.Errorf("consume: %v", err) },
+		claimcheck.PullConsumeOpts(jetstream.PullMaxBytes(1<<20)))
+	if err != nil {
+		t.Fatalf("Consume with PullMaxBytes: %v", err)
+	}
+	defer cc2.Stop()
+	for i := 0; i < n; i++ {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Consume with PullMaxBytes delivered nothing")
+		}
+	}
+}

@@ -29,10 +29,20 @@ import (
 //
 // Errors: ErrTooLarge (nothing stored) for a body above the maximum
 // object size or headers that alone do not fit; ErrReservedHeader for a
-// message with a body that already carries a claim-check header; a store
-// error (nothing published) when storing fails.
+// message with a body that already carries a claim-check header;
+// ErrClosed after Close; a store error when storing fails (whatever was
+// written is purged). Prepare publishes nothing, so every error it
+// returns matches ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
-	if err := checkMsg(m); err != nil {
+	ref, err := s.prepare(ctx, m, reserve)
+	if err != nil {
+		return nil, notPublished(err)
+	}
+	return ref, nil
+}
+
+func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
+	if err := s.checkPublish(m); err != nil {
 		return nil, err
 	}
 	if reserve < 0 {
@@ -57,8 +67,17 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 // payload is stored completely first; when the reference cannot be
 // published the payload is deleted and the error returned). m is never
 // modified. Like nats.Conn.PublishMsg it does not wait for the server.
+//
+// Every error matches ErrNotPublished: nats.Conn.PublishMsg either hands
+// the whole message to the connection or fails without any of it
+// reaching the server (a write that fails part way closes the
+// connection, and the message's end was never sent).
 func (s *Store) PublishMsg(ctx context.Context, m *nats.Msg) error {
-	if err := checkMsg(m); err != nil {
+	return notPublished(s.publishMsg(ctx, m))
+}
+
+func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
+	if err := s.checkPublish(m); err != nil {
 		return err
 	}
 	if ctx == nil {
@@ -106,20 +125,27 @@ func (s *Store) PublishMsg(ctx context.Context, m *nats.Msg) error {
 // reference never points at nothing; retry with a message ID. When the
 // acknowledgement reports a duplicate, the payload just stored is deleted
 // (the stream keeps the earlier message). m is never modified.
+//
+// Errors match ErrNotPublished when nothing was stored: invalid input,
+// ErrTooLarge, ErrClosed, a failed upload, and a publish that failed in a
+// way that proves the stream did not store it (an API error such as a
+// failed expectation, no responders, a refusal by nats.go). A timeout or
+// disconnect while waiting for the acknowledgement does not match: the
+// outcome is unknown.
 func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if err := checkMsg(m); err != nil {
-		return nil, err
+	if err := s.checkPublish(m); err != nil {
+		return nil, notPublished(err)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	limit, err := s.limit.MaxPayload(ctx, s.nc)
 	if err != nil {
-		return nil, err
+		return nil, notPublished(err)
 	}
 	sent, err := s.jsHeaders(m, opts)
 	if err != nil {
-		return nil, err
+		return nil, notPublished(err)
 	}
 	eff := limit
 	if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
@@ -141,13 +167,15 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 			if l, lerr := s.limit.MaxPayload(ctx, s.nc); lerr == nil && l < eff {
 				eff = l
 			}
+		case notStored(err):
+			return nil, notPublished(err)
 		default:
-			return nil, err
+			return nil, err // outcome unknown
 		}
 	}
 	ref, name, err := s.reference(ctx, m, sent, 0, eff, limit)
 	if err != nil {
-		return nil, err
+		return nil, notPublished(err)
 	}
 	ack, err := s.js.PublishMsg(ctx, ref, opts...)
 	if err != nil {
@@ -205,14 +233,14 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 }
 
 // abandon deletes a stored payload whose reference was not published and
-// returns the publish error, saying so.
+// returns the publish error, saying so. The error matches ErrNotPublished.
 func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	if err := s.deleteObject(cctx, name); err != nil {
-		return fmt.Errorf("claimcheck: publishing the claim check failed: %w (deleting the stored payload %q also failed: %v; the bucket's TTL removes it)", perr, name, err)
+		return notPublished(fmt.Errorf("claimcheck: publishing the claim check failed, nothing was published: %w (deleting the stored payload %q also failed: %v; the bucket's TTL removes it)", perr, name, err))
 	}
-	return fmt.Errorf("claimcheck: publishing the claim check failed, the stored payload was deleted: %w", perr)
+	return notPublished(fmt.Errorf("claimcheck: publishing the claim check failed, nothing was published and the stored payload was deleted: %w", perr))
 }
 
 // reference stores m's body and returns the reference message and the
@@ -222,7 +250,8 @@ func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 // connection's max_payload, which sizes the chunks.
 func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, reserve, refLimit, connLimit int64) (*nats.Msg, string, error) {
 	if int64(len(m.Data)) > s.cfg.maxObject {
-		return nil, "", fmt.Errorf("%w: %d bytes, the maximum is %d", ErrTooLarge, len(m.Data), s.cfg.maxObject)
+		return nil, "", fmt.Errorf("%w: the %d-byte body is above the store's maximum object size of %d bytes (MaxSize, or less with WithMaxObjectSize)",
+			ErrTooLarge, len(m.Data), s.cfg.maxObject)
 	}
 	sizeStr := strconv.Itoa(len(m.Data))
 	refHdr := wire.HeaderSize(sent)
@@ -231,8 +260,12 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, re
 	}
 	refHdr += wire.LineSize(HeaderRef, newName()) + wire.LineSize(HeaderSize, sizeStr)
 	if int64(refHdr)+reserve > refLimit {
-		return nil, "", fmt.Errorf("%w: the claim check's header block (%d bytes, %d reserved) exceeds the limit of %d bytes",
-			ErrTooLarge, refHdr, reserve, refLimit)
+		which := "the connection's max_payload"
+		if refLimit < connLimit {
+			which = "the stream's max_msg_size"
+		}
+		return nil, "", fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
+			ErrTooLarge, refHdr, reserve, which, refLimit)
 	}
 	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
 	if err != nil {
@@ -251,6 +284,14 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, re
 	ref.Header.Set(HeaderRef, name)
 	ref.Header.Set(HeaderSize, sizeStr)
 	return ref, name, nil
+}
+
+// checkPublish refuses a publish after Close and invalid input.
+func (s *Store) checkPublish(m *nats.Msg) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return checkMsg(m)
 }
 
 func checkMsg(m *nats.Msg) error {

@@ -43,8 +43,21 @@ func validName(name string) bool {
 	return true
 }
 
-// chunkAckTimeout bounds the wait for one chunk's acknowledgement.
+// chunkAckTimeout bounds the wait for one chunk's (or the meta message's)
+// acknowledgement. It is independent of the cleanup timeout.
 const chunkAckTimeout = 10 * time.Second
+
+// noRetry is the publish option for every asynchronous publish of an
+// upload. nats.go retries an asynchronous publish that met no responders
+// from a timer (jetstream publish.go handleAsyncReply), reading the
+// message's Data again at that time, possibly after store returned and
+// the caller reused its buffer. Without retries nats.go copies Data into
+// the connection's buffer inside PublishMsgAsync and never reads it again
+// (no error or ack callbacks are set on the Store's publisher), so an
+// unsettled future cannot touch the caller's data. A missing stream
+// leader then fails the upload at once (nothing published) instead of
+// half a second later.
+var noRetry = jetstream.WithRetryAttempts(0)
 
 // chunkSize returns the chunk size for a connection limit: the limit minus
 // a little headroom (for headers a proxy or tracing layer may add), capped
@@ -78,7 +91,8 @@ func (s *Store) metaMsg(info *jetstream.ObjectInfo) (*nats.Msg, error) {
 // digestPlaceholder has the length of a real digest value.
 var digestPlaceholder = jetstream.GetObjectDigestValue(sha256.New())
 
-// storeError marks an error from storing a payload: nothing was published.
+// storeError marks an error from storing a payload: nothing was
+// published. It matches ErrNotPublished.
 type storeError struct {
 	size int
 	err  error
@@ -87,13 +101,21 @@ type storeError struct {
 func (e *storeError) Error() string {
 	return fmt.Sprintf("claimcheck: storing the %d-byte payload failed, nothing was published: %v", e.size, e.err)
 }
-func (e *storeError) Unwrap() error { return e.err }
+func (e *storeError) Unwrap() error        { return e.err }
+func (e *storeError) Is(target error) bool { return target == ErrNotPublished }
 
 // store writes data as a new object bound to subject and returns its name.
 // limit is the connection's effective max_payload. The object is complete
 // (every chunk and the meta message acknowledged) when store returns nil.
 // On any error, including a cancelled ctx, whatever was written is purged
-// before store returns (best effort, on a fresh bounded context).
+// before store returns (best effort, on a fresh bounded context; not
+// possible on a closed connection, where the bucket's TTL removes it).
+//
+// When store returns, nothing reads data any more: the hashing goroutine
+// has finished, and the chunk publishes run without nats.go's
+// no-responders retry (noRetry), so a future still unsettled (its ack
+// timer settles it later) holds a reference to data, which keeps the
+// buffer from being collected until then, but never reads it.
 //
 // store writes the object store's own format rather than calling
 // ObjectStore.Put because Put chooses the chunk subject itself and does not
@@ -102,6 +124,10 @@ func (e *storeError) Unwrap() error { return e.err }
 // connection drops) cannot be found and purged. Everything else (reads,
 // deletes, TTL, bucket management) is the object store's.
 func (s *Store) store(ctx context.Context, subject string, data []byte, limit int64) (string, error) {
+	if err := s.beginUpload(); err != nil {
+		return "", err
+	}
+	defer s.endUpload()
 	chunk := chunkSize(limit, s.cfg.maxChunk)
 	if ml := s.bucketMaxMsgSize(); ml > 0 && int64(chunk) > ml {
 		chunk = chunkSize(ml, s.cfg.maxChunk)
@@ -127,8 +153,17 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 		return "", &storeError{len(data), err}
 	}
 	if n := wire.MsgSize(mm.Header, len(mm.Data)); int64(n) > limit {
-		return "", &storeError{len(data), fmt.Errorf("%w: the object's meta message (%d bytes, subject %d bytes) exceeds max_payload %d",
-			ErrTooLarge, n, len(subject), limit)}
+		return "", &storeError{len(data), fmt.Errorf("%w: the subject is too long: the object's meta data records it (%d bytes) and would be a %d-byte message, above the connection's max_payload of %d bytes (the body's size does not matter)",
+			ErrTooLarge, len(subject), n, limit)}
+	}
+
+	// nats.go fails pending futures on a reconnect, but not when the
+	// connection closes (they then wait for their ack timeout): watch for
+	// that ourselves. Registered before the check, so no close is missed.
+	closed := s.nc.StatusChanged(nats.CLOSED)
+	defer s.nc.RemoveStatusListener(closed)
+	if s.nc.IsClosed() {
+		return "", &storeError{len(data), nats.ErrConnectionClosed}
 	}
 
 	// Hash on the other core while the chunks go out.
@@ -149,7 +184,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.purgeUpload(ctx, inflight, chunkSubj, mm.Subject, metaSent); cerr != nil {
+		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, metaSent); cerr != nil {
 			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
 		}
 		return "", &storeError{len(data), err}
@@ -159,13 +194,13 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			return fail(err)
 		}
 		end := min(off+chunk, len(data))
-		paf, err := s.pub.PublishMsgAsync(&nats.Msg{Subject: chunkSubj, Data: data[off:end]})
+		paf, err := s.pub.PublishMsgAsync(&nats.Msg{Subject: chunkSubj, Data: data[off:end]}, noRetry)
 		if err != nil {
 			return fail(err)
 		}
 		inflight = append(inflight, paf)
 		if len(inflight) >= s.cfg.window {
-			if err := s.popAck(ctx, &inflight); err != nil {
+			if err := s.popAck(ctx, closed, &inflight); err != nil {
 				return fail(err)
 			}
 		}
@@ -175,14 +210,14 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	if mm, err = s.metaMsg(info); err != nil {
 		return fail(err)
 	}
-	paf, err := s.pub.PublishMsgAsync(mm)
+	paf, err := s.pub.PublishMsgAsync(mm, noRetry)
 	if err != nil {
 		return fail(err)
 	}
 	metaSent = true
 	inflight = append(inflight, paf)
 	for len(inflight) > 0 {
-		if err := s.popAck(ctx, &inflight); err != nil {
+		if err := s.popAck(ctx, closed, &inflight); err != nil {
 			return fail(err)
 		}
 	}
@@ -190,10 +225,9 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 }
 
 // popAck waits for the oldest asynchronous publish in *inflight to be
-// acknowledged and removes it, also when it failed (its outcome is then
-// consumed and purgeUpload must not wait for it again). When ctx ends
-// first it stays.
-func (s *Store) popAck(ctx context.Context, inflight *[]jetstream.PubAckFuture) error {
+// acknowledged and removes it, also when it failed. When ctx ends or the
+// connection closes (an event on closed) first, it stays.
+func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight *[]jetstream.PubAckFuture) error {
 	paf := (*inflight)[0]
 	var err error
 	select {
@@ -201,41 +235,50 @@ func (s *Store) popAck(ctx context.Context, inflight *[]jetstream.PubAckFuture) 
 	case err = <-paf.Err():
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-closed:
+		return nats.ErrConnectionClosed
 	}
 	(*inflight)[0] = nil
 	*inflight = (*inflight)[1:]
 	return err
 }
 
-// purgeUpload removes a partial upload: it waits (bounded) until none of
-// the upload's publishes can still be retried by nats.go, makes sure the
-// stream has processed every chunk this connection sent before (a
-// synchronous publish on the chunk subject: the stream stores messages in
-// the order it receives them), then purges the chunk subject and, when the
-// meta message may have been sent, the meta subject.
-func (s *Store) purgeUpload(ctx context.Context, inflight []jetstream.PubAckFuture, chunkSubj, metaSubj string, metaSent bool) error {
+// purgeAttemptTimeout bounds one attempt of purgeUpload.
+const purgeAttemptTimeout = 2 * time.Second
+
+// purgeUpload removes a partial upload: it makes sure the stream has
+// processed every chunk this connection sent before (a synchronous
+// publish on the chunk subject: the connection delivers in order and the
+// stream stores messages in the order it receives them; nats.go no longer
+// resends any of the upload's publishes, see noRetry), then purges the
+// chunk subject and, when the meta message may have been sent, the meta
+// subject. Transient failures (a reconnect) are retried, each attempt
+// bounded by purgeAttemptTimeout, until the cleanup timeout; on a closed connection it gives up at once, since nothing can
+// be sent any more (the bucket's TTL removes the leftovers).
+func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj string, metaSent bool) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
-	for _, paf := range inflight {
-		select {
-		case <-paf.Ok():
-		case <-paf.Err():
-		case <-cctx.Done():
-		}
-	}
 	var err error
 	for {
 		if err = s.waitConnected(cctx); err == nil {
-			_, err = s.pub.PublishMsg(cctx, &nats.Msg{Subject: chunkSubj})
-		}
-		if err == nil {
-			err = s.stream.Purge(cctx, jetstream.WithPurgeSubject(chunkSubj))
-		}
-		if err == nil && metaSent {
-			err = s.stream.Purge(cctx, jetstream.WithPurgeSubject(metaSubj))
+			// Each attempt gets a bound of its own: a request written just
+			// before the connection broke gets no answer, and must not use
+			// up the whole cleanup budget.
+			actx, acancel := context.WithTimeout(cctx, purgeAttemptTimeout)
+			_, err = s.pub.PublishMsg(actx, &nats.Msg{Subject: chunkSubj})
+			if err == nil {
+				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(chunkSubj))
+			}
+			if err == nil && metaSent {
+				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(metaSubj))
+			}
+			acancel()
 		}
 		if err == nil {
 			return nil
+		}
+		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
+			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", err)
 		}
 		select {
 		case <-cctx.Done():

@@ -18,11 +18,26 @@ import (
 // Read windows: how many chunks a read keeps requested ahead. Open keeps
 // one, so that with the chunk nats.go is parsing (and copying) about three
 // chunks are in memory at a time; Resolve holds the whole payload anyway
-// and keeps more in flight for throughput.
+// and keeps more in flight for throughput. A new pull request for the
+// missing chunks goes out when half the window has arrived (nats.go's
+// default threshold), not one pull request per chunk.
 const (
 	openWindow    = 1
-	resolveWindow = 4
+	resolveWindow = 8
 )
+
+// readPullExpiry is how long each pull request of a read lives on the
+// server. nats.go derives the idle heartbeat from it (half of it) and
+// reports a missed heartbeat after twice that, that is after readPullExpiry
+// without any message; a read then issues a fresh pull request and goes
+// on (see objReader.next). A variable so that tests can shorten it.
+var readPullExpiry = 5 * time.Second
+
+// readStallCheck is how long a read waits for the next chunk before it
+// asks the server whether that chunk can still come: chunks expire (TTL)
+// or are deleted while an object is read, and the consumer then has
+// nothing left to deliver, which no error reports.
+const readStallCheck = 2 * time.Second
 
 // IsClaimCheck reports whether m carries a claim-check header (it may
 // still be malformed; Resolve says).
@@ -39,22 +54,31 @@ func IsClaimCheck(m *nats.Msg) bool {
 // claim check, otherwise the stored payload, read within ctx's deadline
 // (WithReadTimeout's bound, DefaultReadTimeout unless set, when ctx has
 // none) into a buffer of exactly the declared size. The payload is
-// verified against the declared size and the stored SHA-256 digest, and
-// the object must have been stored for m's subject.
+// verified against the declared size and the stored SHA-256 digest, and,
+// unless WithSubjectBinding(false), the object must have been stored for
+// m's subject (or one WithSubjectMatch accepts).
 //
-// Errors are *ResolveError wrapping ErrMissing (the object expired, was
-// deleted or never existed), ErrCorrupt (malformed headers, size or digest
-// mismatch), ErrSubjectMismatch (stored for another subject; also matches
-// ErrCorrupt), ErrTooLarge (declared size above the Store's maximum) or
-// the transport error that interrupted the read.
+// On error the data is nil. Errors are *ResolveError wrapping ErrMissing
+// (the object expired, was deleted or never existed), ErrCorrupt
+// (malformed headers, size or digest mismatch), ErrSubjectMismatch
+// (stored for another subject; also matches ErrCorrupt), ErrTooLarge
+// (declared size above the Store's maximum), nats.ErrInvalidMsg (a nil
+// message) or the transport error that interrupted the read.
 //
-// For a message received from a JetStream consumer, pass the original
-// subject (jetstream.Msg.Subject() is the subject the message was
-// published on, which is what the object is bound to).
+// m.Subject must be the subject the sender published on for the binding
+// to hold. That is what a Core NATS subscriber and a JetStream consumer
+// see, unless something on the way rewrote it: an account subject mapping
+// or import, a stream's SubjectTransform (the stream stores, and its
+// consumers see, the transformed subject), a source or mirror with subject
+// transforms, or a republish. Behind such a rewrite use
+// WithSubjectBinding(false) or WithSubjectMatch.
 func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	ref, err := s.parse(m)
-	if err != nil || ref == nil {
-		return dataOf(m), err
+	if err != nil {
+		return nil, err
+	}
+	if ref == nil {
+		return m.Data, nil
 	}
 	r, err := s.open(ctx, m.Subject, ref, resolveWindow)
 	if err != nil {
@@ -88,7 +112,7 @@ func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 		return nil, err
 	}
 	if ref == nil {
-		return io.NopCloser(bytes.NewReader(dataOf(m))), nil
+		return io.NopCloser(bytes.NewReader(m.Data)), nil
 	}
 	r, err := s.open(ctx, m.Subject, ref, openWindow)
 	if err != nil {
@@ -97,23 +121,17 @@ func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 	return r, nil
 }
 
-func dataOf(m *nats.Msg) []byte {
-	if m == nil {
-		return nil
-	}
-	return m.Data
-}
-
 type refInfo struct {
 	name string
 	size int64
 }
 
 // parse validates m's claim-check headers. It returns nil, nil for a
-// message that is not a claim check.
+// message that is not a claim check, and a *ResolveError wrapping
+// nats.ErrInvalidMsg for a nil message.
 func (s *Store) parse(m *nats.Msg) (*refInfo, error) {
 	if m == nil {
-		return nil, nats.ErrInvalidMsg
+		return nil, &ResolveError{Err: nats.ErrInvalidMsg, Detail: "nil message"}
 	}
 	return s.parseParts(m.Subject, m.Header, len(m.Data))
 }
@@ -236,8 +254,8 @@ func (r *objReader) start() error {
 		return err
 	}
 	r.info = info
-	if got := info.Metadata[MetaSubject]; got != r.subject {
-		return r.fail(ErrSubjectMismatch, "stored for subject %q", got)
+	if got := info.Metadata[MetaSubject]; !s.cfg.subjectOK(got, r.subject) {
+		return r.fail(ErrSubjectMismatch, "stored for subject %q (a subject transform or mapping on the way? see WithSubjectBinding)", got)
 	}
 	if info.Opts != nil && info.Opts.Link != nil {
 		return r.fail(ErrCorrupt, "the object is a link")
@@ -268,7 +286,7 @@ func (r *objReader) start() error {
 	case pending > uint64(info.Chunks):
 		return r.fail(ErrCorrupt, "%d chunks stored, the meta data says %d", pending, info.Chunks)
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullThresholdMessages(r.window))
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullExpiry(readPullExpiry))
 	if err != nil {
 		return err
 	}
@@ -305,11 +323,35 @@ func (r *objReader) Read(p []byte) (int, error) {
 
 // next receives the next chunk into r.cur, verifying order, size and (at
 // the last chunk) the digest before any of its bytes are handed out.
+//
+// A missed idle heartbeat (jetstream.ErrNoHeartbeat: no message for a
+// while, for example because a pull request was lost or the process was
+// starved) is not fatal: nats.go keeps the iterator usable and forgets
+// its outstanding pull requests, so the next call issues a new one. The
+// read goes on until ctx ends. Chunks cannot be skipped or repeated
+// unnoticed: the consumer sequence is checked below.
 func (r *objReader) next() error {
-	msg, err := r.msgs.Next(jetstream.NextContext(r.ctx))
-	if err != nil {
+	var msg jetstream.Msg
+	for {
+		ctx, cancel := context.WithTimeout(r.ctx, readStallCheck)
+		m, err := r.msgs.Next(jetstream.NextContext(ctx))
+		cancel()
+		if err == nil {
+			msg = m
+			break
+		}
 		if ctxErr := r.ctx.Err(); ctxErr != nil {
 			return ctxErr
+		}
+		switch {
+		case errors.Is(err, jetstream.ErrNoHeartbeat):
+			continue
+		case errors.Is(err, context.DeadlineExceeded):
+			// No chunk for readStallCheck: are the rest still stored?
+			if gone, err := r.chunksGone(); err != nil || gone {
+				return err
+			}
+			continue
 		}
 		return err
 	}
@@ -335,6 +377,21 @@ func (r *objReader) next() error {
 	}
 	r.cur = data
 	return nil
+}
+
+// chunksGone reports, as an ErrMissing error, when the consumer has
+// nothing left to deliver although chunks are missing: they expired or
+// were deleted after the read began. A failed lookup is no verdict (the
+// read goes on until its deadline).
+func (r *objReader) chunksGone() (bool, error) {
+	info, err := r.cons.Info(r.ctx)
+	if err != nil {
+		return false, nil
+	}
+	if info.NumPending == 0 && info.Delivered.Consumer < uint64(r.info.Chunks) {
+		return true, r.fail(ErrMissing, "%d of %d chunks could be read; the rest expired or were deleted during the read", info.Delivered.Consumer, r.info.Chunks)
+	}
+	return false, nil
 }
 
 // finish checks the totals and the digest.

@@ -58,15 +58,22 @@ func DeleteAfterRead() SubscribeOpt { return func(o *subOpts) { o.deleteAfterRea
 // could not be read for a transient reason (default DefaultNakDelay).
 func NakDelay(d time.Duration) SubscribeOpt { return func(o *subOpts) { o.nakDelay = d } }
 
-// PullConsumeOpts passes options to jetstream.Consumer.Consume.
+// PullConsumeOpts passes options to jetstream.Consumer.Consume. Consume
+// puts jetstream.PullMaxMessages(1) before them (see Consume), which a
+// PullMaxMessages or PullMaxBytes among them replaces.
 func PullConsumeOpts(opts ...jetstream.PullConsumeOpt) SubscribeOpt {
 	return func(o *subOpts) { o.pullOpts = append(o.pullOpts, opts...) }
 }
 
-// PullMessagesOpts passes options to jetstream.Consumer.Messages.
+// PullMessagesOpts passes options to jetstream.Consumer.Messages. Messages
+// puts jetstream.PullMaxMessages(1) before them (see Store.Messages),
+// which a PullMaxMessages or PullMaxBytes among them replaces.
 func PullMessagesOpts(opts ...jetstream.PullMessagesOpt) SubscribeOpt {
 	return func(o *subOpts) { o.msgsOpts = append(o.msgsOpts, opts...) }
 }
+
+// oneAtATime is the default pull option of Consume and Messages.
+var oneAtATime = jetstream.PullMaxMessages(1)
 
 func parseSubOpts(opts []SubscribeOpt) subOpts {
 	o := subOpts{nakDelay: DefaultNakDelay}
@@ -149,10 +156,17 @@ func (s *Store) deleteAfterRead(name string) error {
 	return nil
 }
 
-// ResolveJetStream is Resolve for a message from a JetStream consumer. The
-// object must have been stored for msg.Subject(), the subject the message
-// was published on.
+// ResolveJetStream is Resolve for a message from a JetStream consumer.
+// msg.Subject() is the subject the stream stored the message under: the
+// subject it was published on, unless a stream SubjectTransform, a
+// transforming source or mirror, or an account mapping changed it. With
+// subject binding on (the default) the object must have been stored for
+// that subject (see WithSubjectBinding and WithSubjectMatch). A nil msg
+// gives a *ResolveError wrapping nats.ErrInvalidMsg.
 func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte, error) {
+	if msg == nil {
+		return nil, &ResolveError{Err: nats.ErrInvalidMsg, Detail: "nil message"}
+	}
 	return s.Resolve(ctx, &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 }
 
@@ -163,10 +177,25 @@ func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte
 // (InProgress).
 //
 // A message that cannot be resolved never reaches h and is never acked:
-// a permanent failure (ErrMissing, ErrCorrupt, ErrSubjectMismatch,
-// ErrTooLarge: retrying cannot help) is Term'd with the reason; any other
-// failure (timeout, disconnect) is Nak'd with NakDelay. Then onErr
-// (required) gets the message and the error.
+// a permanent failure (ErrMissing, ErrCorrupt, ErrTooLarge: retrying
+// cannot help) is Term'd with the reason; ErrSubjectMismatch and any other
+// failure (timeout, disconnect) are Nak'd with NakDelay. Then onErr
+// (required) gets the message and the error. ErrSubjectMismatch is not
+// Term'd because it is what a stream SubjectTransform, a transforming
+// source or mirror, or an account mapping produces for a genuine claim
+// check: on a work-queue stream a Term would delete the message. Nak'd,
+// it is redelivered (up to the consumer's MaxDeliver) until a receiver
+// configured with WithSubjectBinding(false) or WithSubjectMatch resolves
+// it, or onErr gives up on it; onErr sees it on every redelivery.
+//
+// Prefetch: Consume pulls one message at a time (PullMaxMessages(1)
+// unless PullConsumeOpts sets PullMaxMessages or PullMaxBytes). h runs,
+// and the payload is read, inside nats.go's Consume callback, and
+// InProgress keeps only the current message's ack timer from expiring; a
+// larger batch would leave the prefetched messages waiting in the client
+// while a large payload is read, their AckWait running, so they would be
+// redelivered (duplicates) when the read takes longer than AckWait. Raise
+// it only for consumers whose AckWait covers the batch's processing time.
 func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...SubscribeOpt) (jetstream.ConsumeContext, error) {
 	if c == nil || h == nil {
 		return nil, errors.New("claimcheck: nil consumer or handler")
@@ -176,27 +205,43 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 	}
 	o := parseSubOpts(opts)
 	ackWait := ackWaitOf(c)
-	return c.Consume(func(msg jetstream.Msg) {
+	cb := func(msg jetstream.Msg) {
 		rm, err := s.resolveJS(msg, ackWait, &o, onErr)
 		if err != nil {
 			onErr(msg, err)
 			return
 		}
 		h(rm)
-	}, o.pullOpts...)
+	}
+	cc, err := c.Consume(cb, append([]jetstream.PullConsumeOpt{oneAtATime}, o.pullOpts...)...)
+	if err != nil && len(o.pullOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
+		// The caller's options set PullMaxBytes, which nats.go refuses
+		// together with PullMaxMessages: theirs alone decide the batch.
+		// Consume checks its options before it subscribes or pulls.
+		cc, err = c.Consume(cb, o.pullOpts...)
+	}
+	return cc, err
 }
 
 // Messages returns an iterator over c whose Next returns messages with
 // their payload resolved, as Consume passes them. A message that cannot be
 // resolved is Term'd or Nak'd by Consume's rule and Next returns it with a
 // *ResolveError; the iterator stays usable, so call Next again. Errors
-// that are not *ResolveError come from the iterator itself.
+// that are not *ResolveError come from the iterator itself. Like Consume
+// it pulls one message at a time (PullMaxMessages(1) unless
+// PullMessagesOpts sets PullMaxMessages or PullMaxBytes), so that no
+// message waits in the client, its AckWait running, while Next reads a
+// large payload.
 func (s *Store) Messages(c jetstream.Consumer, opts ...SubscribeOpt) (*Messages, error) {
 	if c == nil {
 		return nil, errors.New("claimcheck: nil consumer")
 	}
 	o := parseSubOpts(opts)
-	it, err := c.Messages(o.msgsOpts...)
+	it, err := c.Messages(append([]jetstream.PullMessagesOpt{oneAtATime}, o.msgsOpts...)...)
+	if err != nil && len(o.msgsOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
+		// PullMaxBytes among the caller's options; see Consume.
+		it, err = c.Messages(o.msgsOpts...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +284,7 @@ func ackWaitOf(c jetstream.Consumer) time.Duration {
 	return 30 * time.Second // the server's default
 }
 
-// resolveJS resolves msg, settling it (Term or Nak) on failure.
+// resolveJS resolves msg, settling it (Term or Nak, never Ack) on failure.
 func (s *Store) resolveJS(msg jetstream.Msg, ackWait time.Duration, o *subOpts, onErr JetStreamErrorHandler) (jetstream.Msg, error) {
 	ref, err := s.parseParts(msg.Subject(), msg.Headers(), len(msg.Data()))
 	if err == nil && ref == nil {
@@ -253,7 +298,9 @@ func (s *Store) resolveJS(msg jetstream.Msg, ackWait time.Duration, o *subOpts, 
 	}
 	if err != nil {
 		var re *ResolveError
-		if errors.As(err, &re) && re.Permanent() {
+		// Never Term on ErrSubjectMismatch: a subject transform or mapping
+		// produces it for genuine claim checks (see Consume).
+		if errors.As(err, &re) && re.Permanent() && !errors.Is(err, ErrSubjectMismatch) {
 			_ = msg.TermWithReason(truncate(err.Error(), 200))
 		} else {
 			_ = msg.NakWithDelay(o.nakDelay)

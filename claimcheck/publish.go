@@ -404,11 +404,11 @@ func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 	if ok && now.Before(e.expires) {
 		return e.max
 	}
-	var max int64
+	var limit int64
 	if name, err := s.js.StreamNameBySubject(ctx, subject); err == nil {
 		if st, err := s.js.Stream(ctx, name); err == nil {
 			if ms := st.CachedInfo().Config.MaxMsgSize; ms > 0 {
-				max = int64(ms)
+				limit = int64(ms)
 			}
 		}
 	}
@@ -416,9 +416,9 @@ func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 	if len(s.streams) >= streamCacheSize {
 		clear(s.streams)
 	}
-	s.streams[subject] = streamLimit{max: max, expires: now.Add(streamCacheTTL)}
+	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
 	s.mu.Unlock()
-	return max
+	return limit
 }
 
 func (s *Store) forgetStream(subject string) {

@@ -61,12 +61,12 @@ var noRetry = jetstream.WithRetryAttempts(0)
 
 // chunkSize returns the chunk size for a connection limit: the limit minus
 // a little headroom (for headers a proxy or tracing layer may add), capped
-// at max.
-func chunkSize(limit int64, max int) int {
+// at maxChunk.
+func chunkSize(limit int64, maxChunk int) int {
 	headroom := min(limit/16, 512)
 	c := limit - headroom
-	if c > int64(max) {
-		c = int64(max)
+	if c > int64(maxChunk) {
+		c = int64(maxChunk)
 	}
 	if c < 1 {
 		c = 1

@@ -84,7 +84,7 @@ func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // the read's own error is what matters
 	buf := make([]byte, ref.size)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, r.wrap(err)
@@ -220,7 +220,7 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window i
 	}
 	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window}
 	if err := r.start(); err != nil {
-		r.Close()
+		_ = r.Close() // releases the consumer; the start error is reported
 		return nil, r.wrap(err)
 	}
 	return r, nil

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,7 +152,10 @@ func TestShimNeverGetsConnectionClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer echo.Close()
-	if _, err := echo.Subscribe("svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) }); err != nil {
+	// The responder answers with the size it received.
+	if _, err := echo.Subscribe("svc", func(m *nats.Msg) {
+		_ = shim.Respond(m, []byte(strconv.Itoa(shim.MsgSize(m))), nil)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := echo.Flush(); err != nil {
@@ -159,6 +163,7 @@ func TestShimNeverGetsConnectionClosed(t *testing.T) {
 	}
 	const timeout = 10 * time.Second
 	c := shim.NewClient(nc, shim.WithTimeout(timeout))
+	warm(t, c)
 	r := rand.New(rand.NewPCG(3, 4))
 	n := 1500
 	if testing.Short() {
@@ -176,18 +181,26 @@ func TestShimNeverGetsConnectionClosed(t *testing.T) {
 		full[shim.HeaderTimeout] = []string{"10000"}
 		want := limit - 3 + r.IntN(7)
 		body := want - shim.HeaderSize(full)
-		_, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc", Header: h, Data: make([]byte, body)})
+		reply, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc", Header: h, Data: make([]byte, body)})
+		// The timeout header's value is normally "10000"; a stall of over a
+		// millisecond inside the call makes it "9999", one byte less. The
+		// property holds either way: sent exactly when the size the server
+		// saw fits, refused exactly when the size the client counted does not.
+		var se *shim.Error
 		switch {
-		case want <= limit && err != nil:
-			t.Fatalf("request %d of %d bytes (limit %d) failed: %v", i, want, limit, err)
-		case want > limit:
-			var se *shim.Error
-			if !errors.Is(err, shim.ErrPayloadTooLarge) || !errors.As(err, &se) || se.Sent || se.Size != int64(want) || se.Limit != limit {
-				t.Fatalf("request %d of %d bytes (limit %d): want a local PAYLOAD_TOO_LARGE refusal, got %#v", i, want, limit, err)
+		case err == nil:
+			seen, _ := strconv.Atoi(string(reply.Data))
+			if seen > limit || seen < want-1 || seen > want {
+				t.Fatalf("request %d: responder saw %d bytes, meant %d (limit %d)", i, seen, want, limit)
+			}
+			sent++
+		case errors.Is(err, shim.ErrPayloadTooLarge) && errors.As(err, &se):
+			if se.Sent || se.Limit != limit || se.Size <= limit || se.Size < int64(want-1) || se.Size > int64(want) {
+				t.Fatalf("request %d of %d bytes (limit %d): bad refusal %#v", i, want, limit, se)
 			}
 			refusedN++
 		default:
-			sent++
+			t.Fatalf("request %d of %d bytes (limit %d) failed: %v", i, want, limit, err)
 		}
 		if nc.IsClosed() {
 			t.Fatalf("connection closed after request %d: %v", i, nc.LastError())

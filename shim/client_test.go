@@ -31,6 +31,7 @@ func TestRequestExactlyAtLimitWithAuthHeader(t *testing.T) {
 	})
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc, shim.WithHeader("Authorization", "Bearer secret-token"), shim.WithTimeout(5*time.Second))
+	warm(t, c)
 	hdr := nats.Header{"Authorization": {"Bearer secret-token"}, shim.HeaderTimeout: {"5000"}}
 	body := limit - shim.HeaderSize(hdr)
 
@@ -76,6 +77,7 @@ func TestPayloadCapBelowServerLimit(t *testing.T) {
 	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc, shim.WithPayloadCap(100), shim.WithTimeout(time.Second))
+	warm(t, c)
 	over := 100 - shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"1000"}}) + 1
 	_, err := c.Request(context.Background(), "svc", make([]byte, over))
 	var se *shim.Error
@@ -341,5 +343,15 @@ func TestConcurrentCallsShareOneConnection(t *testing.T) {
 	}
 	if s.NumClients() != 2 {
 		t.Fatalf("server sees %d clients, want 2", s.NumClients())
+	}
+}
+
+// warm makes the client confirm the connection's limit now, so that the
+// round trip does not happen inside a measured call: the timeout header's
+// value (whole milliseconds left) then equals the client's timeout.
+func warm(t *testing.T, c *shim.Client) {
+	t.Helper()
+	if _, err := c.Limit(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

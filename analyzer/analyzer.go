@@ -19,7 +19,9 @@ The natssend analyzer reports NATS sends that bypass the natssend shim
 (category rawsend), sends whose failure path leads back to the same send
 (category retry), and connections that keep nats.go's outgoing reconnect
 buffer (category reconnectbuf). A statement marked
-//natssend:reviewed <reason> is not reported.`
+//natssend:reviewed <reason> is not reported for raw sends and
+connections; a retry needs a reason starting with "retry:"
+(//natssend:reviewed retry: idempotent upsert keyed by order ID).`
 
 // Analyzer is the natssend analysis pass with DefaultConfig. Its Flags set
 // the configuration for command-line drivers: -shim-packages,
@@ -71,6 +73,8 @@ type checker struct {
 type sendsFact struct {
 	// Via names the send API the function ends up calling.
 	Via string
+	// Kind is what that send does (publish, request, reply, ...).
+	Kind uint8
 }
 
 // AFact marks sendsFact as an analysis.Fact.
@@ -101,8 +105,8 @@ type state struct {
 	dirs     map[*token.File]*fileDirectives
 	findings []*finding
 
-	senders   map[*types.Func]string // functions of this package known to send
-	callers   []*types.Func          // functions with calls to local functions, in source order
+	senders   map[*types.Func]sendInfo // functions of this package known to send
+	callers   []*types.Func            // functions with calls to local functions, in source order
 	edges     map[*types.Func][]*types.Func
 	calls     []localCall // calls that may send, resolved after the fixpoint
 	sendCalls []*ast.CallExpr
@@ -111,7 +115,8 @@ type state struct {
 	bodies      map[*ast.BlockStmt]*fnBody
 	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
 	assigned    map[*types.Var]int          // assignments to those variables
-	litSends    map[*ast.FuncLit]string
+	litSends    map[*ast.FuncLit]*sendInfo
+	boolDefs    map[*types.Var]ast.Expr // bool variables defined from an expression
 	helperCalls []helperCall
 }
 
@@ -129,12 +134,13 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		tests:    make(map[*token.File]bool, len(pass.Files)),
 		contents: make(map[*token.File][]byte),
 		dirs:     make(map[*token.File]*fileDirectives),
-		senders:  make(map[*types.Func]string),
+		senders:  make(map[*types.Func]sendInfo),
 		edges:    make(map[*types.Func][]*types.Func),
 		bodies:   make(map[*ast.BlockStmt]*fnBody),
 		closures: make(map[*types.Var]*ast.FuncLit),
 		assigned: make(map[*types.Var]int),
-		litSends: make(map[*ast.FuncLit]string),
+		litSends: make(map[*ast.FuncLit]*sendInfo),
+		boolDefs: make(map[*types.Var]ast.Expr),
 	}
 	st.exempt = st.set.exempt(pass.Pkg.Path())
 	for _, f := range pass.Files {
@@ -148,7 +154,9 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			st.dirs[tf] = fd
 		}
 	}
-	if dependsOnNATS(pass.Pkg) {
+	// nats.go itself is not analyzed: its sends are the raw send list, and
+	// inferring facts there would make Connect, Subscribe, Ack... senders.
+	if dependsOnNATS(pass.Pkg) && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
@@ -238,6 +246,9 @@ func (st *state) scan(file *ast.File) {
 				if len(n.Rhs) == len(n.Lhs) {
 					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
+					}
+					if n.Tok == token.DEFINE && isBool(v.Type()) {
+						st.boolDefs[v] = n.Rhs[i]
 					}
 				}
 			}
@@ -349,12 +360,16 @@ func (st *state) calleeFunc(call *ast.CallExpr) *types.Func {
 }
 
 // enclosing returns the function declaration enclosing the top of stack and
-// whether a function literal lies in between.
+// whether a function literal lies in between. A function literal called on
+// the spot (func() { ... }(), also deferred) runs as part of the enclosing
+// function and does not count; one started by a go statement does.
 func enclosing(stack []ast.Node) (decl *ast.FuncDecl, inLit bool) {
 	for i := len(stack) - 1; i >= 0; i-- {
 		switch n := stack[i].(type) {
 		case *ast.FuncLit:
-			inLit = true
+			if !calledOnTheSpot(n, stack[:i]) {
+				inLit = true
+			}
 		case *ast.FuncDecl:
 			return n, inLit
 		}
@@ -362,19 +377,56 @@ func enclosing(stack []ast.Node) (decl *ast.FuncDecl, inLit bool) {
 	return nil, inLit
 }
 
+// calledOnTheSpot reports whether lit, whose ancestors are stack, is called
+// where it is written, other than by a go statement.
+func calledOnTheSpot(lit *ast.FuncLit, stack []ast.Node) bool {
+	var child ast.Node = lit
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			child = p
+			continue
+		case *ast.CallExpr:
+			if p.Fun != child {
+				return false
+			}
+			_, isGo := stackAt(stack, i-1).(*ast.GoStmt)
+			return !isGo
+		}
+		return false
+	}
+	return false
+}
+
+func stackAt(stack []ast.Node, i int) ast.Node {
+	if i < 0 || i >= len(stack) {
+		return nil
+	}
+	return stack[i]
+}
+
+func isBool(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsBoolean != 0
+}
+
 // call handles one call: connects, and calls that may send.
 func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	fb := st.innermost(stack)
 	fn := st.calleeFunc(call)
 	if fn == nil {
-		// Perhaps a local variable bound to a function literal.
-		if _, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && fb != nil {
-			fb.calls = append(fb.calls, call)
+		// Perhaps a local variable bound to a function literal, or a
+		// function literal called on the spot.
+		switch ast.Unparen(call.Fun).(type) {
+		case *ast.Ident, *ast.FuncLit:
+			if fb != nil {
+				fb.calls = append(fb.calls, call)
+			}
 		}
 		return
 	}
 	if st.set.helpers[funcKey(fn)] {
-		st.helperCalls = append(st.helperCalls, helperCall{call, fn.Pkg().Name() + "." + fn.Name()})
+		st.helperCalls = append(st.helperCalls, helperCall{call, funcKey(fn), fn.Pkg().Name() + "." + fn.Name()})
 	}
 	if options, ok := isConnect(fn); ok {
 		st.checkConnect(call, options, stack)
@@ -383,14 +435,14 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	if decl, inLit := enclosing(stack); decl != nil && !inLit {
 		caller, _ = st.pass.TypesInfo.Defs[decl.Name].(*types.Func)
 	}
-	if via, ok := st.knownSender(fn); ok {
+	if si, ok := st.knownSender(fn); ok {
 		st.sendCalls = append(st.sendCalls, call)
 		if fb != nil {
 			fb.calls = append(fb.calls, call)
 		}
 		if caller != nil {
 			if _, done := st.senders[caller]; !done {
-				st.senders[caller] = via
+				st.senders[caller] = sendInfo{via: si.via, kind: si.kind}
 			}
 		}
 		return
@@ -409,44 +461,43 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	}
 }
 
+// sendInfo describes what a call sends through.
+type sendInfo struct {
+	via    string   // the send API it ends up calling
+	kind   sendKind // what that send does
+	js     bool     // the call itself is a JetStream publish
+	direct bool     // the call itself is a listed send API (raw or shim)
+}
+
 // knownSender reports whether fn is a send API (raw, shim or claimcheck)
 // or a function of another package with a sendsFact, and what it sends
 // through.
-func (st *state) knownSender(fn *types.Func) (via string, ok bool) {
+func (st *state) knownSender(fn *types.Func) (sendInfo, bool) {
 	key := funcKey(fn)
 	if rs, ok := rawSendOf(key); ok {
-		return rs.display, true
+		return sendInfo{via: rs.display, kind: rs.kind, js: rs.jetStream, direct: true}, true
 	}
 	if ss, ok := shimSendOf(key); ok {
-		return ss.display, true
+		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
 	}
-	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg {
+	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
 		var fact sendsFact
 		if st.pass.ImportObjectFact(fn.Origin(), &fact) {
-			return fact.Via, true
+			return sendInfo{via: fact.Via, kind: sendKind(fact.Kind)}, true
 		}
 	}
-	return "", false
+	return sendInfo{}, false
 }
 
 // sendVia reports whether fn is known to send, including functions of this
 // package found to send.
-func (st *state) sendVia(fn *types.Func) (string, bool) {
+func (st *state) sendVia(fn *types.Func) (sendInfo, bool) {
 	fn = fn.Origin()
-	if via, ok := st.knownSender(fn); ok {
-		return via, true
+	if si, ok := st.knownSender(fn); ok {
+		return si, true
 	}
-	via, ok := st.senders[fn]
-	return via, ok
-}
-
-// jetStreamSend reports whether fn is a JetStream publish, which the server
-// de-duplicates by message ID.
-func jetStreamSend(fn *types.Func) bool {
-	key := funcKey(fn)
-	rs, _ := rawSendOf(key)
-	ss, _ := shimSendOf(key)
-	return rs.jetStream || ss.jetStream
+	si, ok := st.senders[fn]
+	return si, ok
 }
 
 // propagate computes the functions of this package that send, through
@@ -459,17 +510,21 @@ func (st *state) propagate() {
 				continue
 			}
 			for _, callee := range st.edges[caller] {
-				if via, ok := st.senders[callee]; ok {
-					st.senders[caller] = via
+				if si, ok := st.senders[callee]; ok {
+					st.senders[caller] = si
 					changed = true
 					break
 				}
 			}
 		}
 	}
-	for fn, via := range st.senders {
-		if fn.Pkg() == st.pass.Pkg {
-			st.pass.ExportObjectFact(fn, &sendsFact{Via: via})
+	// natssend's own shim and claimcheck packages export no facts: their
+	// sends are listed (shimSendOf), and nothing else there counts as one.
+	if !isKnownShim(st.pass.Pkg.Path()) {
+		for fn, si := range st.senders {
+			if fn.Pkg() == st.pass.Pkg {
+				st.pass.ExportObjectFact(fn, &sendsFact{Via: si.via, Kind: uint8(si.kind)})
+			}
 		}
 	}
 	for _, lc := range st.calls {
@@ -508,14 +563,24 @@ func (st *state) report() {
 			continue
 		}
 		var applied *directive
+		uncovered := false // a directive applies but does not cover this retry
 		if fd := st.dirs[tf]; fd != nil {
 			sp := stmtSpan(fd.file, tf, f.pos)
 			for _, d := range fd.list {
-				if d.malformed == "" && d.applies(sp) {
+				if !d.applies(sp) {
+					continue
+				}
+				switch {
+				case d.malformed != "":
+					d.near = d.near || f.report
+				case d.covers(f.category):
 					d.used = true
 					if applied == nil {
 						applied = d
 					}
+				case f.report:
+					d.retryOnly = true
+					uncovered = true
 				}
 			}
 		}
@@ -531,7 +596,11 @@ func (st *state) report() {
 			}
 			continue
 		}
-		d := analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.category, Message: f.message}
+		msg := f.message
+		if uncovered {
+			msg += " (" + directivePrefix + " covers a retry only when its reason starts with \"" + retryPrefix + "\")"
+		}
+		d := analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.category, Message: msg}
 		if f.fix != nil {
 			d.SuggestedFixes = f.fix()
 		}
@@ -559,7 +628,12 @@ func (st *state) report() {
 			var msg string
 			switch {
 			case d.malformed != "":
+				if d.spaced && !d.near {
+					continue // perhaps prose quoting the directive
+				}
 				msg = d.malformed
+			case !d.used && d.retryOnly:
+				msg = "unused " + directivePrefix + " directive: it does not cover the retry reported on this statement; review a retry with " + directivePrefix + " " + retryPrefix + " <reason>"
 			case !d.used:
 				msg = "unused " + directivePrefix + " directive: no NATS send, retry or connect is reported on this statement; remove it"
 			case d.reason == "":

@@ -47,7 +47,8 @@ type Config struct {
 	// RetryHelpers lists functions, as "importpath.Func", that call a
 	// function argument repeatedly until it succeeds. A send inside a
 	// closure passed to one of them, or a named function that sends passed
-	// to one of them, is reported as a retry.
+	// to one of them, is reported as a retry. The list replaces the
+	// default one: include DefaultRetryHelpers entries to extend it.
 	RetryHelpers []string
 
 	// Categories lists the enabled checks: "rawsend", "retry" and
@@ -214,7 +215,7 @@ func bindFlags(fs *flag.FlagSet, cfg *Config) {
 	}}, "shim-packages", "comma-separated package paths exempt from the rawsend and reconnectbuf checks (an entry also covers the packages below it)")
 	fs.Var(listFlag{list: &cfg.RetryHelpers, check: func(l []string) error {
 		return Config{RetryHelpers: l}.Validate()
-	}}, "retry-helpers", "comma-separated retry helpers as importpath.Func whose function argument is retried")
+	}}, "retry-helpers", "comma-separated retry helpers as importpath.Func whose function argument is retried; the list replaces the default one (analyzer.DefaultRetryHelpers), so to add a helper repeat the defaults you use, e.g. github.com/cenkalti/backoff/v4.Retry,example.com/acme/retry.Do")
 	fs.Var(listFlag{list: &cfg.Categories, check: func(l []string) error {
 		return Config{Categories: l}.Validate()
 	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf (empty: all)")

@@ -12,16 +12,30 @@ import (
 // directives: no space after "//".
 const directivePrefix = "//natssend:reviewed"
 
+// retryPrefix starts the reason of a directive that reviews a retry.
+const retryPrefix = "retry:"
+
 // directive is one //natssend:reviewed comment.
 type directive struct {
 	pos, end   token.Pos
 	line       int    // line of the comment
 	target     int    // standalone: first line after it that is not a comment; trailing: 0
-	reason     string // text after the directive name, trimmed
+	reason     string // text after the directive name (and after "retry:"), trimmed
+	retry      bool   // the reason starts with "retry:": it covers retries too
 	malformed  string // non-empty: why the comment is not a valid directive
+	spaced     bool   // malformed as "// natssend:reviewed": reported only next to a finding
+	near       bool   // spaced, and on a statement with a reported finding
 	test       bool   // in a _test.go file
-	used       bool   // attached to at least one candidate finding
+	used       bool   // attached to at least one candidate finding it covers
+	retryOnly  bool   // not used, but on a statement with a retry it does not cover
 	suppressed bool   // suppressed at least one finding that would be reported
+}
+
+// covers reports whether the directive suppresses a finding of category
+// cat: a retry only with a reason starting with "retry:", everything else
+// always.
+func (d *directive) covers(cat string) bool {
+	return cat != CategoryRetry || d.retry
 }
 
 // fileDirectives holds the directives of one file.
@@ -39,7 +53,7 @@ func parseDirectives(file *ast.File, tf *token.File, test bool, read func() []by
 	var content []byte
 	for _, cg := range file.Comments {
 		for _, c := range cg.List {
-			malformed, ok := classifyComment(c.Text)
+			malformed, spaced, ok := classifyComment(c.Text)
 			if !ok {
 				continue
 			}
@@ -52,10 +66,15 @@ func parseDirectives(file *ast.File, tf *token.File, test bool, read func() []by
 				end:       c.End(),
 				line:      tf.Line(c.Pos()),
 				malformed: malformed,
+				spaced:    spaced,
 				test:      test,
 			}
 			if malformed == "" {
 				d.reason = directiveReason(c.Text)
+				if rest, ok := strings.CutPrefix(d.reason, retryPrefix); ok {
+					d.retry = true
+					d.reason = strings.TrimSpace(rest)
+				}
 			}
 			if standalone(content, tf, c.Pos()) {
 				d.target = nextCodeLine(file, tf, content, tf.Line(c.End()))
@@ -79,27 +98,30 @@ func directiveReason(text string) string {
 
 // classifyComment reports whether the comment text is, or looks like, a
 // natssend directive, and if so why it is malformed ("" when it is valid).
-func classifyComment(text string) (malformed string, ok bool) {
+// spaced marks "// natssend:reviewed", which may be prose (a doc comment
+// quoting the directive): it is reported only on a statement with a
+// finding.
+func classifyComment(text string) (malformed string, spaced, ok bool) {
 	if rest, found := strings.CutPrefix(text, directivePrefix); found {
 		if rest == "" || rest[0] == ' ' || rest[0] == '\t' {
-			return "", true
+			return "", false, true
 		}
-		return "unknown directive " + strings.Fields(text)[0] + ": the review directive is " + directivePrefix + " <reason>", true
+		return "unknown directive " + strings.Fields(text)[0] + ": the review directive is " + directivePrefix + " <reason>", false, true
 	}
 	if rest, found := strings.CutPrefix(text, "//natssend:"); found {
 		name := rest
 		if f := strings.Fields(rest); len(f) > 0 {
 			name = f[0]
 		}
-		return "unknown directive //natssend:" + name + ": the review directive is " + directivePrefix + " <reason>", true
+		return "unknown directive //natssend:" + name + ": the review directive is " + directivePrefix + " <reason>", false, true
 	}
 	if body, found := strings.CutPrefix(text, "//"); found {
 		trimmed := strings.TrimLeft(body, " \t")
 		if trimmed != body && strings.HasPrefix(trimmed, "natssend:reviewed") {
-			return "malformed directive: write " + directivePrefix + " with no space after //, or it is an ordinary comment and suppresses nothing", true
+			return "malformed directive: write " + directivePrefix + " with no space after //, or it is an ordinary comment and suppresses nothing", true, true
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // standalone reports whether only white space precedes pos on its line.

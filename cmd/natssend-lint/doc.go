@@ -20,12 +20,20 @@
 //	-categories=rawsend,retry,reconnectbuf   enabled checks (default: all)
 //	-shim-packages=path,...                  packages exempt from rawsend and reconnectbuf
 //	                                         (default: github.com/natssend/natssend/shim and .../claimcheck)
-//	-retry-helpers=importpath.Func,...       functions whose function argument is retried
+//	-retry-helpers=importpath.Func,...       functions whose function argument is retried; the list
+//	                                         replaces the default one (analyzer.DefaultRetryHelpers):
+//	                                         to add a helper, list the defaults you use as well
 //	-skip-tests                              report nothing in _test.go files
 //	-audit                                   also report every reviewed finding, with its reason
 //
 // A statement carrying //natssend:reviewed <reason> on its line, or on the
-// line above, is not reported. To keep a review log that can be diffed in
+// line above, is not reported for a raw send or a connection. A retried
+// send is reviewed only by a reason starting with "retry:", which covers
+// the rest of the statement too:
+//
+//	//natssend:reviewed retry: idempotent upsert keyed by order ID
+//
+// so that a size justification does not hide a retry by accident. To keep a review log that can be diffed in
 // code review, list the reviewed findings with their reasons:
 //
 //	natssend-lint -audit -json ./... | jq -r '.. | objects | select(.category? == "reviewed") | "\(.posn)\t\(.message)"' | sed "s|$PWD/||" | sort

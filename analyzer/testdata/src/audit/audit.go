@@ -6,8 +6,12 @@ func audited(nc *nats.Conn, m *nats.Msg) { // want audited:`sends via \(\*nats.C
 	//natssend:reviewed heartbeat, 8 bytes
 	_ = nc.Publish("hb", nil) // want `reviewed raw \(\*nats.Conn\).Publish \(rawsend\): heartbeat, 8 bytes`
 
-	//natssend:reviewed idempotent consumer on the other side
+	//natssend:reviewed retry: idempotent consumer on the other side
 	for nc.Publish("a", nil) != nil { // want `reviewed raw \(\*nats.Conn\).Publish \(rawsend, retry\): idempotent consumer on the other side`
+	}
+
+	//natssend:reviewed sized: 1 byte
+	for nc.Publish("a", []byte("x")) != nil { // want `reviewed raw \(\*nats.Conn\).Publish \(rawsend\): sized: 1 byte` `call of \(\*nats.Conn\).Publish is retried on failure`
 	}
 
 	//natssend:reviewed // want `needs a reason`

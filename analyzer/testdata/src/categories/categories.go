@@ -9,8 +9,11 @@ import (
 )
 
 func retried(nc *nats.Conn) { // want retried:`sends via shim.Publish`
-	//natssend:reviewed meant for the disabled retry check: not unused
+	//natssend:reviewed retry: meant for the disabled retry check: not unused
 	for shim.Publish(nc, "a", nil) != nil {
+	}
+	//natssend:reviewed a plain directive never covers a retry // want `unused //natssend:reviewed directive`
+	for shim.Publish(nc, "b", nil) != nil {
 	}
 	_, _ = nats.Connect("x") //natssend:reviewed meant for the disabled reconnectbuf check
 	_, _ = nats.Connect("x")

@@ -12,7 +12,7 @@ func Do(f func() error) error { return f() }
 
 func use(nc *nats.Conn) {
 	_ = Do(func() error {
-		return shim.Publish(nc, "a", nil) // want `send through shim.Publish inside a function retried by customretry.Do`
+		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by customretry.Do`
 	})
 	_ = backoff.Retry(func() error {
 		return shim.Publish(nc, "a", nil) // not configured in this test

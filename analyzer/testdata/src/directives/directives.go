@@ -4,6 +4,7 @@ import (
 	"log"
 
 	"github.com/nats-io/nats.go"
+	"github.com/natssend/natssend/shim"
 )
 
 func reviewed(nc *nats.Conn, m *nats.Msg) error { // want reviewed:`sends via \(\*nats.Conn\).Publish`
@@ -59,9 +60,31 @@ func reviewed(nc *nats.Conn, m *nats.Msg) error { // want reviewed:`sends via \(
 		_ = nc.Publish("a", nil) //natssend:reviewed inside the closure
 	})
 
-	//natssend:reviewed a retry reviewed with its send
+	//natssend:reviewed retry: a retry reviewed with its send
 	for nc.Publish("a", nil) != nil {
 	}
+
+	//natssend:reviewed a size justification covers the raw send, not the retry
+	for nc.Publish("a", nil) != nil { // want `call of \(\*nats.Conn\).Publish is retried on failure: .* \(//natssend:reviewed covers a retry only when its reason starts with "retry:"\)`
+	}
+
+	//natssend:reviewed nothing but a retry here // want `unused //natssend:reviewed directive: it does not cover the retry reported on this statement; review a retry with //natssend:reviewed retry: <reason>`
+	for shim.Publish(nc, "a", nil) != nil { // want `call of shim.Publish is retried on failure`
+	}
+
+	//natssend:reviewed retry: idempotent consumer
+	for shim.Publish(nc, "a", nil) != nil {
+	}
+
+	//natssend:reviewed retry: // want `//natssend:reviewed needs a reason`
+	for shim.Publish(nc, "a", nil) != nil {
+	}
+
+	//natssend:reviewed retry: a retry directive on a send that is not retried also covers the rest
+	_ = nc.Publish("a", nil)
+
+	//natssend:reviewed retry: no send at all // want `unused //natssend:reviewed directive: no NATS send`
+	log.Print("x")
 
 	//natssend:reviewed a connection reviewed
 	_, _ = nats.Connect("nats://localhost")
@@ -74,3 +97,13 @@ var pub = (*nats.Conn).Publish //natssend:reviewed package-level method value
 
 /*natssend:reviewed a block comment is not a directive*/
 var pub2 = (*nats.Conn).Publish // want `raw \(\*nats.Conn\).Publish taken as a function value`
+
+// Prose quoting the directive with a space, as in
+// natssend:reviewed <reason>, is not reported when no finding is near:
+// natssend:reviewed is written without a space after the slashes.
+func prose() {}
+
+func spacedNear(nc *nats.Conn) { // want spacedNear:`sends via \(\*nats.Conn\).Publish`
+	// natssend:reviewed a spaced directive above a finding // want `malformed directive`
+	_ = nc.Publish("a", nil) // want `raw \(\*nats.Conn\).Publish`
+}

@@ -14,6 +14,6 @@ func Reviewed(nc *nats.Conn) error { // want Reviewed:`sends via \(\*nats.Conn\)
 
 // The retry check still applies.
 func Retry(nc *nats.Conn) { // want Retry:`sends via \(\*nats.Conn\).Publish`
-	for nc.Publish("a", nil) != nil { // want `send through \(\*nats.Conn\).Publish retried on failure`
+	for nc.Publish("a", nil) != nil { // want `call of \(\*nats.Conn\).Publish is retried on failure`
 	}
 }

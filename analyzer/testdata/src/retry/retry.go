@@ -18,7 +18,7 @@ func countedBreak(c *shim.Client, ctx context.Context) (*nats.Msg, error) { // w
 	var err error
 	for i := 0; i < 3; i++ {
 		var reply *nats.Msg
-		reply, err = c.Request(ctx, "svc", nil) // want `send through \(\*shim.Client\).Request retried on failure: a timeout or lost connection may follow a send that already took effect, so the retry can repeat the side effect; reconcile instead, or use a JetStream publish with a fixed message ID`
+		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim.Client\).Request is retried on failure: a timeout can follow a request that already ran, so the retry can run it twice: reconcile \(look the result up\) before trying again, or make the operation idempotent$`
 		if err == nil {
 			return reply, nil
 		}
@@ -40,7 +40,7 @@ func countedStopOnFailure(nc *nats.Conn, items [][]byte) error { // want counted
 // for {} with continue on error.
 func forContinue(nc *nats.Conn, data []byte) { // want forContinue:`sends via shim.Publish`
 	for {
-		if err := shim.Publish(nc, "a", data); err != nil { // want `send through shim.Publish retried on failure`
+		if err := shim.Publish(nc, "a", data); err != nil { // want `call of shim.Publish is retried on failure`
 			log.Print(err)
 			continue
 		}
@@ -67,7 +67,7 @@ func forWorkLoop(nc *nats.Conn, next func() []byte) { // want forWorkLoop:`sends
 func gotoRetry(nc *nats.Conn, m *nats.Msg) error { // want gotoRetry:`sends via shim.Respond`
 	attempts := 0
 retry:
-	err := shim.Respond(m, nil, nil) // want `send through shim.Respond retried on failure`
+	err := shim.Respond(m, nil, nil) // want `call of shim.Respond is retried on failure: a reply that failed may still have been written`
 	if err != nil && attempts < 3 {
 		attempts++
 		goto retry
@@ -90,7 +90,7 @@ done:
 func whileError(nc *nats.Conn) error { // want whileError:`sends via \(\*nats.Conn\).Publish`
 	err := nc.Publish("a", nil)
 	for err != nil {
-		err = nc.Publish("a", nil) // want `send through \(\*nats.Conn\).Publish retried on failure`
+		err = nc.Publish("a", nil) // want `call of \(\*nats.Conn\).Publish is retried on failure`
 	}
 	return err
 }
@@ -108,7 +108,7 @@ func whileOK(nc *nats.Conn) error { // want whileOK:`sends via \(\*nats.Conn\).P
 func whileTimeout(c *shim.Client, ctx context.Context) error { // want whileTimeout:`sends via \(\*shim.Client\).Request`
 	_, err := c.Request(ctx, "a", nil)
 	for n := 0; errors.Is(err, nats.ErrTimeout) && n < 3; n++ {
-		_, err = c.Request(ctx, "a", nil) // want `send through \(\*shim.Client\).Request retried on failure`
+		_, err = c.Request(ctx, "a", nil) // want `call of \(\*shim.Client\).Request is retried on failure`
 	}
 	return err
 }
@@ -126,7 +126,7 @@ func whileNoResponders(c *shim.Client, ctx context.Context) error { // want whil
 func retrySpecific(c *shim.Client, ctx context.Context) (*nats.Msg, error) { // want retrySpecific:`sends via \(\*shim.Client\).Request`
 attempts:
 	for i := 0; i < 5; i++ {
-		reply, err := c.Request(ctx, "a", nil) // want `send through \(\*shim.Client\).Request retried on failure`
+		reply, err := c.Request(ctx, "a", nil) // want `call of \(\*shim.Client\).Request is retried on failure`
 		switch {
 		case errors.Is(err, nats.ErrTimeout):
 			continue attempts
@@ -157,7 +157,7 @@ attempts:
 // || in the condition: retry unless the error is permanent.
 func retryOr(nc *nats.Conn, permanent func(error) bool) error { // want retryOr:`sends via shim.Publish`
 	for i := 0; ; i++ {
-		err := shim.Publish(nc, "a", nil) // want `send through shim.Publish retried on failure`
+		err := shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure`
 		if err == nil || permanent(err) || i > 3 {
 			return err
 		}
@@ -192,7 +192,7 @@ func fatal(nc *nats.Conn) { // want fatal:`sends via shim.Publish`
 
 // Recursive retry.
 func recursive(nc *nats.Conn, n int) error { // want recursive:`sends via shim.Publish`
-	if err := shim.Publish(nc, "a", nil); err != nil { // want `send through shim.Publish retried on failure by calling recursive again`
+	if err := shim.Publish(nc, "a", nil); err != nil { // want `call of shim.Publish is retried on failure by calling recursive again`
 		if n > 0 {
 			return recursive(nc, n-1)
 		}
@@ -216,7 +216,7 @@ func recursiveList(nc *nats.Conn, items [][]byte) error { // want recursiveList:
 func closureLoop(nc *nats.Conn) error {
 	send := func() error { return shim.Publish(nc, "a", nil) }
 	for i := 0; i < 3; i++ {
-		if err := send(); err == nil { // want `send through shim.Publish retried on failure`
+		if err := send(); err == nil { // want `^call of send \(which sends through shim.Publish\) is retried on failure: nats.go mostly fails a publish`
 			return nil
 		}
 	}
@@ -231,7 +231,7 @@ func captured(nc *nats.Conn) (err error) { // want captured:`sends via shim.Publ
 		}
 	}()
 	for i := 0; i < 3; i++ {
-		err = shim.Publish(nc, "a", nil) // want `send through shim.Publish retried on failure`
+		err = shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure`
 		if err == nil {
 			return nil
 		}
@@ -264,7 +264,7 @@ func jsDerivedID(ctx context.Context, js jetstream.JetStream, orderID int) error
 // JetStream: the ID changes on every attempt, no de-duplication.
 func jsFreshID(ctx context.Context, js jetstream.JetStream, next func() string) error { // want jsFreshID:`sends via \(jetstream.Publisher\).Publish`
 	for {
-		_, err := js.Publish(ctx, "orders", nil, jetstream.WithMsgID(next())) // want `send through \(jetstream.Publisher\).Publish retried on failure`
+		_, err := js.Publish(ctx, "orders", nil, jetstream.WithMsgID(next())) // want `call of \(jetstream.Publisher\).Publish is retried on failure: an error can follow a publish the stream already stored, so the retry can store it twice: use a fixed message ID \(jetstream.WithMsgID\) so the server de-duplicates`
 		if err == nil {
 			return nil
 		}
@@ -274,7 +274,7 @@ func jsFreshID(ctx context.Context, js jetstream.JetStream, next func() string) 
 // JetStream without an ID.
 func jsNoID(js nats.JetStreamContext) error { // want jsNoID:`sends via \(nats.JetStream\).Publish`
 	for {
-		_, err := js.Publish("orders", nil) // want `send through \(nats.JetStream\).Publish retried on failure`
+		_, err := js.Publish("orders", nil) // want `call of \(nats.JetStream\).Publish is retried on failure`
 		if err == nil {
 			return nil
 		}
@@ -316,7 +316,7 @@ func coreWithHeader(nc *nats.Conn, id string) error { // want coreWithHeader:`se
 	m := nats.NewMsg("orders")
 	m.Header.Set(nats.MsgIdHdr, id)
 	for {
-		if err := shim.PublishMsg(nc, m); err == nil { // want `send through shim.PublishMsg retried on failure`
+		if err := shim.PublishMsg(nc, m); err == nil { // want `call of shim.PublishMsg is retried on failure`
 			return nil
 		}
 	}

@@ -2,6 +2,8 @@ package retryhelpers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	avast "github.com/avast/retry-go"
@@ -18,55 +20,55 @@ import (
 
 func helpers(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Backoff) {
 	_ = backoff4.Retry(func() error {
-		return shim.Publish(nc, "a", nil) // want `send through shim.Publish inside a function retried by backoff.Retry: a timeout or lost connection`
+		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry: nats.go mostly fails a publish`
 	}, backoff4.NewExponentialBackOff())
 
 	_ = backoff4.RetryNotify(func() error {
-		return shim.Publish(nc, "a", nil) // want `retried by backoff.RetryNotify`
+		return shim.Publish(nc, "a", nil) // want `retried on failure by backoff.RetryNotify`
 	}, backoff4.NewExponentialBackOff(), nil)
 
 	_, _ = backoff5.Retry(ctx, func() (*nats.Msg, error) {
-		return c.Request(ctx, "a", nil) // want `send through \(\*shim.Client\).Request inside a function retried by backoff.Retry`
+		return c.Request(ctx, "a", nil) // want `call of \(\*shim.Client\).Request is retried on failure by backoff.Retry`
 	})
 
 	_ = avast.Do(func() error {
-		return shim.Publish(nc, "a", nil) // want `retried by retry.Do`
+		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.Do`
 	}, avast.Attempts(3))
 
 	_ = sethvargo.Do(ctx, b, func(ctx context.Context) error {
-		_, err := c.Request(ctx, "a", nil) // want `retried by retry.Do`
+		_, err := c.Request(ctx, "a", nil) // want `retried on failure by retry.Do`
 		return sethvargo.RetryableError(err)
 	})
 
 	_ = k8sretry.OnError(k8sretry.DefaultRetry, func(error) bool { return true }, func() error {
-		return shim.Publish(nc, "a", nil) // want `retried by retry.OnError`
+		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.OnError`
 	})
 
 	_ = k8sretry.RetryOnConflict(k8sretry.DefaultRetry, func() error {
-		return shim.Publish(nc, "a", nil) // want `retried by retry.RetryOnConflict`
+		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.RetryOnConflict`
 	})
 
 	_ = wait.Poll(time.Second, time.Minute, func() (bool, error) {
-		err := shim.Publish(nc, "a", nil) // want `retried by wait.Poll`
+		err := shim.Publish(nc, "a", nil) // want `retried on failure by wait.Poll`
 		return err == nil, nil
 	})
 
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Request(ctx, "a", nil) // want `retried by wait.PollUntilContextTimeout`
+		_, err := c.Request(ctx, "a", nil) // want `retried on failure by wait.PollUntilContextTimeout`
 		return err == nil, nil
 	})
 
 	_ = wait.ExponentialBackoff(wait.Backoff{Steps: 3}, func() (bool, error) {
-		return shim.Publish(nc, "a", nil) == nil, nil // want `retried by wait.ExponentialBackoff`
+		return shim.Publish(nc, "a", nil) == nil, nil // want `retried on failure by wait.ExponentialBackoff`
 	})
 
 	// A closure in a variable.
-	op := func() error { return shim.Publish(nc, "a", nil) } // want `retried by backoff.Retry`
+	op := func() error { return shim.Publish(nc, "a", nil) } // want `retried on failure by backoff.Retry`
 	_ = backoff4.Retry(op, backoff4.NewExponentialBackOff())
 
 	// A named function that sends.
 	_ = backoff4.Retry(publishOnce(nc), backoff4.NewExponentialBackOff())
-	_ = avast.Do(func() error { return notify(nc) })                // want `send through shim.Publish inside a function retried by retry.Do`
+	_ = avast.Do(func() error { return notify(nc) })                // want `call of notify \(which sends through shim.Publish\) is retried on failure by retry.Do`
 	_ = backoff4.Retry(sendNamed, backoff4.NewExponentialBackOff()) // want `backoff.Retry retries sendNamed, which sends through shim.Publish`
 }
 
@@ -101,4 +103,98 @@ func nearMiss(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, id str
 // Not a retry helper: only the configured functions count.
 func notAHelper(nc *nats.Conn, run func(func() error) error) error {
 	return run(func() error { return shim.Publish(nc, "a", nil) })
+}
+
+// Closures that make the send's failure permanent.
+func permanent(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Backoff, read func() ([]byte, error)) {
+	// Only the read is retried; a failed publish stops backoff.
+	_ = backoff4.Retry(func() error {
+		data, err := read()
+		if err != nil {
+			return err
+		}
+		if err := shim.Publish(nc, "a", data); err != nil {
+			return backoff4.Permanent(err)
+		}
+		return nil
+	}, backoff4.NewExponentialBackOff())
+
+	_, _ = backoff5.Retry(ctx, func() (*nats.Msg, error) {
+		m, err := c.Request(ctx, "a", nil)
+		if err != nil {
+			return nil, backoff5.Permanent(err)
+		}
+		return m, nil
+	})
+
+	_ = avast.Do(func() error {
+		if err := shim.Publish(nc, "a", nil); err != nil {
+			return avast.Unrecoverable(err)
+		}
+		return nil
+	})
+
+	// go-retry retries only errors marked retryable.
+	_ = sethvargo.Do(ctx, b, func(ctx context.Context) error {
+		_, err := c.Request(ctx, "a", nil)
+		return err
+	})
+
+	// Retrying on no responders only is safe.
+	_ = backoff4.Retry(func() error {
+		_, err := c.Request(ctx, "a", nil)
+		if errors.Is(err, nats.ErrNoResponders) {
+			return err
+		}
+		return backoff4.Permanent(err)
+	}, backoff4.NewExponentialBackOff())
+	_ = sethvargo.Do(ctx, b, func(ctx context.Context) error {
+		_, err := c.Request(ctx, "a", nil)
+		if errors.Is(err, nats.ErrNoResponders) {
+			return sethvargo.RetryableError(err)
+		}
+		return err
+	})
+}
+
+// Near misses of the above: the failure is retried after all.
+func notPermanent(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Backoff) {
+	// Permanent on one path only.
+	_ = backoff4.Retry(func() error {
+		err := shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry`
+		if errors.Is(err, nats.ErrMaxPayload) {
+			return backoff4.Permanent(err)
+		}
+		return err
+	}, backoff4.NewExponentialBackOff())
+
+	// Wrapped, but not permanent.
+	_ = avast.Do(func() error {
+		if err := shim.Publish(nc, "a", nil); err != nil { // want `call of shim.Publish is retried on failure by retry.Do`
+			return fmt.Errorf("publish: %w", err)
+		}
+		return nil
+	})
+
+	// Marked retryable on a timeout.
+	_ = sethvargo.Do(ctx, b, func(ctx context.Context) error {
+		_, err := c.Request(ctx, "a", nil) // want `call of \(\*shim.Client\).Request is retried on failure by retry.Do`
+		if errors.Is(err, nats.ErrTimeout) {
+			return sethvargo.RetryableError(err)
+		}
+		return err
+	})
+
+	// A closure converted to the helper's function type.
+	_ = backoff4.Retry(backoff4.Operation(func() error {
+		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry`
+	}), backoff4.NewExponentialBackOff())
+
+	// Success followed by another error repeats the send too.
+	_ = backoff4.Retry(func() error {
+		if err := shim.Publish(nc, "a", nil); err != nil { // want `call of shim.Publish is retried on failure by backoff.Retry`
+			return backoff4.Permanent(err)
+		}
+		return errors.New("not yet")
+	}, backoff4.NewExponentialBackOff())
 }

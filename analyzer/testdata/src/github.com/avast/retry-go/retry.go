@@ -8,3 +8,5 @@ type Option func()
 func Attempts(n uint) Option { return nil }
 
 func Do(retryableFunc RetryableFunc, opts ...Option) error { return retryableFunc() }
+
+func Unrecoverable(err error) error { return err }

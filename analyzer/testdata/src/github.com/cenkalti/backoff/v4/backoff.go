@@ -17,3 +17,9 @@ type Notify func(error, time.Duration)
 
 func Retry(o Operation, b BackOff) error                 { return o() }
 func RetryNotify(o Operation, b BackOff, n Notify) error { return o() }
+
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+func Permanent(err error) error { return &PermanentError{err} }

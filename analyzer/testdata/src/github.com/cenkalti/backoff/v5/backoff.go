@@ -10,3 +10,5 @@ type RetryOption func()
 func Retry[T any](ctx context.Context, operation Operation[T], opts ...RetryOption) (T, error) {
 	return operation()
 }
+
+func Permanent(err error) error { return err }

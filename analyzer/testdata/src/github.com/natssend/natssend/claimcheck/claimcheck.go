@@ -4,6 +4,7 @@ package claimcheck
 
 import (
 	"context"
+	"errors"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,3 +22,16 @@ func (s *Store) PublishMsg(ctx context.Context, m *nats.Msg) error { return s.nc
 func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	return s.js.PublishMsg(ctx, m, opts...)
 }
+
+var (
+	ErrNotPublished = errors.New("claimcheck: nothing was published")
+	ErrClosed       = errors.New("claimcheck: store closed")
+	ErrTooLarge     = errors.New("claimcheck: payload too large")
+)
+
+func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
+	_, err := s.js.PublishMsg(ctx, m)
+	return m, err
+}
+
+func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) { return m.Data, nil }

@@ -4,6 +4,7 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,6 +24,39 @@ func Publish(nc *nats.Conn, subject string, data []byte) error {
 }
 
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error { return nc.PublishMsg(m) }
+
+func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
+	return publish(ctx, nc, &nats.Msg{Subject: subject, Data: data})
+}
+
+func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
+	return publish(ctx, nc, m)
+}
+
+func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg) error { return nc.PublishMsg(m) }
+
+// Limit flushes: not a send.
+func (c *Client) Limit(ctx context.Context) (int64, error) { return c.nc.MaxPayload(), c.nc.Flush() }
+
+var ErrPayloadTooLarge = errors.New("natssend: payload too large")
+
+type Outcome int
+
+const (
+	OutcomeOK Outcome = iota
+	OutcomeNotRun
+	OutcomeUnknown
+	OutcomeRejected
+)
+
+func Classify(err error) Outcome {
+	if err == nil {
+		return OutcomeOK
+	}
+	return OutcomeUnknown
+}
+
+func MayHaveRun(err error) bool { return Classify(err) != OutcomeNotRun }
 
 func Respond(req *nats.Msg, data []byte, h nats.Header) error {
 	return req.RespondMsg(&nats.Msg{Subject: req.Reply, Data: data, Header: h})

@@ -351,7 +351,7 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 		other = x
 	case st.classifyOf(c, x), st.classifyOf(c, y):
 		if st.classifyOf(c, y) {
-			x, y = y, x
+			y = x // the Outcome constant is on the left
 		}
 		l, ok := st.outcome(y)
 		if !ok {
@@ -698,7 +698,6 @@ func (st *state) depsOf(fb *fnBody, call *ast.CallExpr) *deps {
 	}
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {
-		changed = false
 		n := len(d.index)
 		for _, node := range fb.assignNodes() {
 			switch a := node.(type) {

@@ -20,22 +20,7 @@ import (
 // jetstream publish, and that the dry run itself sends nothing. When a
 // nats.go upgrade changes how options become headers, this test fails.
 func TestJetStreamHeadersExact(t *testing.T) {
-	srv := natstest.Start(t, natstest.MaxPayload(64<<10), natstest.JetStream())
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	st, err := New(ctx, js, WithStorage(jetstream.MemoryStorage))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js, st, ctx := internalStore(t)
 	// A stream that accepts every option's headers, so the publishes are
 	// real ones; the wire copy is taken from a plain subscriber.
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
@@ -138,4 +123,28 @@ func TestNames(t *testing.T) {
 			t.Errorf("validName(%q) = true", bad)
 		}
 	}
+}
+
+// internalStore starts a server (max_payload 64 KiB, JetStream), connects,
+// and makes a Store with a memory bucket, for the package's internal
+// tests. The context lasts a minute.
+func internalStore(t *testing.T) (*nats.Conn, jetstream.JetStream, *Store, context.Context) {
+	t.Helper()
+	srv := natstest.Start(t, natstest.MaxPayload(64<<10), natstest.JetStream())
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	st, err := New(ctx, js, WithStorage(jetstream.MemoryStorage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, st, ctx
 }

@@ -2,7 +2,6 @@ package claimcheck
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/natssend/natssend/internal/natstest"
 )
 
 // flakyMsgs reports a missed heartbeat before every few messages, as
@@ -39,22 +36,7 @@ func (f *flakyMsgs) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
 // read with 1 s pull requests whose reader pauses longer than that
 // between chunks (pull requests expire mid-read) still completes.
 func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
-	srv := natstest.Start(t, natstest.MaxPayload(64<<10), natstest.JetStream())
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	st, err := New(ctx, js, WithStorage(jetstream.MemoryStorage))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, st, ctx := internalStore(t)
 	want := make([]byte, 20*(60<<10)+123)
 	_, _ = rand.Read(want)
 	ref, err := st.Prepare(ctx, &nats.Msg{Subject: "hb", Data: want}, 0)
@@ -117,22 +99,7 @@ func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
 // disappear (TTL, deletion) after a read began, the read fails with
 // ErrMissing within a few seconds instead of waiting for its deadline.
 func TestChunksGoneDuringReadGiveErrMissing(t *testing.T) {
-	srv := natstest.Start(t, natstest.MaxPayload(64<<10), natstest.JetStream())
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	st, err := New(ctx, js, WithStorage(jetstream.MemoryStorage))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, st, ctx := internalStore(t)
 	ref, err := st.Prepare(ctx, &nats.Msg{Subject: "gone", Data: make([]byte, 10*(60<<10))}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -85,23 +85,24 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	return nil
 }
 
-// claimError maps a claim check failure.
+// claimError maps a claim check failure. The store says when nothing was
+// published (claimcheck.ErrNotPublished); anything else may have been.
 func claimError(ctx context.Context, m *nats.Msg, limit int64, err error) error {
-	if errors.Is(err, claimcheck.ErrTooLarge) {
+	switch {
+	case errors.Is(err, claimcheck.ErrTooLarge):
 		return &Error{
 			Code:    CodePayloadTooLarge,
-			Message: fmt.Sprintf("body of %d bytes exceeds the claim check maximum of %d bytes; not sent", len(m.Data), claimcheck.MaxSize),
+			Message: "message does not fit even as a claim check; not sent",
 			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: err,
 		}
+	case errors.Is(err, claimcheck.ErrReservedHeader):
+		return notSent(CodeInvalidArgument, "message already carries a claim check header; not sent", err)
 	}
 	var e *Error
 	if errors.As(err, &e) {
 		return err
 	}
-	// The store publishes the reference only after the upload; a failure
-	// before that is "not sent", a failure of the reference publish itself
-	// is like any publish error.
-	return sendError(ctx, err, false)
+	return sendError(ctx, err, !errors.Is(err, claimcheck.ErrNotPublished))
 }
 
 // connState is what the shim keeps per connection for Publish: the

@@ -108,3 +108,19 @@ func TestPublishStateDroppedWhenConnectionsClose(t *testing.T) {
 		t.Fatalf("registry holds %d connections, want at most %d: closed connections leak", got, before+1)
 	}
 }
+
+func TestPublishRefusesAboveClaimCheckMaximum(t *testing.T) {
+	const limit = 64 << 10
+	s := natstest.Start(t, natstest.MaxPayload(limit), natstest.JetStream())
+	nc := connect(t, s.URL())
+	err := shim.Publish(nc, "events", make([]byte, claimcheck.MaxSize+1))
+	var se *shim.Error
+	if !errors.As(err, &se) || !errors.Is(err, shim.ErrPayloadTooLarge) || !errors.Is(err, claimcheck.ErrTooLarge) ||
+		shim.Classify(err) != shim.OutcomeNotRun || se.Limit != limit {
+		t.Fatalf("above 256 MiB: want a not-sent PAYLOAD_TOO_LARGE wrapping claimcheck.ErrTooLarge, got %v", err)
+	}
+	err = shim.PublishMsg(nc, &nats.Msg{Subject: "events", Header: nats.Header{claimcheck.HeaderRef: {"forged"}}, Data: make([]byte, limit+1)})
+	if !errors.As(err, &se) || se.Code != shim.CodeInvalidArgument || shim.Classify(err) != shim.OutcomeNotRun {
+		t.Fatalf("a message already carrying a claim check header: got %v", err)
+	}
+}

@@ -169,7 +169,14 @@ func (e *Error) Is(target error) bool {
 }
 
 // Outcome reports what is known about the operation that failed.
-func (e *Error) Outcome() Outcome { return e.outcome }
+// An *Error built by hand (a struct literal) reports OutcomeUnknown: a
+// non-nil error never means OutcomeOK.
+func (e *Error) Outcome() Outcome {
+	if e.outcome == OutcomeOK {
+		return OutcomeUnknown
+	}
+	return e.outcome
+}
 
 // Classify tells what a caller can know after err: OutcomeOK for nil,
 // OutcomeNotRun when the operation certainly did not happen, OutcomeUnknown
@@ -186,7 +193,7 @@ func Classify(err error) Outcome {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return e.outcome
+		return e.Outcome()
 	}
 	return OutcomeUnknown
 }
@@ -224,8 +231,6 @@ func Reject(code, message string) *Error {
 	return &Error{Code: code, Message: message, outcome: OutcomeRejected}
 }
 
-// isRejection reports whether e was made by Reject in this process.
-func (e *Error) isRejection() bool { return !e.Remote && e.outcome == OutcomeRejected }
 
 // notSent builds a local refusal.
 func notSent(code, msg string, cause error) *Error {

@@ -51,10 +51,12 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     PAYLOAD_TOO_LARGE error reply when too large.
 //   - An error from fn becomes an error reply. A rejection made by Reject
 //     or InvalidArgument keeps its code and message and tells the caller
-//     the request had no effect (OutcomeRejected). Any other error, a
-//     *Error from a call fn made included, is sent as INTERNAL with its
-//     text, which the caller must treat as OutcomeUnknown. Return
-//     InvalidArgument when decoding fails, before any domain work.
+//     the request had no effect (OutcomeRejected). A *Error that fn built
+//     itself (a struct literal) keeps its code and message; the caller
+//     classifies it by its code. Any other error, a *Error from a call fn
+//     made included, is sent as INTERNAL with its text, which the caller
+//     must treat as OutcomeUnknown. Return InvalidArgument when decoding
+//     fails, before any domain work.
 //   - A panic in fn becomes an INTERNAL error reply ("internal error"; the
 //     panic value goes to OnError only).
 //   - A request without a reply subject is handled and nothing is sent.
@@ -139,15 +141,25 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 }
 
 // replyError sends err as an error reply and returns what went wrong.
-// Only a rejection made in this process (Reject, InvalidArgument) keeps its
-// code; anything else may come after work was done and is INTERNAL.
+//
+// The handler's own *Error keeps its code: a rejection (Reject,
+// InvalidArgument) is marked as such, and one built by hand (a struct
+// literal) is sent as it is, for the caller to classify by its code. An
+// *Error that came from a call the handler made (a remote error, or a
+// failed send of its own) is INTERNAL, like any other error: the handler
+// may have done work before it.
 func replyError(req *nats.Msg, err error) error {
 	var e *Error
-	if errors.As(err, &e) && e.isRejection() {
-		return respondError(req, e.Code, e.Message, true)
-	}
-	if errors.As(err, &e) && e.Code == CodeInternal && !e.Remote {
-		return respondError(req, CodeInternal, e.Message, false)
+	if errors.As(err, &e) && !e.Remote {
+		switch e.outcome {
+		case OutcomeRejected:
+			return respondError(req, e.Code, e.Message, true)
+		case OutcomeOK: // built by hand
+			return respondError(req, e.Code, e.Message, false)
+		}
+		if e.Code == CodeInternal {
+			return respondError(req, CodeInternal, e.Message, false)
+		}
 	}
 	return respondError(req, CodeInternal, err.Error(), false)
 }

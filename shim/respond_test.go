@@ -131,6 +131,8 @@ func TestHandlerAdapter(t *testing.T) {
 			panic("boom")
 		case "missing":
 			return order{}, shim.Reject("NOT_FOUND", "no order "+o.ID)
+		case "conflict":
+			return order{}, &shim.Error{Code: "CONFLICT", Message: "version conflict"}
 		case "plain":
 			return order{}, errors.New("db down")
 		}
@@ -151,9 +153,10 @@ func TestHandlerAdapter(t *testing.T) {
 		code    string
 		outcome shim.Outcome
 	}{
-		"panic":   {shim.CodeInternal, shim.OutcomeUnknown},
-		"missing": {"NOT_FOUND", shim.OutcomeRejected}, // marked by Reject
-		"plain":   {shim.CodeInternal, shim.OutcomeUnknown},
+		"panic":    {shim.CodeInternal, shim.OutcomeUnknown},
+		"missing":  {"NOT_FOUND", shim.OutcomeRejected}, // marked by Reject
+		"conflict": {"CONFLICT", shim.OutcomeUnknown},   // built by hand: code kept, not marked
+		"plain":    {shim.CodeInternal, shim.OutcomeUnknown},
 	} {
 		_, err := c.Request(ctx, "orders.get", []byte(fmt.Sprintf(`{"id":%q}`, id)))
 		if !errors.As(err, &se) || se.Code != want.code || !se.Remote || shim.Classify(err) != want.outcome {
@@ -261,5 +264,20 @@ func TestRespondMicroOversizeReachesCaller(t *testing.T) {
 	}
 	if svcConn.IsClosed() {
 		t.Fatal("service connection closed")
+	}
+}
+
+func TestClassifyHandBuiltError(t *testing.T) {
+	if got := shim.Classify(&shim.Error{Code: "X"}); got != shim.OutcomeUnknown {
+		t.Fatalf("a hand-built *Error: %v, want unknown", got)
+	}
+	if got := shim.Classify(fmt.Errorf("wrapped: %w", shim.InvalidArgument("bad"))); got != shim.OutcomeRejected {
+		t.Fatalf("a wrapped rejection: %v", got)
+	}
+	if got := shim.Classify(errors.New("plain")); got != shim.OutcomeUnknown || !shim.MayHaveRun(errors.New("plain")) {
+		t.Fatalf("a foreign error: %v", got)
+	}
+	if shim.Classify(nil) != shim.OutcomeOK {
+		t.Fatal("nil")
 	}
 }

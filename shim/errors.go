@@ -231,7 +231,6 @@ func Reject(code, message string) *Error {
 	return &Error{Code: code, Message: message, outcome: OutcomeRejected}
 }
 
-
 // notSent builds a local refusal.
 func notSent(code, msg string, cause error) *Error {
 	return &Error{Code: code, Message: msg, outcome: OutcomeNotRun, err: cause}

@@ -258,7 +258,9 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, re
 	if refHdr == 0 {
 		refHdr = wire.EmptyBlockSize
 	}
-	refHdr += wire.LineSize(HeaderRef, newName()) + wire.LineSize(HeaderSize, sizeStr)
+	// Object names have a fixed length (nameLen), so the reference's size
+	// is known before a name is drawn.
+	refHdr += wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, sizeStr)
 	if int64(refHdr)+reserve > refLimit {
 		which := "the connection's max_payload"
 		if refLimit < connLimit {

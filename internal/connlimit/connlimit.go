@@ -45,12 +45,6 @@ func (t *Tracker) MaxPayload(ctx context.Context, nc *nats.Conn) (int64, error) 
 	return nc.MaxPayload(), nil
 }
 
-// MarkVerified records that the connection's limit is current now, as
-// after a successful Refresh.
-func (t *Tracker) MarkVerified(nc *nats.Conn) {
-	t.verified.Store(nc.Stats().Reconnects + 1)
-}
-
 // Refresh performs one PING/PONG round trip so that any INFO the server
 // sent before its PONG (in particular the account-adjusted max_payload) has
 // been processed when it returns.

@@ -104,6 +104,13 @@ var (
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.
 	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished}
+	// ErrInvalidOption is wrapped by every error about an invalid option
+	// value, in this package and in package shim (shim.ErrInvalidOption is
+	// the same value): an out-of-range TTL, replica count, size or
+	// timeout, an empty bucket name, a nil function, a negative reserve.
+	// Options are checked before anything is created or sent. A nil
+	// Option or SubscribeOpt is ignored.
+	ErrInvalidOption = errors.New("natssend: invalid option")
 )
 
 // notPublishedError marks an error after which the Store knows nothing
@@ -194,7 +201,7 @@ type config struct {
 func WithBucket(name string) Option {
 	return func(c *config) error {
 		if name == "" {
-			return errors.New("claimcheck: empty bucket name")
+			return fmt.Errorf("%w: claimcheck: empty bucket name", ErrInvalidOption)
 		}
 		c.bucket = name
 		return nil
@@ -206,7 +213,7 @@ func WithBucket(name string) Option {
 func WithTTL(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return fmt.Errorf("claimcheck: TTL must be positive, got %v", d)
+			return fmt.Errorf("%w: claimcheck: TTL must be positive, got %v", ErrInvalidOption, d)
 		}
 		c.ttl = d
 		return nil
@@ -218,7 +225,7 @@ func WithTTL(d time.Duration) Option {
 func WithStorage(st jetstream.StorageType) Option {
 	return func(c *config) error {
 		if st != jetstream.FileStorage && st != jetstream.MemoryStorage {
-			return fmt.Errorf("claimcheck: unknown storage type %v", st)
+			return fmt.Errorf("%w: claimcheck: unknown storage type %v", ErrInvalidOption, st)
 		}
 		c.storage = st
 		return nil
@@ -230,7 +237,7 @@ func WithStorage(st jetstream.StorageType) Option {
 func WithReplicas(n int) Option {
 	return func(c *config) error {
 		if n < 1 || n > 5 {
-			return fmt.Errorf("claimcheck: replicas must be 1..5, got %d", n)
+			return fmt.Errorf("%w: claimcheck: replicas must be 1..5, got %d", ErrInvalidOption, n)
 		}
 		c.replicas = n
 		return nil
@@ -244,7 +251,7 @@ func WithReplicas(n int) Option {
 func WithMaxObjectSize(n int64) Option {
 	return func(c *config) error {
 		if n < 1 || n > MaxSize {
-			return fmt.Errorf("claimcheck: max object size must be 1..%d, got %d", MaxSize, n)
+			return fmt.Errorf("%w: claimcheck: max object size must be 1..%d, got %d", ErrInvalidOption, MaxSize, n)
 		}
 		c.maxObject = n
 		return nil
@@ -257,7 +264,7 @@ func WithMaxObjectSize(n int64) Option {
 func WithMaxChunkSize(n int) Option {
 	return func(c *config) error {
 		if n < 1024 {
-			return fmt.Errorf("claimcheck: chunk size must be at least 1024, got %d", n)
+			return fmt.Errorf("%w: claimcheck: chunk size must be at least 1024, got %d", ErrInvalidOption, n)
 		}
 		c.maxChunk = n
 		return nil
@@ -270,7 +277,7 @@ func WithMaxChunkSize(n int) Option {
 func WithReadTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return fmt.Errorf("claimcheck: read timeout must be positive, got %v", d)
+			return fmt.Errorf("%w: claimcheck: read timeout must be positive, got %v", ErrInvalidOption, d)
 		}
 		c.readTimeout = d
 		return nil
@@ -283,7 +290,7 @@ func WithReadTimeout(d time.Duration) Option {
 func WithCleanupTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return fmt.Errorf("claimcheck: cleanup timeout must be positive, got %v", d)
+			return fmt.Errorf("%w: claimcheck: cleanup timeout must be positive, got %v", ErrInvalidOption, d)
 		}
 		c.cleanupTimeout = d
 		return nil
@@ -325,7 +332,7 @@ func WithSubjectBinding(on bool) Option {
 func WithSubjectMatch(match func(stored, received string) bool) Option {
 	return func(c *config) error {
 		if match == nil {
-			return errors.New("claimcheck: nil subject match function")
+			return fmt.Errorf("%w: claimcheck: nil subject match function", ErrInvalidOption)
 		}
 		c.bindSubject = true
 		c.subjectMatch = match
@@ -363,7 +370,7 @@ type Store struct {
 	obs    jetstream.ObjectStore
 	stream jetstream.Stream // the bucket's stream
 	cfg    config
-	limit  connlimit.Tracker
+	limit  *connlimit.State // the connection's one limit state, shared with shim
 
 	mu      sync.Mutex
 	streams map[string]streamLimit // subject -> cached max_msg_size of its stream
@@ -416,7 +423,7 @@ func (s *Store) isClosed() bool {
 // creates it.
 func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, error) {
 	if js == nil {
-		return nil, errors.New("claimcheck: nil JetStream")
+		return nil, fmt.Errorf("%w: claimcheck: nil JetStream", nats.ErrInvalidArg)
 	}
 	nc := js.Conn()
 	if nc == nil {
@@ -435,6 +442,9 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 		bindSubject:    true,
 	}
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
@@ -448,7 +458,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, streams: make(map[string]streamLimit)}
+	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, limit: connlimit.For(nc), streams: make(map[string]streamLimit)}
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}

@@ -10,8 +10,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
+
+// maxDecisions bounds how often one send decides again after nats.go
+// refused it with nats.ErrMaxPayload (the connection's limit fell between
+// the decision and the send, by a reconnect; nothing was written). Each
+// new decision waits for the new link's limit, so more than two are rare.
+const maxDecisions = 8
 
 // Prepare returns m itself when it fits the connection's effective
 // max_payload with reserve more header bytes, which the caller will still
@@ -46,19 +53,26 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 		return nil, err
 	}
 	if reserve < 0 {
-		return nil, fmt.Errorf("claimcheck: negative reserve %d", reserve)
+		return nil, fmt.Errorf("%w: claimcheck: negative reserve %d", ErrInvalidOption, reserve)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit, err := s.limit.Limit(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if fits(m.Header, len(m.Data), int64(reserve), limit) {
+	v, err := s.decide(m, m.Header, int64(reserve), limit, limit)
+	switch v {
+	case connlimit.Fits:
 		return m, nil
+	case connlimit.Refuse:
+		return nil, err
 	}
-	ref, _, err := s.reference(ctx, m, m.Header, int64(reserve), limit, limit)
+	ref, _, err := s.reference(ctx, m, m.Header, limit)
 	return ref, err
 }
 
@@ -83,29 +97,55 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if fits(m.Header, len(m.Data), 0, limit) {
-		err := s.nc.PublishMsg(m)
-		if !errors.Is(err, nats.ErrMaxPayload) {
+	for attempt := 1; ; attempt++ {
+		limit, err := s.limit.Limit(ctx)
+		if err != nil {
 			return err
 		}
-		// The limit fell between our check and the publish (a reconnect to
-		// a server with a lower limit); nats.go sent nothing.
-		if limit, err = s.limit.MaxPayload(ctx, s.nc); err != nil {
+		v, err := s.decide(m, m.Header, 0, limit, limit)
+		switch v {
+		case connlimit.Refuse:
+			return err
+		case connlimit.Fits:
+			err := s.nc.PublishMsg(m)
+			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+				// The link changed between the decision and the send
+				// (nats.go holds 0 until a new link's limit arrives);
+				// nothing was written. Decide again on the new limit.
+				s.limit.Redecided()
+				continue
+			}
 			return err
 		}
+		ref, name, err := s.reference(ctx, m, m.Header, limit)
+		if err != nil {
+			return err
+		}
+		return s.publishRef(ctx, ref, name)
 	}
-	ref, name, err := s.reference(ctx, m, m.Header, 0, limit, limit)
-	if err != nil {
-		return err
-	}
-	if err := s.nc.PublishMsg(ref); err != nil {
+}
+
+// publishRef publishes a reference whose payload is stored, deleting the
+// payload when the reference cannot be published. A reference that
+// nats.go refuses for its size because the link changed during the
+// upload is sent once the new link's limit is known, if it fits that.
+func (s *Store) publishRef(ctx context.Context, ref *nats.Msg, name string) error {
+	for attempt := 1; ; attempt++ {
+		err := s.nc.PublishMsg(ref)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+			s.limit.Redecided()
+			if limit, lerr := s.limit.Limit(ctx); lerr == nil && fits(ref.Header, 0, 0, limit) {
+				continue
+			}
+		}
 		return s.abandon(ctx, name, err)
 	}
-	return nil
 }
 
 // PublishJetStream publishes m to a stream: unchanged when it fits,
@@ -139,41 +179,48 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, notPublished(err)
 	}
 	sent, err := s.jsHeaders(m, opts)
 	if err != nil {
 		return nil, notPublished(err)
 	}
-	eff := limit
-	if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-		eff = sl
-	}
-	if fits(sent, len(m.Data), 0, eff) {
+	var limit, eff int64
+	for attempt := 1; ; attempt++ {
+		if limit, err = s.limit.Limit(ctx); err != nil {
+			return nil, notPublished(err)
+		}
+		eff = limit
+		if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
+			eff = sl
+		}
+		v, err := s.decide(m, sent, 0, eff, limit)
+		if v == connlimit.Refuse {
+			return nil, notPublished(err)
+		}
+		if v == connlimit.ClaimCheck {
+			break
+		}
 		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
 		switch {
 		case err == nil:
 			return ack, nil
-		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) && attempt < maxDecisions:
 			// Nothing was stored. Our idea of the stream's limit was stale.
 			s.forgetStream(m.Subject)
-			if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-				eff = sl
-			}
-		case errors.Is(err, nats.ErrMaxPayload):
-			// nats.go sent nothing: the connection's limit fell.
-			if l, lerr := s.limit.MaxPayload(ctx, s.nc); lerr == nil && l < eff {
-				eff = l
-			}
+			continue
+		case errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions:
+			// nats.go sent nothing: the link changed. Decide again.
+			s.limit.Redecided()
+			continue
 		case notStored(err):
 			return nil, notPublished(err)
 		default:
 			return nil, err // outcome unknown
 		}
 	}
-	ref, name, err := s.reference(ctx, m, sent, 0, eff, limit)
+	ref, name, err := s.reference(ctx, m, sent, limit)
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -243,32 +290,51 @@ func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 	return notPublished(fmt.Errorf("claimcheck: publishing the claim check failed, nothing was published and the stored payload was deleted: %w", perr))
 }
 
-// reference stores m's body and returns the reference message and the
-// object name. sent is the header block m will go out with (m.Header plus
-// what a JetStream publish adds); the reference gets two more lines and
-// must fit refLimit with reserve bytes to spare. connLimit is the
-// connection's max_payload, which sizes the chunks.
-func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, reserve, refLimit, connLimit int64) (*nats.Msg, string, error) {
-	if int64(len(m.Data)) > s.cfg.maxObject {
-		return nil, "", fmt.Errorf("%w: the %d-byte body is above the store's maximum object size of %d bytes (MaxSize, or less with WithMaxObjectSize)",
+// decide is the Store's use of connlimit.Decide, the one fit decision: m
+// goes out with header block sent (m.Header plus what a JetStream publish
+// adds) and reserve more header bytes, against limit (the connection's
+// max_payload, or a stream's lower max_msg_size; connLimit is the
+// connection's). The claim-check reference has the same headers plus
+// HeaderRef and HeaderSize, and no body. For Refuse the error says why
+// (ErrTooLarge).
+func (s *Store) decide(m *nats.Msg, sent nats.Header, reserve, limit, connLimit int64) (connlimit.Verdict, error) {
+	size := int64(wire.MsgSize(sent, len(m.Data))) + reserve
+	refSize := int64(connlimit.NoClaimCheck)
+	if int64(len(m.Data)) <= s.cfg.maxObject {
+		refSize = int64(refHeaderSize(sent, len(m.Data))) + reserve
+	}
+	v := connlimit.Decide(size, limit, refSize)
+	if v != connlimit.Refuse {
+		return v, nil
+	}
+	if refSize == connlimit.NoClaimCheck {
+		return v, fmt.Errorf("%w: the %d-byte body is above the store's maximum object size of %d bytes (MaxSize, or less with WithMaxObjectSize)",
 			ErrTooLarge, len(m.Data), s.cfg.maxObject)
 	}
-	sizeStr := strconv.Itoa(len(m.Data))
+	which := "the connection's max_payload"
+	if limit < connLimit {
+		which = "the stream's max_msg_size"
+	}
+	return v, fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
+		ErrTooLarge, refSize-reserve, reserve, which, limit)
+}
+
+// refHeaderSize is the header block of a claim check for a body of n
+// bytes sent with header block sent. Object names have a fixed length
+// (nameLen), so it is known before a name is drawn.
+func refHeaderSize(sent nats.Header, n int) int {
 	refHdr := wire.HeaderSize(sent)
 	if refHdr == 0 {
 		refHdr = wire.EmptyBlockSize
 	}
-	// Object names have a fixed length (nameLen), so the reference's size
-	// is known before a name is drawn.
-	refHdr += wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, sizeStr)
-	if int64(refHdr)+reserve > refLimit {
-		which := "the connection's max_payload"
-		if refLimit < connLimit {
-			which = "the stream's max_msg_size"
-		}
-		return nil, "", fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
-			ErrTooLarge, refHdr, reserve, which, refLimit)
-	}
+	return refHdr + wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, strconv.Itoa(n))
+}
+
+// reference stores m's body and returns the reference message and the
+// object name; decide has said ClaimCheck. connLimit is the connection's
+// max_payload, which sizes the chunks.
+func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64) (*nats.Msg, string, error) {
+	sizeStr := strconv.Itoa(len(m.Data))
 	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
 	if err != nil {
 		return nil, "", err
@@ -296,12 +362,21 @@ func (s *Store) checkPublish(m *nats.Msg) error {
 	return checkMsg(m)
 }
 
+// checkMsg is every input check of a publish, made before anything is
+// stored or sent: a message that passes can be sent by nats.go, as it is
+// or as a claim check.
 func checkMsg(m *nats.Msg) error {
 	if m == nil {
 		return nats.ErrInvalidMsg
 	}
-	if m.Subject == "" {
-		return nats.ErrBadSubject
+	if !wire.ValidSubject(m.Subject) {
+		return fmt.Errorf("%w: subject %q", nats.ErrBadSubject, m.Subject)
+	}
+	if m.Reply != "" && !wire.ValidSubject(m.Reply) {
+		return fmt.Errorf("%w: reply subject %q", nats.ErrBadSubject, m.Reply)
+	}
+	if k, bad := wire.InvalidHeaderKey(m.Header); bad {
+		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
 	}
 	if len(m.Data) > 0 && m.Header != nil {
 		if _, ok := m.Header[HeaderRef]; ok {

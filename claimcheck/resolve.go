@@ -85,16 +85,38 @@ func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		return nil, err
 	}
 	defer func() { _ = r.Close() }() // the read's own error is what matters
-	buf := make([]byte, ref.size)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, r.wrap(err)
-	}
-	var one [1]byte
-	if n, err := r.Read(one[:]); n != 0 || err != io.EOF {
-		if err == nil || err == io.EOF {
-			err = &ResolveError{Object: ref.name, Subject: m.Subject, Err: ErrCorrupt, Detail: "stored payload is longer than declared"}
+	return r.readAll()
+}
+
+// readAll reads the whole payload. It keeps the chunks as nats.go
+// delivered them and joins them only once every chunk has arrived and the
+// size and digest are verified, so it never allocates more than it has
+// received (a claim check whose metadata declares a size its chunks do
+// not have fails before anything of the declared size is allocated).
+func (r *objReader) readAll() ([]byte, error) {
+	if r.info.Size == 0 {
+		if err := r.finish(); err != nil {
+			return nil, err
 		}
-		return nil, r.wrap(err)
+		return []byte{}, nil
+	}
+	var parts [][]byte
+	for !r.done {
+		if err := r.next(); err != nil {
+			return nil, r.wrap(err)
+		}
+		parts = append(parts, r.cur)
+		r.cur = nil
+	}
+	// next verified the total (r.read == info.Size == the declared size)
+	// and the digest at the last chunk.
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	buf := make([]byte, 0, r.read)
+	for i, p := range parts {
+		buf = append(buf, p...)
+		parts[i] = nil
 	}
 	return buf, nil
 }

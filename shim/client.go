@@ -275,7 +275,7 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 				c.st.Redecided()
 				continue
 			}
-			return nil, sendError(ctx, err, !refusedBeforeWrite(err))
+			return nil, sendError(ctx, err, true)
 		}
 		if rerr := remoteError(reply); rerr != nil {
 			return nil, rerr

@@ -263,6 +263,10 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	if errors.As(err, &e) {
 		return err
 	}
+	if sent && refusedBeforeWrite(err) {
+		// nats.go returns these only before it writes anything.
+		sent = false
+	}
 	cancelled := errors.Is(err, context.Canceled) || (ctx != nil && errors.Is(ctx.Err(), context.Canceled))
 	var code, msg string
 	switch {

@@ -144,6 +144,9 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 // runs) and fn's result is encoded as JSON. Errors are handled as in
 // Handler.
 func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error), opts ...HandlerOption) nats.MsgHandler {
+	if fn == nil {
+		return Handler(nil, opts...)
+	}
 	return Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		var req Req
 		if err := json.Unmarshal(m.Data, &req); err != nil {

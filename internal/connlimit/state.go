@@ -39,7 +39,8 @@ type State struct {
 
 	attach sync.Map // key -> value, see Attach
 
-	redecided atomic.Int64 // see Redecided
+	redecided  atomic.Int64 // see Redecided
+	roundTrips atomic.Int64 // round trips made by confirm
 }
 
 // Redecided records that nats.go refused a message with nats.ErrMaxPayload
@@ -192,6 +193,7 @@ func (s *State) confirm(ctx context.Context, gen uint64) error {
 }
 
 func (s *State) fly(f *flight) {
+	s.roundTrips.Add(1)
 	f.err = s.nc.FlushTimeout(DefaultFlushTimeout)
 	s.mu.Lock()
 	if s.flight == f {

@@ -224,6 +224,8 @@ type objReader struct {
 	digest  hash.Hash
 	cur     []byte
 	got     uint32 // chunks received
+	base    uint32 // chunks received before the current consumer
+	lastSeq uint64 // stream sequence of the last chunk received
 	read    int64  // bytes received
 	err     error
 	done    bool
@@ -288,26 +290,64 @@ func (r *objReader) start() error {
 	if info.Size == 0 {
 		return nil
 	}
-	cons, err := s.js.CreateConsumer(r.ctx, streamName(s.cfg.bucket), jetstream.ConsumerConfig{
-		FilterSubject:     chunkSubject(s.cfg.bucket, info.NUID),
+	for {
+		if err := r.consume(0); err != nil {
+			return err
+		}
+		pending := r.cons.CachedInfo().NumPending
+		if pending == uint64(info.Chunks) {
+			break
+		}
+		if pending > uint64(info.Chunks) {
+			return r.fail(ErrCorrupt, "%d chunks stored, the meta data says %d", pending, info.Chunks)
+		}
+		// Fewer chunks than the meta data says. The consumer may sit on a
+		// replica that is still catching up (after a failover, a node
+		// that was down holds an older copy of the stream): ask the
+		// stream's leader before declaring the payload gone.
+		stored, err := r.storedChunks()
+		if err != nil {
+			return err
+		}
+		if stored < uint64(info.Chunks) {
+			return r.fail(ErrMissing, "%d of %d chunks are stored (expired or deleted)", stored, info.Chunks)
+		}
+		r.dropConsumer()
+		select {
+		case <-r.ctx.Done():
+			return r.ctx.Err()
+		case <-time.After(replicaLagWait):
+		}
+	}
+	return nil
+}
+
+// consume creates the read's consumer and its message iterator, from
+// stream sequence from on (0: from the start), dropping the previous
+// ones. Chunks received so far are kept (base).
+func (r *objReader) consume(from uint64) error {
+	if r.msgs != nil {
+		r.msgs.Stop()
+		r.msgs = nil
+	}
+	r.dropConsumer()
+	cfg := jetstream.ConsumerConfig{
+		FilterSubject:     chunkSubject(r.s.cfg.bucket, r.info.NUID),
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
 		MaxDeliver:        1,
 		InactiveThreshold: time.Minute,
 		MemoryStorage:     true,
 		Replicas:          1,
-	})
+	}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := r.s.js.CreateConsumer(r.ctx, streamName(r.s.cfg.bucket), cfg)
 	if err != nil {
 		return err
 	}
-	r.cons = cons
-	pending := cons.CachedInfo().NumPending
-	switch {
-	case pending < uint64(info.Chunks):
-		return r.fail(ErrMissing, "%d of %d chunks are stored (expired or deleted)", pending, info.Chunks)
-	case pending > uint64(info.Chunks):
-		return r.fail(ErrCorrupt, "%d chunks stored, the meta data says %d", pending, info.Chunks)
-	}
+	r.cons, r.base = cons, r.got
 	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullExpiry(readPullExpiry))
 	if err != nil {
 		return err
@@ -355,6 +395,17 @@ func (r *objReader) Read(p []byte) (int, error) {
 func (r *objReader) next() error {
 	var msg jetstream.Msg
 	for {
+		if r.msgs == nil {
+			// A new consumer could not be made (see below): try again.
+			if err := r.consume(r.lastSeq + 1); err != nil {
+				select {
+				case <-r.ctx.Done():
+					return r.ctx.Err()
+				case <-time.After(replicaLagWait):
+				}
+				continue
+			}
+		}
 		ctx, cancel := context.WithTimeout(r.ctx, readStallCheck)
 		m, err := r.msgs.Next(jetstream.NextContext(ctx))
 		cancel()
@@ -373,6 +424,10 @@ func (r *objReader) next() error {
 			if gone, err := r.chunksGone(); err != nil || gone {
 				return err
 			}
+			// They are. The consumer may be lost (its node went down)
+			// or sit on a replica that lags: go on with a new one from
+			// the next chunk. Failing to create it is no verdict either.
+			_ = r.consume(r.lastSeq + 1)
 			continue
 		}
 		return err
@@ -381,9 +436,10 @@ func (r *objReader) next() error {
 	if err != nil {
 		return err
 	}
-	if md.Sequence.Consumer != uint64(r.got)+1 {
+	if md.Sequence.Consumer != uint64(r.got-r.base)+1 || (r.lastSeq > 0 && md.Sequence.Stream <= r.lastSeq) {
 		return fmt.Errorf("claimcheck: chunk %d of object %q lost in transit (got delivery %d)", r.got+1, r.ref.name, md.Sequence.Consumer)
 	}
+	r.lastSeq = md.Sequence.Stream
 	data := msg.Data()
 	r.got++
 	r.read += int64(len(data))
@@ -402,18 +458,54 @@ func (r *objReader) next() error {
 }
 
 // chunksGone reports, as an ErrMissing error, when the consumer has
-// nothing left to deliver although chunks are missing: they expired or
-// were deleted after the read began. A failed lookup is no verdict (the
-// read goes on until its deadline).
+// nothing left to deliver although chunks are missing and the stream's
+// leader confirms that they are no longer stored: they expired or were
+// deleted after the read began. A failed lookup is no verdict (the read
+// goes on until its deadline).
 func (r *objReader) chunksGone() (bool, error) {
+	if r.cons == nil {
+		return false, nil
+	}
 	info, err := r.cons.Info(r.ctx)
 	if err != nil {
 		return false, nil
 	}
-	if info.NumPending == 0 && info.Delivered.Consumer < uint64(r.info.Chunks) {
+	if info.NumPending == 0 && uint64(r.base)+info.Delivered.Consumer < uint64(r.info.Chunks) {
+		stored, err := r.storedChunks()
+		if err != nil || stored >= uint64(r.info.Chunks) {
+			// A lagging replica: the chunks exist and will come.
+			return false, nil
+		}
 		return true, r.fail(ErrMissing, "%d of %d chunks could be read; the rest expired or were deleted during the read", info.Delivered.Consumer, r.info.Chunks)
 	}
 	return false, nil
+}
+
+// replicaLagWait is how long a read waits before it asks again for a
+// consumer when its first one sits on a replica that is catching up.
+const replicaLagWait = 100 * time.Millisecond
+
+// storedChunks asks the bucket stream's leader how many chunks of the
+// object it stores.
+func (r *objReader) storedChunks() (uint64, error) {
+	subj := chunkSubject(r.s.cfg.bucket, r.info.NUID)
+	si, err := r.s.stream.Info(r.ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		return 0, err
+	}
+	return si.State.Subjects[subj], nil
+}
+
+// dropConsumer deletes the reader's consumer.
+func (r *objReader) dropConsumer() {
+	if r.cons == nil {
+		return
+	}
+	name := r.cons.CachedInfo().Name
+	r.cons = nil
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 2*time.Second)
+	_ = r.s.js.DeleteConsumer(ctx, streamName(r.s.cfg.bucket), name)
+	cancel()
 }
 
 // finish checks the totals and the digest.
@@ -437,13 +529,7 @@ func (r *objReader) Close() error {
 		r.msgs.Stop()
 		r.msgs = nil
 	}
-	if r.cons != nil {
-		name := r.cons.CachedInfo().Name
-		r.cons = nil
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 2*time.Second)
-		_ = r.s.js.DeleteConsumer(ctx, streamName(r.s.cfg.bucket), name)
-		cancel()
-	}
+	r.dropConsumer()
 	r.cancel()
 	if r.err == nil {
 		r.err = errors.New("claimcheck: read after Close")

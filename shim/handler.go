@@ -89,6 +89,11 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //   - A panic in fn becomes an INTERNAL error reply ("internal error"; the
 //     panic value goes to OnError only).
 //   - A request without a reply subject is handled and nothing is sent.
+//   - A nil fn, or an invalid option, answers every request with an
+//     INTERNAL error reply ("handler misconfigured") and reports the error
+//     to OnError; a nil request is reported and ignored.
+//   - With Conn, replies use the responder connection's limit state (see
+//     Conn); without it, see Respond.
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
 	for _, opt := range opts {

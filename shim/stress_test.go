@@ -138,8 +138,12 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := claimcheck.New(ctx, js, claimcheck.WithStorage(jetstream.MemoryStorage))
+	// File storage: the bucket and the stream survive the restarts.
+	st, err := claimcheck.New(ctx, js)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "STRESS", Subjects: []string{"stress.js"}, MaxMsgs: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	client := shim.NewClient(rpcNC, shim.WithTimeout(2*time.Second))
@@ -220,6 +224,12 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 			cancel()
 		})
 	}
+	sender(150, func(r *rand.Rand) {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := st.PublishJetStream(ctx, msg(r, "stress.js"), jetstream.WithMsgID(strconv.Itoa(r.Int())))
+		countStore(err)
+		cancel()
+	})
 	// Raw publishers on a connection from Connect, with no check of their
 	// own: what every shim send rests on is that nats.go's check, atomic
 	// with the write, never lets a message through that the server
@@ -284,7 +294,7 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 			t.Errorf("connection %q closed: %v", nc.Opts.Name, nc.LastError())
 		}
 	}
-	t.Logf("%d restarts, 12 shim senders + 2 responders + 2 raw publishers on 5 connections: "+
+	t.Logf("%d restarts, 13 shim senders + 2 responders + 2 raw publishers on 5 connections: "+
 		"shim: %d sent, %d not run (%d of them too large), %d unknown, %d replies, "+
 		"%d decisions taken again after nats.go refused a send because the link changed; raw: %d sent, %d refused or lost; %d closed connections",
 		restarts, sent.Load(), notRun.Load(), tooLarge.Load(), unknown.Load(), replied.Load(), redecided,

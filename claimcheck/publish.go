@@ -202,7 +202,9 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 		if v == connlimit.ClaimCheck {
 			break
 		}
-		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
+		// The loop sends again only after an error proving that nothing
+		// was stored (the stream's size refusal, nats.go's ErrMaxPayload).
+		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...) //natssend:reviewed retry: sent again only after a refusal that stored nothing
 		switch {
 		case err == nil:
 			return ack, nil

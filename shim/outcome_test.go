@@ -140,7 +140,7 @@ func TestBoundResponderReportsItsLimit(t *testing.T) {
 	}
 	c := shim.NewClient(connect(t, s.URL()))
 	for _, subj := range []string{"bound", "unbound"} {
-		if _, err := c.Request(context.Background(), subj, nil); !errors.Is(err, shim.ErrReplyTooLarge) {
+		if _, err := c.Request(context.Background(), subj, nil); !errors.Is(err, shim.ErrReplyTooLarge) { //natssend:reviewed retry: one request per subject, not a retry
 			t.Fatalf("%s: %v, want a remote PAYLOAD_TOO_LARGE", subj, err)
 		}
 	}

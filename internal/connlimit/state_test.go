@@ -193,7 +193,7 @@ func TestNoLimitFailsSafe(t *testing.T) {
 // Limit confirms the limit by a round trip instead.
 func TestUnguarded(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(2048))
-	nc, err := nats.Connect(s.UserURL("small"))
+	nc, err := nats.Connect(s.UserURL("small"), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestUnguarded(t *testing.T) {
 	if l, err := st.Limit(context.Background()); err != nil || l != 2048 {
 		t.Fatalf("Limit = %d, %v; want 2048", l, err)
 	}
-	ip, err := nats.Connect("", nats.InProcessServer(s.Server()))
+	ip, err := nats.Connect("", nats.InProcessServer(s.Server()), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

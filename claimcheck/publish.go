@@ -35,9 +35,12 @@ const maxDecisions = 8
 // Errors: ErrTooLarge (nothing stored) for a body above the maximum
 // object size or headers that alone do not fit; ErrReservedHeader for a
 // message with a body that already carries a claim-check header;
-// ErrClosed after Close; a store error when storing fails (whatever was
-// written is purged). Prepare publishes nothing, so every error it
-// returns matches ErrNotPublished.
+// ErrClosed after Close; nats.ErrBadSubject or nats.ErrBadHeaderMsg for
+// a subject, reply subject or header key nats.go would refuse, and
+// ErrInvalidOption for a negative reserve, all before anything is stored;
+// a store error when storing fails (whatever was written is purged).
+// Prepare publishes nothing, so every error it returns matches
+// ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
 	ref, err := s.prepare(ctx, m, reserve)
 	if err != nil {
@@ -108,6 +111,7 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 		case connlimit.Refuse:
 			return err
 		case connlimit.Fits:
+			s.limit.BeforeSend()
 			err := s.nc.PublishMsg(m)
 			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
 				// The link changed between the decision and the send

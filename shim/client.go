@@ -267,6 +267,7 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 			return nil, tooLarge("request", size, limit, nil)
 		}
 		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
+		c.st.BeforeSend()
 		reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
 		if err != nil {
 			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {

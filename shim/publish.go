@@ -67,6 +67,7 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 			// The store decides between a claim check and a refusal.
 			break
 		}
+		st.BeforeSend()
 		err = nc.PublishMsg(m)
 		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
 			// The link changed between the decision and the send; nothing

@@ -94,6 +94,7 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
 			return limit, nats.ErrMaxPayload
 		}
+		st.BeforeSend()
 		err = send()
 		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
 			st.Redecided()

@@ -41,6 +41,27 @@ type State struct {
 
 	redecided  atomic.Int64 // see Redecided
 	roundTrips atomic.Int64 // round trips made by confirm
+
+	beforeSend atomic.Pointer[func()] // see SetBeforeSend
+}
+
+// BeforeSend is called by every sender between its decision and its send.
+// It does nothing unless a test set a hook with SetBeforeSend.
+func (s *State) BeforeSend() {
+	if f := s.beforeSend.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// SetBeforeSend sets a function that BeforeSend calls (nil removes it).
+// It exists for tests that need a reconnect to fall exactly between a
+// sender's decision and its send.
+func (s *State) SetBeforeSend(f func()) {
+	if f == nil {
+		s.beforeSend.Store(nil)
+		return
+	}
+	s.beforeSend.Store(&f)
 }
 
 // Redecided records that nats.go refused a message with nats.ErrMaxPayload

@@ -77,14 +77,17 @@ func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byt
 // UnboundReplyWait while nats.go refuses the reply for its size.
 func sendReply(ctx context.Context, st *connlimit.State, size int64, send func() error) (int64, error) {
 	if st == nil {
-		deadline := time.Now().Add(UnboundReplyWait)
-		for {
-			err := send()
-			if !errors.Is(err, nats.ErrMaxPayload) || time.Now().After(deadline) {
+		err := send()
+		if !errors.Is(err, nats.ErrMaxPayload) {
+			return 0, err
+		}
+		for deadline := time.Now().Add(UnboundReplyWait); time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+			if err = send(); !errors.Is(err, nats.ErrMaxPayload) {
 				return 0, err
 			}
-			time.Sleep(time.Millisecond)
 		}
+		return 0, err
 	}
 	for attempt := 1; ; attempt++ {
 		limit, err := st.Limit(ctx)

@@ -148,19 +148,23 @@ func (s *State) Guarded() bool { return s.d != nil && s.d.guarded() }
 func (s *State) Limit(ctx context.Context) (int64, error) {
 	nc := s.nc
 	for {
-		switch {
-		case nc.IsClosed():
-			return 0, nats.ErrConnectionClosed
-		case !nc.IsConnected():
+		if !nc.IsConnected() {
+			if nc.IsClosed() {
+				return 0, nats.ErrConnectionClosed
+			}
 			// Reconnecting, or connecting for the first time.
 			return 0, nats.ErrConnectionReconnecting
 		}
-		gen := nc.Stats().Reconnects + 1
 		guarded := s.Guarded()
-		if mp := nc.MaxPayload(); guarded && mp > 0 {
-			return mp, nil
-		} else if !guarded && s.verified.Load() == gen {
-			return mp, nil
+		if guarded {
+			// The fast path: the limit nats.go holds is the link's own.
+			if mp := nc.MaxPayload(); mp > 0 {
+				return mp, nil
+			}
+		}
+		gen := nc.Stats().Reconnects + 1
+		if !guarded && s.verified.Load() == gen {
+			return nc.MaxPayload(), nil
 		}
 		if err := s.confirm(ctx, gen); err != nil {
 			return 0, err

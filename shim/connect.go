@@ -23,10 +23,13 @@ var ErrReconnectBuffer = errors.New("natssend: outgoing reconnect buffering must
 //     message that passes nats.go's check in that moment reaches the server
 //     and gets the connection closed. Connect installs a dialer (wrapping
 //     the one the options choose, nats.SetCustomDialer included) that makes
-//     the first INFO announce max_payload 0: until the connection's limit
-//     arrives, nats.go refuses every non-empty message with
+//     each link's first INFO announce a placeholder max_payload (0 on the
+//     first link; after a reconnect the least of 4 KiB, the server-wide
+//     value and every earlier link's limit): until the link's limit
+//     arrives, nats.go refuses every message above the placeholder with
 //     nats.ErrMaxPayload without writing anything, and natssend's senders
-//     wait for the limit and decide again. This holds for nats:// and
+//     wait for the limit and decide again. The one gap: a reconnect to a
+//     link whose limit is below 4 KiB and below every earlier limit. This holds for nats:// and
 //     tls:// connections to nats-server v2.10 and later; it does not for
 //     TLS-handshake-first and websocket connections, in-process connections
 //     and older servers, where the limit is confirmed by a round trip after

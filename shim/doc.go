@@ -29,10 +29,11 @@
 // server-wide value. Checking in natssend before sending cannot close that
 // window (a reconnect can come between the check and the send, and
 // nats.go holds its lock while it reconnects), so Connect installs a
-// dialer that makes each connection's first INFO announce max_payload 0:
-// until the real limit arrives nats.go refuses every non-empty message
-// without writing anything, and natssend's senders wait for the limit and
-// decide again. This covers nats:// and tls:// connections to nats-server
+// dialer that makes each link's first INFO announce a placeholder
+// max_payload (0 on the first link, after a reconnect at most 4 KiB and
+// never above an earlier link's limit): until the real limit arrives
+// nats.go refuses every message above it without writing anything, and
+// natssend's senders wait for the limit and decide again. This covers nats:// and tls:// connections to nats-server
 // 2.10 and later; TLS-handshake-first, websocket and in-process
 // connections, connections not made by Connect and older servers get a
 // round trip after each reconnect instead, which leaves a short window.

@@ -138,6 +138,9 @@ func TestBoundResponderReportsItsLimit(t *testing.T) {
 	if _, err := srv.Subscribe("unbound", shim.Handler(big, onErr)); err != nil {
 		t.Fatal(err)
 	}
+	if err := srv.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	c := shim.NewClient(connect(t, s.URL()))
 	for _, subj := range []string{"bound", "unbound"} {
 		if _, err := c.Request(context.Background(), subj, nil); !errors.Is(err, shim.ErrReplyTooLarge) { //natssend:reviewed retry: one request per subject, not a retry

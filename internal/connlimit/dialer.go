@@ -21,7 +21,53 @@ type Dialer struct {
 	// its connection lock; read by State.
 	kind      atomic.Int32 // resultKind of the newest connection, -1 before any
 	serverMax atomic.Int64 // the server-wide max_payload it announced
+	place     atomic.Int64 // the placeholder its rewritten INFO announced
 	dials     atomic.Uint64
+
+	// Read and written by State.
+	floor     atomic.Int64  // the lowest limit confirmed on any link, 0 before any
+	confirmed atomic.Uint64 // the newest link (dials) whose limit was confirmed
+}
+
+// PlaceholderFloor caps the placeholder limit that a reconnected link
+// announces until the server's INFO with the link's own limit is parsed.
+// It lets the small messages nats.go sends on its own right after a
+// reconnect (a JetStream consumer's next pull request, acknowledgements)
+// through, where 0 would fail them: a pull consumer would then wait for
+// its missed-heartbeat timer, 30 s by default, after every reconnect.
+const PlaceholderFloor = 4096
+
+// placeholder is the max_payload a new link's first INFO announces: 0
+// before any link's limit was confirmed (shim.Connect confirms the first
+// one before it returns), then the least of the server-wide value, the
+// lowest limit any earlier link had, and PlaceholderFloor. A message up to
+// it can reach the server in the moment after a reconnect; it fits unless
+// the new link's limit is lower than every earlier one and than 4 KiB.
+func (d *Dialer) placeholder(serverMax int64) int64 {
+	p := d.floor.Load()
+	if p <= 0 {
+		d.place.Store(0)
+		return 0
+	}
+	p = min(p, PlaceholderFloor)
+	if serverMax > 0 {
+		p = min(p, serverMax)
+	}
+	d.place.Store(p)
+	return p
+}
+
+// observe records a link's confirmed limit.
+func (d *Dialer) observe(limit int64) {
+	for {
+		f := d.floor.Load()
+		if f > 0 && f <= limit {
+			return
+		}
+		if d.floor.CompareAndSwap(f, limit) {
+			return
+		}
+	}
 }
 
 // skipTLSDialer is nats.go's optional CustomDialer interface.

@@ -23,11 +23,19 @@
 // handshakes, so no lock of ours can span it. The only check that is
 // atomic with the write is nats.go's own (under its connection lock), so
 // the Dialer makes the value it checks against never too high: every
-// connection's first INFO announces max_payload 0, which nats.go's check
-// turns into nats.ErrMaxPayload for every non-empty message (nothing is
-// written) until the second INFO sets the connection's real limit. A send
-// that meets ErrMaxPayload waits for the limit (State.Limit) and decides
-// again; that is not a replay, since nothing was written.
+// link's first INFO announces a placeholder max_payload, which nats.go's
+// check turns into nats.ErrMaxPayload for every message above it (nothing
+// is written) until the second INFO sets the link's real limit. The
+// placeholder is 0 on a connection's first link (shim.Connect waits for
+// the real limit before it returns) and, on every later link, the least of
+// PlaceholderFloor (4 KiB), the server-wide value and the lowest limit any
+// earlier link had: small enough to be below the new link's limit in all
+// but one case (next section), large enough for the small messages nats.go
+// sends by itself right after a reconnect (a pull consumer's next pull
+// request, which with 0 would fail and leave the consumer waiting 30 s for
+// its heartbeat timer). A send that meets ErrMaxPayload waits for the
+// limit (State.Limit, which does not take the placeholder for the limit)
+// and decides again; that is not a replay, since nothing was written.
 //
 // # What is and is not guaranteed
 //
@@ -39,7 +47,10 @@
 // also before the first connect (nats.RetryOnFailedConnect: nats.go skips
 // its size check until then, but with reconnect buffering disabled, as
 // shim.Connect requires, every publish before the first connect fails with
-// nats.ErrReconnectBufExceeded and nothing is written).
+// nats.ErrReconnectBufExceeded and nothing is written). The one exception:
+// a reconnect to a link whose limit is below 4 KiB and below every limit
+// the connection had before; in the moment after it, a message between
+// that limit and the placeholder can still pass nats.go's check.
 //
 // Not covered, and State.Guarded reports false for them: connections not
 // made by shim.Connect, TLS-handshake-first and websocket connections (the
@@ -50,10 +61,14 @@
 // that round trip.
 //
 // Messages nats.go sends by itself (JetStream acknowledgements, pull
-// requests, KV and object store operations) meet the same check: one sent
-// in the moment between a reconnect and the second INFO fails with
-// nats.ErrMaxPayload instead of being sent. nats.go reports those errors
+// requests, API requests) meet the same check: in the moment between a
+// reconnect and the second INFO, one above the placeholder fails with
+// nats.ErrMaxPayload instead of being sent, and nats.go reports the error
 // to the caller of the operation, as it reports any failed publish.
+// Measured: with a placeholder of 0, a pull consumer's pull request failed
+// on 5 of 5 reconnects (the consumer then stalled 30 s); with the 4 KiB
+// placeholder it resumes within milliseconds (TestConsumeResumesAfterReconnect
+// in package shim).
 //
 // A limit lowered on a live connection without a new INFO (an account
 // update pushed to a running server) is outside what any client can know.

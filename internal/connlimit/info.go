@@ -16,17 +16,20 @@ import (
 const maxInfoLine = 1 << 20
 
 // infoConn is a net.Conn whose first INFO line, the one nats.go parses
-// synchronously during the handshake, announces max_payload 0. Nothing
-// else is changed: the rest of that line is the server's JSON with the
-// same fields and values, and every byte after the line is passed
-// through as it is read.
+// synchronously during the handshake, announces a placeholder max_payload
+// (see Dialer.placeholder): 0 on a connection's first link, a small value
+// no higher than any limit the connection had before on later links.
+// Nothing else is changed: the rest of that line is the server's JSON
+// with the same fields and values, and every byte after the line is
+// passed through as it is read.
 //
-// With max_payload 0, nats.go's own size check (made under its connection
-// lock, atomically with the write) refuses every non-empty message with
-// nats.ErrMaxPayload until the server's next INFO is parsed: the one the
-// server sends right after its first PONG, which carries the connection's
-// account- and user-adjusted limit. So nats.go never holds a limit higher
-// than the one the server enforces on this connection.
+// With the placeholder, nats.go's own size check (made under its
+// connection lock, atomically with the write) refuses every message above
+// it with nats.ErrMaxPayload until the server's next INFO is parsed: the
+// one the server sends right after its first PONG, which carries the
+// connection's account- and user-adjusted limit. So nats.go does not hold
+// a limit higher than the one the server enforces on this connection
+// (see the package documentation for the one exception).
 type infoConn struct {
 	net.Conn
 	d *Dialer
@@ -72,7 +75,7 @@ func (c *infoConn) fill() error {
 	}
 	if i := bytes.IndexByte(c.buf, '\n'); i >= 0 {
 		line, rest := c.buf[:i+1], c.buf[i+1:]
-		out, res := rewriteInfo(line)
+		out, res := rewriteInfo(line, c.d.placeholder)
 		c.finish(append(out, rest...), res)
 		return err
 	}
@@ -114,9 +117,10 @@ const (
 
 // result describes a connection's first line.
 type result struct {
-	kind      resultKind
-	serverMax int64  // the server-wide max_payload the line announced
-	version   string // the server's version
+	kind        resultKind
+	serverMax   int64  // the server-wide max_payload the line announced
+	placeholder int64  // what the rewritten line announces instead
+	version     string // the server's version
 }
 
 // A server sends the connection's own limit in an INFO right after the
@@ -158,12 +162,13 @@ func leadingInt(s string) (int, bool) {
 	return n, err == nil
 }
 
-// rewriteInfo returns line with max_payload set to 0, when line is an INFO
-// line from a server that announces the connection's own limit in a later
-// INFO. Otherwise it returns line unchanged. Every other field keeps its
-// name and its value byte for byte (the object's fields may come out in
-// another order, which JSON does not give a meaning to).
-func rewriteInfo(line []byte) ([]byte, result) {
+// rewriteInfo returns line with max_payload set to place(the announced
+// value), when line is an INFO line from a server that announces the
+// connection's own limit in a later INFO. Otherwise it returns line
+// unchanged. Every other field keeps its name and its value (the object's
+// fields may come out in another order, which JSON does not give a
+// meaning to, and strings re-escaped).
+func rewriteInfo(line []byte, place func(serverMax int64) int64) ([]byte, result) {
 	body, ok := infoJSON(line)
 	if !ok {
 		return line, result{kind: notInfo}
@@ -189,7 +194,8 @@ func rewriteInfo(line []byte) ([]byte, result) {
 		res.kind = oldServer
 		return line, res
 	}
-	fields["max_payload"] = json.RawMessage("0")
+	res.placeholder = place(res.serverMax)
+	fields["max_payload"] = json.RawMessage(strconv.FormatInt(res.placeholder, 10))
 	out, err := json.Marshal(fields)
 	if err != nil {
 		return line, result{kind: badInfo}

@@ -235,3 +235,38 @@ func FuzzInfoRewrite(f *testing.F) {
 		}
 	})
 }
+
+// TestPlaceholder: a Dialer that has confirmed a limit announces the least
+// of that limit, PlaceholderFloor and the server-wide value on its next
+// link; before any confirmed limit it announces 0.
+func TestPlaceholder(t *testing.T) {
+	d := &Dialer{}
+	info := func(serverMax int64) []byte {
+		js, _ := json.Marshal(map[string]any{"version": "2.15.2", "proto": 1, "max_payload": serverMax})
+		return append(append([]byte("INFO "), js...), "\r\n"...)
+	}
+	announced := func(serverMax int64) float64 {
+		out, _ := rewriteInfo(info(serverMax), d.placeholder)
+		body, _ := infoJSON(out)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		return m["max_payload"].(float64)
+	}
+	if got := announced(1 << 20); got != 0 {
+		t.Fatalf("before any confirmed limit: %v, want 0", got)
+	}
+	for _, c := range []struct {
+		observe, serverMax int64
+		want               float64
+	}{
+		{observe: 64 << 10, serverMax: 1 << 20, want: PlaceholderFloor},
+		{observe: 1000, serverMax: 1 << 20, want: 1000},
+		{observe: 64 << 10, serverMax: 500, want: 500},
+		{observe: 2000, serverMax: 1 << 20, want: 1000}, // the floor only falls
+	} {
+		d.observe(c.observe)
+		if got := announced(c.serverMax); got != c.want {
+			t.Fatalf("after observing %d, server max %d: %v, want %v", c.observe, c.serverMax, got, c.want)
+		}
+	}
+}

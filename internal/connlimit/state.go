@@ -156,9 +156,13 @@ func (s *State) Limit(ctx context.Context) (int64, error) {
 			return 0, nats.ErrConnectionReconnecting
 		}
 		guarded := s.Guarded()
+		var link uint64
 		if guarded {
-			// The fast path: the limit nats.go holds is the link's own.
-			if mp := nc.MaxPayload(); mp > 0 {
+			// The fast path: the limit nats.go holds is the link's own,
+			// unless it is still the placeholder of the newest link.
+			link = s.d.dials.Load()
+			if mp := nc.MaxPayload(); mp > 0 && (mp != s.d.place.Load() || s.d.confirmed.Load() == link) {
+				s.d.observe(mp)
 				return mp, nil
 			}
 		}
@@ -176,10 +180,16 @@ func (s *State) Limit(ctx context.Context) (int64, error) {
 			s.verified.Store(gen)
 			return mp, nil
 		}
+		sameLink := nc.Stats().Reconnects+1 == gen && s.d.dials.Load() == link && nc.IsConnected() && s.Guarded()
 		if mp > 0 {
+			if sameLink {
+				// Confirmed, even if it equals the placeholder.
+				s.d.confirmed.Store(link)
+				s.d.observe(mp)
+			}
 			return mp, nil
 		}
-		if nc.Stats().Reconnects+1 == gen && nc.IsConnected() && s.Guarded() {
+		if sameLink {
 			return 0, ErrNoLimit
 		}
 		// Reconnected during the round trip: confirm the new link.

@@ -165,6 +165,18 @@ func TestGuardedAfterReconnect(t *testing.T) {
 	if err := nc.Publish("w", msg); !errors.Is(err, nats.ErrMaxPayload) { //natssend:reviewed probing nats.go's own check after a reconnect
 		t.Fatalf("publish before the new limit: %v, want ErrMaxPayload", err)
 	}
+	// Up to the placeholder (the least of 4 KiB and the earlier links'
+	// limits) a message goes out: small ones nats.go sends on its own
+	// right after a reconnect must not fail.
+	if got := nc.MaxPayload(); got != connlimit.PlaceholderFloor {
+		t.Fatalf("placeholder after reconnect = %d, want %d", got, connlimit.PlaceholderFloor)
+	}
+	if err := nc.Publish("w", make([]byte, connlimit.PlaceholderFloor)); err != nil { //natssend:reviewed probing nats.go's own check after a reconnect
+		t.Fatalf("publish at the placeholder: %v", err)
+	}
+	if err := nc.Publish("w", make([]byte, connlimit.PlaceholderFloor+1)); !errors.Is(err, nats.ErrMaxPayload) { //natssend:reviewed probing nats.go's own check after a reconnect
+		t.Fatalf("publish over the placeholder: %v, want ErrMaxPayload", err)
+	}
 	close(release)
 	if l, err := st.Limit(context.Background()); err != nil || l != 8<<10 {
 		t.Fatalf("Limit after reconnect = %d, %v; want 8192", l, err)
@@ -255,6 +267,32 @@ func TestLimitHonoursContext(t *testing.T) {
 	defer cancel()
 	if _, err := connlimit.For(nc).Limit(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Limit: %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestPlaceholderNeverAboveEarlierLimits: after a reconnect the
+// placeholder is the least of 4 KiB, the server-wide value and every limit
+// an earlier link had.
+func TestPlaceholderNeverAboveEarlierLimits(t *testing.T) {
+	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(1024))
+	reconnected := make(chan struct{}, 1)
+	h := &holdDialer{}
+	close(h.hold())
+	nc, _ := dial(t, s.UserURL("small"), h, nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1),
+		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
+	st := connlimit.For(nc)
+	if l, err := st.Limit(context.Background()); err != nil || l != 1024 {
+		t.Fatalf("Limit = %d, %v", l, err)
+	}
+	release := h.hold()
+	s.Restart(natstest.MaxPayload(64<<10), smallAccount(32<<10))
+	<-reconnected
+	if got := nc.MaxPayload(); got != 1024 {
+		t.Fatalf("placeholder = %d, want the earlier link's 1024", got)
+	}
+	close(release)
+	if l, err := st.Limit(context.Background()); err != nil || l != 32<<10 {
+		t.Fatalf("Limit after reconnect = %d, %v", l, err)
 	}
 }
 

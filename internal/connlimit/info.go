@@ -43,6 +43,12 @@ type infoConn struct {
 // Read implements net.Conn.
 func (c *infoConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
+	if c.done && len(c.pending) == 0 {
+		// After the first line: a plain pass-through, without the lock
+		// held during a blocking read.
+		c.mu.Unlock()
+		return c.Conn.Read(p)
+	}
 	defer c.mu.Unlock()
 	for !c.done && len(c.pending) == 0 {
 		if err := c.fill(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
@@ -113,7 +114,8 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 	}
 	pubNC, rpcNC, bound, unbound := open("publisher", true), open("client", false), open("bound responder", true), open("unbound responder", false)
 	rawNC := open("raw publisher", true)
-	conns := []*nats.Conn{pubNC, rpcNC, bound, unbound, rawNC}
+	microNC := open("micro responder", true)
+	conns := []*nats.Conn{pubNC, rpcNC, bound, unbound, rawNC, microNC}
 	defer func() {
 		for _, nc := range conns {
 			nc.Close()
@@ -133,6 +135,16 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 	if _, err := unbound.QueueSubscribe("stress.rpc", "q", shim.Handler(respond)); err != nil {
 		t.Fatal(err)
 	}
+	svc, err := micro.AddService(microNC, micro.Config{Name: "stress", Version: "1.0.0",
+		Endpoint: &micro.EndpointConfig{Subject: "stress.micro", Handler: micro.HandlerFunc(func(req micro.Request) {
+			replied.Add(1)
+			n, _ := strconv.Atoi(req.Headers().Get("Want"))
+			_ = shim.RespondMicro(req, make([]byte, n), nil)
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = svc.Stop() }()
 	ctx := context.Background()
 	js, err := jetstream.New(pubNC)
 	if err != nil {
@@ -248,8 +260,12 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 		})
 	}
 	for i := range 4 {
+		subject := "stress.rpc"
+		if i == 3 {
+			subject = "stress.micro"
+		}
 		sender(uint64(200+i), func(r *rand.Rand) {
-			m := msg(r, "stress.rpc")
+			m := msg(r, subject)
 			if m.Header == nil {
 				m.Header = nats.Header{}
 			}
@@ -294,7 +310,7 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 			t.Errorf("connection %q closed: %v", nc.Opts.Name, nc.LastError())
 		}
 	}
-	t.Logf("%d restarts, 13 shim senders + 2 responders + 2 raw publishers on 5 connections: "+
+	t.Logf("%d restarts, 13 shim senders + 3 responders (bound, unbound, micro) + 2 raw publishers on 6 connections: "+
 		"shim: %d sent, %d not run (%d of them too large), %d unknown, %d replies, "+
 		"%d decisions taken again after nats.go refused a send because the link changed; raw: %d sent, %d refused or lost; %d closed connections",
 		restarts, sent.Load(), notRun.Load(), tooLarge.Load(), unknown.Load(), replied.Load(), redecided,

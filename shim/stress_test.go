@@ -24,14 +24,18 @@ import (
 
 // stressPhase is one server configuration: the server-wide max_payload
 // and the account's (0: none). The phases alternate which of the two is
-// the connection's limit.
+// the connection's limit, and every switch to an account limit comes from
+// a higher limit, under a server-wide limit higher still: a message
+// decided under the old limit and sent on the new link with the
+// server-wide value nats.go knows first is exactly what gets a
+// connection closed.
 type stressPhase struct{ server, account int32 }
 
 var stressPhases = []stressPhase{
-	{server: 64 << 10, account: 16 << 10}, // the account's limit applies
-	{server: 20 << 10},                    // the server's
-	{server: 48 << 10, account: 24 << 10}, // the account's
-	{server: 16 << 10},                    // the server's
+	{server: 64 << 10, account: 16 << 10}, // the account's limit applies (from 24 KiB)
+	{server: 32 << 10},                    // the server's
+	{server: 64 << 10, account: 20 << 10}, // the account's (from 32 KiB)
+	{server: 24 << 10},                    // the server's
 }
 
 func (p stressPhase) options() []natstest.Option {
@@ -42,7 +46,7 @@ func (p stressPhase) options() []natstest.Option {
 // stressSize returns a message size around one of the limits the phases
 // use: just below, at, or just above it.
 func stressSize(r *rand.Rand) int {
-	limits := []int{16 << 10, 20 << 10, 24 << 10, 48 << 10, 64 << 10}
+	limits := []int{16 << 10, 20 << 10, 24 << 10, 32 << 10, 64 << 10}
 	return max(0, limits[r.IntN(len(limits))]+r.IntN(81)-40)
 }
 
@@ -159,6 +163,16 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := shim.NewClient(rpcNC, shim.WithTimeout(2*time.Second))
+	// Now and then a sender pauses between its decision and its send, long
+	// enough for a whole restart to fall there (a descheduled goroutine can
+	// always do that).
+	for _, nc := range []*nats.Conn{pubNC, rpcNC, bound} {
+		connlimit.For(nc).SetBeforeSend(func() {
+			if rand.IntN(50) == 0 {
+				time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
+			}
+		})
+	}
 
 	var sent, notRun, unknown, other, tooLarge atomic.Int64
 	var otherMu sync.Mutex

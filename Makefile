@@ -7,14 +7,16 @@
 #   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
 #   make bench-lint natssend-lint against the type-checking floor on a synthetic module
-#   make fuzz       fuzz HeaderSize against nats.go's serializer (FUZZTIME=20s by default)
+#   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
+#   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 20s
+STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz ci clean
+.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz stress ci clean
 
 all: build test
 
@@ -56,6 +58,11 @@ bench-lint:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderSize$$' -fuzztime $(FUZZTIME) ./shim/
+	$(GO) test -run '^$$' -fuzz '^FuzzInfoRewrite$$' -fuzztime $(FUZZTIME) ./internal/connlimit/
+
+# make test runs the stress test with 20 restarts; this runs it longer.
+stress:
+	NATSSEND_STRESS_RESTARTS=$(STRESS_RESTARTS) $(GO) test -race -count=1 -timeout 60m -run '^TestStressNoSendClosesTheConnection$$' -v ./shim/
 
 ci: test lint fuzz golangci golangci-test
 

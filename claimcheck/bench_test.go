@@ -17,6 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/natstest"
 )
 
 // benchChunk is the chunk size a Store uses on the 64 KiB test server
@@ -146,10 +148,14 @@ func BenchmarkOpenPeakHeap(b *testing.B) {
 }
 
 // helperServer starts a test server in a child process (this test binary
-// running TestHelperServerProcess) and returns its URL.
-func helperServer(b *testing.B) string {
+// running TestHelperServerProcess) and returns its URL. The server's
+// max_payload is limit unless maxPayload says otherwise.
+func helperServer(b *testing.B, maxPayload ...int) string {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServerProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "CLAIMCHECK_HELPER_SERVER=1")
+	if len(maxPayload) > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("CLAIMCHECK_HELPER_MAX_PAYLOAD=%d", maxPayload[0]))
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -182,7 +188,13 @@ func TestHelperServerProcess(t *testing.T) {
 	if os.Getenv("CLAIMCHECK_HELPER_SERVER") != "1" {
 		t.Skip("helper process for BenchmarkOpenPeakHeap")
 	}
-	srv := startServer(t)
+	mp := limit
+	if v := os.Getenv("CLAIMCHECK_HELPER_MAX_PAYLOAD"); v != "" {
+		if _, err := fmt.Sscan(v, &mp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := natstest.Start(t, natstest.MaxPayload(int32(mp)), natstest.JetStream())
 	fmt.Println("URL " + srv.URL())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
 }

@@ -104,6 +104,13 @@ var (
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.
 	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished}
+	// ErrInvalidOption is wrapped by every error about an invalid option
+	// value, in this package and in package shim (shim.ErrInvalidOption is
+	// the same value): an out-of-range TTL, replica count, size or
+	// timeout, an empty bucket name, a nil function, a negative reserve.
+	// Options are checked before anything is created or sent. A nil
+	// Option or SubscribeOpt is ignored.
+	ErrInvalidOption = errors.New("natssend: invalid option")
 )
 
 // notPublishedError marks an error after which the Store knows nothing
@@ -172,180 +179,6 @@ func (e *ResolveError) Permanent() bool {
 	return errors.Is(e.Err, ErrMissing) || errors.Is(e.Err, ErrCorrupt) || errors.Is(e.Err, ErrTooLarge)
 }
 
-// Option configures a Store.
-type Option func(*config) error
-
-type config struct {
-	bucket         string
-	ttl            time.Duration
-	storage        jetstream.StorageType
-	replicas       int
-	maxObject      int64
-	maxChunk       int
-	readTimeout    time.Duration
-	cleanupTimeout time.Duration
-	window         int
-	bindSubject    bool
-	subjectMatch   func(stored, received string) bool // nil: equality
-}
-
-// WithBucket sets the object store bucket (default DefaultBucket).
-// Senders and receivers must use the same bucket.
-func WithBucket(name string) Option {
-	return func(c *config) error {
-		if name == "" {
-			return errors.New("claimcheck: empty bucket name")
-		}
-		c.bucket = name
-		return nil
-	}
-}
-
-// WithTTL sets how long stored payloads live (default DefaultTTL). It is
-// applied when the bucket is created; an existing bucket keeps its TTL.
-func WithTTL(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("claimcheck: TTL must be positive, got %v", d)
-		}
-		c.ttl = d
-		return nil
-	}
-}
-
-// WithStorage sets the bucket's storage (default jetstream.FileStorage).
-// It is applied when the bucket is created.
-func WithStorage(st jetstream.StorageType) Option {
-	return func(c *config) error {
-		if st != jetstream.FileStorage && st != jetstream.MemoryStorage {
-			return fmt.Errorf("claimcheck: unknown storage type %v", st)
-		}
-		c.storage = st
-		return nil
-	}
-}
-
-// WithReplicas sets the bucket's replica count (default 1). It is applied
-// when the bucket is created.
-func WithReplicas(n int) Option {
-	return func(c *config) error {
-		if n < 1 || n > 5 {
-			return fmt.Errorf("claimcheck: replicas must be 1..5, got %d", n)
-		}
-		c.replicas = n
-		return nil
-	}
-}
-
-// WithMaxObjectSize sets the largest payload this Store stores and
-// resolves (default and upper bound MaxSize). A larger payload is refused
-// with ErrTooLarge before anything is stored; a claim check declaring a
-// larger size is refused with ErrTooLarge before anything is read.
-func WithMaxObjectSize(n int64) Option {
-	return func(c *config) error {
-		if n < 1 || n > MaxSize {
-			return fmt.Errorf("claimcheck: max object size must be 1..%d, got %d", MaxSize, n)
-		}
-		c.maxObject = n
-		return nil
-	}
-}
-
-// WithMaxChunkSize caps the size of the chunks a payload is stored in
-// (default DefaultMaxChunkSize). Chunks are never larger than the
-// connection's max_payload allows, whatever this says.
-func WithMaxChunkSize(n int) Option {
-	return func(c *config) error {
-		if n < 1024 {
-			return fmt.Errorf("claimcheck: chunk size must be at least 1024, got %d", n)
-		}
-		c.maxChunk = n
-		return nil
-	}
-}
-
-// WithReadTimeout sets the bound Resolve and Open apply when the caller's
-// context has no deadline (default DefaultReadTimeout). A context with a
-// deadline is used as it is, however long.
-func WithReadTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("claimcheck: read timeout must be positive, got %v", d)
-		}
-		c.readTimeout = d
-		return nil
-	}
-}
-
-// WithCleanupTimeout bounds the clean-up after a failed upload or publish
-// (default DefaultCleanupTimeout). It does not change how long an upload
-// waits for each chunk's acknowledgement, which is a fixed 10 s.
-func WithCleanupTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("claimcheck: cleanup timeout must be positive, got %v", d)
-		}
-		c.cleanupTimeout = d
-		return nil
-	}
-}
-
-// WithSubjectBinding turns the check that a claim check was stored for the
-// subject its message is received on on (the default) or off, for
-// Resolve, Open, ResolveJetStream and the subscription helpers of this
-// Store. Discard always checks.
-//
-// The binding is a security measure: with it, a publisher allowed on one
-// subject who learnt an object's name cannot make receivers of that
-// subject load a payload stored for another subject. But the subject a
-// receiver sees is not always the one the sender published on: a stream's
-// SubjectTransform, a source or mirror with subject transforms, a
-// republish, or an account subject mapping or import changes it, and
-// every genuine claim check through such a path fails with
-// ErrSubjectMismatch. Turn the binding off for receivers behind such a
-// path, or relax it with WithSubjectMatch. With the binding off, anyone
-// who may publish to a subject the receiver reads and who knows (or
-// learns, for example from another subject's traffic) an object name can
-// have the receiver load that payload in place of the message: the
-// object name is then the only secret. The size and digest checks still
-// apply.
-func WithSubjectBinding(on bool) Option {
-	return func(c *config) error {
-		c.bindSubject = on
-		return nil
-	}
-}
-
-// WithSubjectMatch relaxes the subject binding (see WithSubjectBinding):
-// a claim check resolves when match(stored, received) is true, where
-// stored is the subject the sender published on (recorded with the
-// object) and received the subject of the received message. Use it to
-// accept exactly the subjects a known transform produces, keeping the
-// binding otherwise. It turns the binding on.
-func WithSubjectMatch(match func(stored, received string) bool) Option {
-	return func(c *config) error {
-		if match == nil {
-			return errors.New("claimcheck: nil subject match function")
-		}
-		c.bindSubject = true
-		c.subjectMatch = match
-		return nil
-	}
-}
-
-// subjectOK reports whether an object stored for stored may be resolved
-// for a message received on received.
-func (c *config) subjectOK(stored, received string) bool {
-	switch {
-	case !c.bindSubject:
-		return true
-	case c.subjectMatch != nil:
-		return c.subjectMatch(stored, received)
-	default:
-		return stored == received
-	}
-}
-
 // Store sends and resolves claim checks through one JetStream object store
 // bucket on one connection. It is safe for concurrent use. Create one per
 // connection with New and keep it for the connection's life.
@@ -363,7 +196,7 @@ type Store struct {
 	obs    jetstream.ObjectStore
 	stream jetstream.Stream // the bucket's stream
 	cfg    config
-	limit  connlimit.Tracker
+	limit  *connlimit.State // the connection's one limit state, shared with shim
 
 	mu      sync.Mutex
 	streams map[string]streamLimit // subject -> cached max_msg_size of its stream
@@ -416,7 +249,7 @@ func (s *Store) isClosed() bool {
 // creates it.
 func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, error) {
 	if js == nil {
-		return nil, errors.New("claimcheck: nil JetStream")
+		return nil, fmt.Errorf("%w: claimcheck: nil JetStream", nats.ErrInvalidArg)
 	}
 	nc := js.Conn()
 	if nc == nil {
@@ -435,6 +268,9 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 		bindSubject:    true,
 	}
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
@@ -448,7 +284,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, streams: make(map[string]streamLimit)}
+	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, limit: connlimit.For(nc), streams: make(map[string]streamLimit)}
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}

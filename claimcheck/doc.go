@@ -6,17 +6,35 @@
 //
 // # Deciding what fits
 //
-// A message fits when its header block plus body, plus whatever the
-// sender still adds, is at most the connection's effective max_payload
-// (the minimum of server, account and user limits, confirmed by a
-// PING/PONG after every (re)connect), exactly as the server counts
-// (internal/wire). For PublishJetStream the headers the PublishOpts add
-// are computed by nats.go itself (a dry run of jetstream's PublishMsg on a
-// copy that stops before anything is written), and the target stream's
-// max_msg_size counts when it is lower; if the stream still refuses the
-// message as too large (nothing stored), it goes once more as a claim
-// check. A limit never closes the connection: the oversize message is not
-// sent.
+// Every publish first checks its input (subject, reply subject, header
+// keys, reserved headers, reserve) and refuses what nats.go would refuse,
+// before anything is stored. It then makes one decision (fits, claim
+// check, or refuse: internal/connlimit's Decide) against the connection's
+// one limit state, which the Store shares with package shim's Publish,
+// Client and reply helpers on the same connection. A message fits when its
+// header block plus body, plus whatever the sender still adds, is at most
+// the connection's effective max_payload (the minimum of server, account
+// and user limits), exactly as the server counts (internal/wire). For
+// PublishJetStream the headers the PublishOpts add are computed by nats.go
+// itself (a dry run of jetstream's PublishMsg on a copy that stops before
+// anything is written), and the target stream's max_msg_size counts when
+// it is lower; if the stream still refuses the message as too large
+// (nothing stored), the decision is made again.
+//
+// On a connection made by shim.Connect no publish of a Store, chunk
+// uploads included, can get the connection closed for its size: nats.go's
+// own check, atomic with the write, never holds a limit above the
+// connection's (see package shim's Connect). When nats.go refuses a
+// message because the connection reconnected to a link with a lower limit
+// between the decision and the send (nothing was written), the Store
+// decides again with the new limit. On other connections the limit is
+// confirmed by a round trip after each reconnect, which leaves a moment
+// right after a reconnect in which a message can still reach the server
+// with the stale limit; use shim.Connect.
+//
+// Invalid option values (WithTTL(0), NakDelay(-1), ...) are errors
+// wrapping ErrInvalidOption, returned before anything is created or
+// subscribed; nil options are ignored.
 //
 // # Storing
 //
@@ -49,8 +67,12 @@
 //
 // # Resolving
 //
-// Resolve returns a message's payload; Open streams it with a few chunks
-// in memory at most. Both verify the declared size and the SHA-256 digest
+// Resolve returns a message's payload, allocating no more than it has
+// received (a forged size fails before anything of that size is
+// allocated); Open streams it with a few chunks in memory at most. A read
+// whose consumer sits on a replica that is catching up after a failover,
+// or is lost with its node, goes on with a new consumer from the next
+// chunk. Both verify the declared size and the SHA-256 digest
 // and honour the caller's deadline however long (the object store's Get
 // stops at 5 s without one; without a deadline these use
 // DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/natssend/natssend/internal/wire"
+	"github.com/natssend/natssend/internal/connlimit"
 )
+
+// maxDecisions bounds how often one send decides again after nats.go
+// refused it with nats.ErrMaxPayload (the connection's limit fell between
+// the decision and the send, by a reconnect; nothing was written). Each
+// new decision waits for the new link's limit, so more than two are rare.
+const maxDecisions = 8
 
 // Prepare returns m itself when it fits the connection's effective
 // max_payload with reserve more header bytes, which the caller will still
@@ -30,9 +35,12 @@ import (
 // Errors: ErrTooLarge (nothing stored) for a body above the maximum
 // object size or headers that alone do not fit; ErrReservedHeader for a
 // message with a body that already carries a claim-check header;
-// ErrClosed after Close; a store error when storing fails (whatever was
-// written is purged). Prepare publishes nothing, so every error it
-// returns matches ErrNotPublished.
+// ErrClosed after Close; nats.ErrBadSubject or nats.ErrBadHeaderMsg for
+// a subject, reply subject or header key nats.go would refuse, and
+// ErrInvalidOption for a negative reserve, all before anything is stored;
+// a store error when storing fails (whatever was written is purged).
+// Prepare publishes nothing, so every error it returns matches
+// ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
 	ref, err := s.prepare(ctx, m, reserve)
 	if err != nil {
@@ -46,19 +54,26 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 		return nil, err
 	}
 	if reserve < 0 {
-		return nil, fmt.Errorf("claimcheck: negative reserve %d", reserve)
+		return nil, fmt.Errorf("%w: claimcheck: negative reserve %d", ErrInvalidOption, reserve)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit, err := s.limit.Limit(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if fits(m.Header, len(m.Data), int64(reserve), limit) {
+	v, err := s.decide(m, m.Header, int64(reserve), limit, limit)
+	switch v {
+	case connlimit.Fits:
 		return m, nil
+	case connlimit.Refuse:
+		return nil, err
 	}
-	ref, _, err := s.reference(ctx, m, m.Header, int64(reserve), limit, limit)
+	ref, _, err := s.reference(ctx, m, m.Header, limit)
 	return ref, err
 }
 
@@ -83,29 +98,56 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if fits(m.Header, len(m.Data), 0, limit) {
-		err := s.nc.PublishMsg(m)
-		if !errors.Is(err, nats.ErrMaxPayload) {
+	for attempt := 1; ; attempt++ {
+		limit, err := s.limit.Limit(ctx)
+		if err != nil {
 			return err
 		}
-		// The limit fell between our check and the publish (a reconnect to
-		// a server with a lower limit); nats.go sent nothing.
-		if limit, err = s.limit.MaxPayload(ctx, s.nc); err != nil {
+		v, err := s.decide(m, m.Header, 0, limit, limit)
+		switch v {
+		case connlimit.Refuse:
+			return err
+		case connlimit.Fits:
+			s.limit.BeforeSend()
+			err := s.nc.PublishMsg(m)
+			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+				// The link changed between the decision and the send
+				// (nats.go holds 0 until a new link's limit arrives);
+				// nothing was written. Decide again on the new limit.
+				s.limit.Redecided()
+				continue
+			}
 			return err
 		}
+		ref, name, err := s.reference(ctx, m, m.Header, limit)
+		if err != nil {
+			return err
+		}
+		return s.publishRef(ctx, ref, name)
 	}
-	ref, name, err := s.reference(ctx, m, m.Header, 0, limit, limit)
-	if err != nil {
-		return err
-	}
-	if err := s.nc.PublishMsg(ref); err != nil {
+}
+
+// publishRef publishes a reference whose payload is stored, deleting the
+// payload when the reference cannot be published. A reference that
+// nats.go refuses for its size because the link changed during the
+// upload is sent once the new link's limit is known, if it fits that.
+func (s *Store) publishRef(ctx context.Context, ref *nats.Msg, name string) error {
+	for attempt := 1; ; attempt++ {
+		err := s.nc.PublishMsg(ref)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+			s.limit.Redecided()
+			if limit, lerr := s.limit.Limit(ctx); lerr == nil && fits(ref.Header, 0, 0, limit) {
+				continue
+			}
+		}
 		return s.abandon(ctx, name, err)
 	}
-	return nil
 }
 
 // PublishJetStream publishes m to a stream: unchanged when it fits,
@@ -139,41 +181,50 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limit, err := s.limit.MaxPayload(ctx, s.nc)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, notPublished(err)
 	}
 	sent, err := s.jsHeaders(m, opts)
 	if err != nil {
 		return nil, notPublished(err)
 	}
-	eff := limit
-	if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-		eff = sl
-	}
-	if fits(sent, len(m.Data), 0, eff) {
-		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
+	var limit, eff int64
+	for attempt := 1; ; attempt++ {
+		if limit, err = s.limit.Limit(ctx); err != nil {
+			return nil, notPublished(err)
+		}
+		eff = limit
+		if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
+			eff = sl
+		}
+		v, err := s.decide(m, sent, 0, eff, limit)
+		if v == connlimit.Refuse {
+			return nil, notPublished(err)
+		}
+		if v == connlimit.ClaimCheck {
+			break
+		}
+		// The loop sends again only after an error proving that nothing
+		// was stored (the stream's size refusal, nats.go's ErrMaxPayload).
+		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...) //natssend:reviewed retry: sent again only after a refusal that stored nothing
 		switch {
 		case err == nil:
 			return ack, nil
-		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) && attempt < maxDecisions:
 			// Nothing was stored. Our idea of the stream's limit was stale.
 			s.forgetStream(m.Subject)
-			if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-				eff = sl
-			}
-		case errors.Is(err, nats.ErrMaxPayload):
-			// nats.go sent nothing: the connection's limit fell.
-			if l, lerr := s.limit.MaxPayload(ctx, s.nc); lerr == nil && l < eff {
-				eff = l
-			}
+			continue
+		case errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions:
+			// nats.go sent nothing: the link changed. Decide again.
+			s.limit.Redecided()
+			continue
 		case notStored(err):
 			return nil, notPublished(err)
 		default:
 			return nil, err // outcome unknown
 		}
 	}
-	ref, name, err := s.reference(ctx, m, sent, 0, eff, limit)
+	ref, name, err := s.reference(ctx, m, sent, limit)
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -244,31 +295,10 @@ func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 }
 
 // reference stores m's body and returns the reference message and the
-// object name. sent is the header block m will go out with (m.Header plus
-// what a JetStream publish adds); the reference gets two more lines and
-// must fit refLimit with reserve bytes to spare. connLimit is the
-// connection's max_payload, which sizes the chunks.
-func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, reserve, refLimit, connLimit int64) (*nats.Msg, string, error) {
-	if int64(len(m.Data)) > s.cfg.maxObject {
-		return nil, "", fmt.Errorf("%w: the %d-byte body is above the store's maximum object size of %d bytes (MaxSize, or less with WithMaxObjectSize)",
-			ErrTooLarge, len(m.Data), s.cfg.maxObject)
-	}
+// object name; decide has said ClaimCheck. connLimit is the connection's
+// max_payload, which sizes the chunks.
+func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64) (*nats.Msg, string, error) {
 	sizeStr := strconv.Itoa(len(m.Data))
-	refHdr := wire.HeaderSize(sent)
-	if refHdr == 0 {
-		refHdr = wire.EmptyBlockSize
-	}
-	// Object names have a fixed length (nameLen), so the reference's size
-	// is known before a name is drawn.
-	refHdr += wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, sizeStr)
-	if int64(refHdr)+reserve > refLimit {
-		which := "the connection's max_payload"
-		if refLimit < connLimit {
-			which = "the stream's max_msg_size"
-		}
-		return nil, "", fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
-			ErrTooLarge, refHdr, reserve, which, refLimit)
-	}
 	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
 	if err != nil {
 		return nil, "", err
@@ -286,38 +316,6 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, re
 	ref.Header.Set(HeaderRef, name)
 	ref.Header.Set(HeaderSize, sizeStr)
 	return ref, name, nil
-}
-
-// checkPublish refuses a publish after Close and invalid input.
-func (s *Store) checkPublish(m *nats.Msg) error {
-	if s.isClosed() {
-		return ErrClosed
-	}
-	return checkMsg(m)
-}
-
-func checkMsg(m *nats.Msg) error {
-	if m == nil {
-		return nats.ErrInvalidMsg
-	}
-	if m.Subject == "" {
-		return nats.ErrBadSubject
-	}
-	if len(m.Data) > 0 && m.Header != nil {
-		if _, ok := m.Header[HeaderRef]; ok {
-			return ErrReservedHeader
-		}
-		if _, ok := m.Header[HeaderSize]; ok {
-			return ErrReservedHeader
-		}
-	}
-	return nil
-}
-
-// fits reports whether a message with header h and body n, plus reserve
-// header bytes, is within limit (the server refuses sizes > limit).
-func fits(h nats.Header, n int, reserve, limit int64) bool {
-	return int64(wire.MsgSize(h, n))+reserve <= limit
 }
 
 func cloneHeader(h nats.Header) nats.Header {
@@ -381,50 +379,4 @@ func (s *Store) jsHeaders(m *nats.Msg, opts []jetstream.PublishOpt) (nats.Header
 	default:
 		return nil, err
 	}
-}
-
-// streamLimit is a cached stream max_msg_size for one subject.
-type streamLimit struct {
-	max     int64 // 0: no limit, or unknown
-	expires time.Time
-}
-
-const (
-	streamCacheTTL  = 30 * time.Second
-	streamCacheSize = 4096
-)
-
-// streamMaxMsgSize returns the max_msg_size of the stream that stores
-// subject, or 0 when there is none, no stream, or the lookup failed (for
-// example for lack of permission on the JetStream API): the publish then
-// relies on the server's ErrStreamMessageExceedsMaximum.
-func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
-	now := time.Now()
-	s.mu.Lock()
-	e, ok := s.streams[subject]
-	s.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.max
-	}
-	var limit int64
-	if name, err := s.js.StreamNameBySubject(ctx, subject); err == nil {
-		if st, err := s.js.Stream(ctx, name); err == nil {
-			if ms := st.CachedInfo().Config.MaxMsgSize; ms > 0 {
-				limit = int64(ms)
-			}
-		}
-	}
-	s.mu.Lock()
-	if len(s.streams) >= streamCacheSize {
-		clear(s.streams)
-	}
-	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
-	s.mu.Unlock()
-	return limit
-}
-
-func (s *Store) forgetStream(subject string) {
-	s.mu.Lock()
-	delete(s.streams, subject)
-	s.mu.Unlock()
 }

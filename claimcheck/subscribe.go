@@ -27,8 +27,10 @@ type ErrorHandler func(m *nats.Msg, err error)
 // could not be deleted after read.
 type JetStreamErrorHandler func(msg jetstream.Msg, err error)
 
-// SubscribeOpt configures the subscription helpers.
-type SubscribeOpt func(*subOpts)
+// SubscribeOpt configures the subscription helpers. An invalid value is
+// an error wrapping ErrInvalidOption, returned before anything is
+// subscribed; a nil SubscribeOpt is ignored.
+type SubscribeOpt func(*subOpts) error
 
 type subOpts struct {
 	deleteAfterRead bool
@@ -52,35 +54,51 @@ const DefaultNakDelay = 5 * time.Second
 // the server does not confirm) a lost ack leads to a redelivery whose
 // payload is gone: it is Term'd as ErrMissing. Use DoubleAck where that
 // matters.
-func DeleteAfterRead() SubscribeOpt { return func(o *subOpts) { o.deleteAfterRead = true } }
+func DeleteAfterRead() SubscribeOpt {
+	return func(o *subOpts) error { o.deleteAfterRead = true; return nil }
+}
 
 // NakDelay sets the redelivery delay for JetStream messages whose payload
-// could not be read for a transient reason (default DefaultNakDelay).
-func NakDelay(d time.Duration) SubscribeOpt { return func(o *subOpts) { o.nakDelay = d } }
+// could not be read for a transient reason (default DefaultNakDelay). It
+// must be positive.
+func NakDelay(d time.Duration) SubscribeOpt {
+	return func(o *subOpts) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: claimcheck: Nak delay must be positive, got %v", ErrInvalidOption, d)
+		}
+		o.nakDelay = d
+		return nil
+	}
+}
 
 // PullConsumeOpts passes options to jetstream.Consumer.Consume. Consume
 // puts jetstream.PullMaxMessages(1) before them (see Consume), which a
 // PullMaxMessages or PullMaxBytes among them replaces.
 func PullConsumeOpts(opts ...jetstream.PullConsumeOpt) SubscribeOpt {
-	return func(o *subOpts) { o.pullOpts = append(o.pullOpts, opts...) }
+	return func(o *subOpts) error { o.pullOpts = append(o.pullOpts, opts...); return nil }
 }
 
 // PullMessagesOpts passes options to jetstream.Consumer.Messages. Messages
 // puts jetstream.PullMaxMessages(1) before them (see Store.Messages),
 // which a PullMaxMessages or PullMaxBytes among them replaces.
 func PullMessagesOpts(opts ...jetstream.PullMessagesOpt) SubscribeOpt {
-	return func(o *subOpts) { o.msgsOpts = append(o.msgsOpts, opts...) }
+	return func(o *subOpts) error { o.msgsOpts = append(o.msgsOpts, opts...); return nil }
 }
 
 // oneAtATime is the default pull option of Consume and Messages.
 var oneAtATime = jetstream.PullMaxMessages(1)
 
-func parseSubOpts(opts []SubscribeOpt) subOpts {
+func parseSubOpts(opts []SubscribeOpt) (subOpts, error) {
 	o := subOpts{nakDelay: DefaultNakDelay}
 	for _, f := range opts {
-		f(&o)
+		if f == nil {
+			continue
+		}
+		if err := f(&o); err != nil {
+			return o, err
+		}
 	}
-	return o
+	return o, nil
 }
 
 // Subscribe subscribes to subject on the Store's connection and calls h
@@ -108,12 +126,15 @@ func (s *Store) QueueSubscribe(subject, queue string, h MsgHandler, onErr ErrorH
 
 func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOpt) (nats.MsgHandler, error) {
 	if h == nil {
-		return nil, errors.New("claimcheck: nil message handler")
+		return nil, fmt.Errorf("%w: claimcheck: nil message handler", nats.ErrInvalidArg)
 	}
 	if onErr == nil {
 		return nil, ErrNoErrorHandler
 	}
-	o := parseSubOpts(opts)
+	o, err := parseSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	return func(m *nats.Msg) {
 		ref, err := s.parse(m)
 		if err != nil {
@@ -198,12 +219,15 @@ func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte
 // it only for consumers whose AckWait covers the batch's processing time.
 func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...SubscribeOpt) (jetstream.ConsumeContext, error) {
 	if c == nil || h == nil {
-		return nil, errors.New("claimcheck: nil consumer or handler")
+		return nil, fmt.Errorf("%w: claimcheck: nil consumer or handler", nats.ErrInvalidArg)
 	}
 	if onErr == nil {
 		return nil, ErrNoErrorHandler
 	}
-	o := parseSubOpts(opts)
+	o, err := parseSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	ackWait := ackWaitOf(c)
 	cb := func(msg jetstream.Msg) {
 		rm, err := s.resolveJS(msg, ackWait, &o, onErr)
@@ -234,9 +258,12 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 // large payload.
 func (s *Store) Messages(c jetstream.Consumer, opts ...SubscribeOpt) (*Messages, error) {
 	if c == nil {
-		return nil, errors.New("claimcheck: nil consumer")
+		return nil, fmt.Errorf("%w: claimcheck: nil consumer", nats.ErrInvalidArg)
 	}
-	o := parseSubOpts(opts)
+	o, err := parseSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	it, err := c.Messages(append([]jetstream.PullMessagesOpt{oneAtATime}, o.msgsOpts...)...)
 	if err != nil && len(o.msgsOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
 		// PullMaxBytes among the caller's options; see Consume.

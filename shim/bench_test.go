@@ -145,3 +145,29 @@ func BenchmarkRespond(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPublish compares PublishContext with nc.Publish for a message
+// that fits: the shim's input checks, its look-up of the connection's
+// limit state and the fit decision, against the raw call on the same
+// connection.
+func BenchmarkPublish(b *testing.B) {
+	_, nc := benchServer(b)
+	data := make([]byte, 128)
+	b.Run("raw/128B", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := nc.Publish("publish.bench", data); err != nil { //natssend:reviewed benchmark baseline
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("shim/128B", func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			if err := shim.PublishContext(ctx, nc, "publish.bench", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -79,7 +79,7 @@ func randomHeader(r *rand.Rand) nats.Header {
 	return h
 }
 
-// TestServerAcceptsExactlyMsgSizeAtMostLimit sends thousands of messages of
+// TestServerAcceptsExactlyMsgSizeAtMostLimit sends 10,000 messages of
 // limit-3 .. limit+3 bytes with random headers past the client's own check
 // and lets the real server judge them: it must accept exactly those with
 // MsgSize <= max_payload.
@@ -87,7 +87,7 @@ func TestServerAcceptsExactlyMsgSizeAtMostLimit(t *testing.T) {
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	r := rand.New(rand.NewPCG(1, 2))
-	n := 2000
+	n := 10000
 	if testing.Short() {
 		n = 300
 	}
@@ -136,7 +136,7 @@ func TestServerAcceptsExactlyMsgSizeAtMostLimit(t *testing.T) {
 	t.Logf("%d accepted, %d refused by the server", accepted, refused)
 }
 
-// TestShimNeverGetsConnectionClosed sends random boundary requests through
+// TestShimNeverGetsConnectionClosed sends 10,000 random boundary requests through
 // the shim: those that fit are delivered, the others are refused locally,
 // and the connection is never closed.
 func TestShimNeverGetsConnectionClosed(t *testing.T) {
@@ -165,7 +165,7 @@ func TestShimNeverGetsConnectionClosed(t *testing.T) {
 	c := shim.NewClient(nc, shim.WithTimeout(timeout))
 	warm(t, c)
 	r := rand.New(rand.NewPCG(3, 4))
-	n := 1500
+	n := 10000
 	if testing.Short() {
 		n = 200
 	}

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -17,35 +19,61 @@ import (
 // and that set no Timeout.
 const DefaultTimeout = 10 * time.Second
 
-// Option configures a Client.
+// ErrInvalidOption is wrapped by every error about an invalid option
+// value in natssend (it is claimcheck.ErrInvalidOption): a Client built
+// with an invalid Option refuses every call with it (INVALID_ARGUMENT, not
+// run), a call with an invalid CallOption is refused the same way, and a
+// Handler with an invalid HandlerOption answers every request with it. A
+// nil option is ignored.
+var ErrInvalidOption = claimcheck.ErrInvalidOption
+
+// Option configures a Client. NewClient cannot fail, so an invalid value
+// makes every call of the Client fail with an error wrapping
+// ErrInvalidOption (Client.Err reports it at once).
 type Option func(*Client)
 
+// optionError records the first invalid option of a Client.
+func (c *Client) optionError(format string, args ...any) {
+	if c.optErr == nil {
+		c.optErr = notSent(CodeInvalidArgument, fmt.Sprintf(format, args...)+"; not sent", ErrInvalidOption)
+	}
+}
+
 // WithTimeout sets the client's default deadline per call (DefaultTimeout
-// if not set). Non-positive values are ignored.
+// if not set). It must be positive.
 func WithTimeout(d time.Duration) Option {
 	return func(c *Client) {
-		if d > 0 {
-			c.timeout = d
+		if d <= 0 {
+			c.optionError("WithTimeout(%v): the timeout must be positive", d)
+			return
 		}
+		c.timeout = d
 	}
 }
 
 // WithPayloadCap caps requests at n bytes (header block + body), below the
-// connection's max_payload. The lower of the two applies. Non-positive
-// values are ignored.
+// connection's max_payload. The lower of the two applies. It must be
+// positive.
 func WithPayloadCap(n int64) Option {
 	return func(c *Client) {
-		if n > 0 {
-			c.payloadCap = n
+		if n <= 0 {
+			c.optionError("WithPayloadCap(%d): the cap must be positive", n)
+			return
 		}
+		c.payloadCap = n
 	}
 }
 
 // WithHeader adds a header sent with every request, such as an
 // authorization token. It counts against the limit like any header. A
-// request's own header of the same key replaces it.
+// request's own header of the same key replaces it. The key must be one
+// nats.go sends (printable ASCII without separators).
 func WithHeader(key, value string) Option {
 	return func(c *Client) {
+		if !wire.ValidHeaderKey(key) {
+			c.optionError("WithHeader(%q): invalid header key", key)
+			return
+		}
 		if c.static == nil {
 			c.static = nats.Header{}
 		}
@@ -53,17 +81,28 @@ func WithHeader(key, value string) Option {
 	}
 }
 
-// CallOption configures one call.
+// CallOption configures one call. An invalid value refuses the call with
+// an error wrapping ErrInvalidOption; a nil CallOption is ignored.
 type CallOption func(*callOpts)
 
 type callOpts struct {
 	timeout time.Duration
+	err     error
 }
 
 // Timeout sets this call's timeout. The call's deadline is the earliest of
-// the context's deadline, this timeout and the client's default.
+// the context's deadline, this timeout and the client's default. It must
+// be positive.
 func Timeout(d time.Duration) CallOption {
-	return func(o *callOpts) { o.timeout = d }
+	return func(o *callOpts) {
+		if d <= 0 {
+			if o.err == nil {
+				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("Timeout(%v): the timeout must be positive; not sent", d), ErrInvalidOption)
+			}
+			return
+		}
+		o.timeout = d
+	}
 }
 
 // Client sends requests with a size cap, one deadline and no replay. It is
@@ -78,7 +117,8 @@ type Client struct {
 	timeout    time.Duration
 	payloadCap int64
 	static     nats.Header
-	limit      connlimit.Tracker
+	st         *connlimit.State // nil when nc is nil
+	optErr     *Error           // the first invalid option
 	shared     atomic.Pointer[sharedHeader]
 }
 
@@ -87,6 +127,9 @@ type Client struct {
 // deliver them after their deadline.
 func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	c := &Client{nc: nc, timeout: DefaultTimeout}
+	if nc != nil {
+		c.st = connlimit.For(nc)
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -95,11 +138,34 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	return c
 }
 
+// Err reports the Client's first invalid option (an error wrapping
+// ErrInvalidOption), or nil. Every call of a Client with an invalid option
+// fails with it.
+func (c *Client) Err() error {
+	if c == nil {
+		return notSent(CodeInvalidArgument, "nil Client; not sent", nats.ErrInvalidConnection)
+	}
+	if c.optErr != nil {
+		return c.optErr
+	}
+	return nil
+}
+
 // Limit returns the number of bytes (header block + body) a request may
 // have now: the lower of the payload cap and the connection's effective
-// max_payload.
+// max_payload (the connection's one limit state, shared with every other
+// natssend sender on it).
 func (c *Client) Limit(ctx context.Context) (int64, error) {
-	limit, err := c.limit.MaxPayload(ctx, c.nc)
+	if err := c.Err(); err != nil {
+		return 0, err
+	}
+	if c.nc == nil {
+		return 0, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
+	}
+	if ctx == nil {
+		return 0, notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
+	}
+	limit, err := c.st.Limit(ctx)
 	if err != nil {
 		// Nothing but a PING was sent.
 		return 0, sendError(ctx, err, false)
@@ -135,18 +201,29 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 // nats.ErrNoResponders, nats.ErrConnectionClosed,
 // nats.ErrConnectionReconnecting and context.Canceled.
 func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption) (*nats.Msg, error) {
-	if m == nil {
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case m == nil:
 		return nil, notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
-	}
-	if ctx == nil {
+	case ctx == nil:
 		return nil, notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
+	case c.nc == nil:
+		return nil, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	}
 	var co callOpts
 	if len(opts) > 0 {
 		co = applyCallOpts(opts)
+		if co.err != nil {
+			return nil, co.err
+		}
+	}
+	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}
 	now := time.Now()
 	timeout := c.timeout
@@ -164,41 +241,48 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	}
 
 	switch {
-	case c.nc == nil:
-		return nil, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	case c.nc.IsClosed():
 		return nil, notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
 	case c.nc.IsReconnecting():
 		return nil, notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
 	}
-	limit, err := c.Limit(callCtx)
-	if err != nil {
-		return nil, err
-	}
+	for attempt := 1; ; attempt++ {
+		limit, err := c.Limit(callCtx)
+		if err != nil {
+			return nil, err
+		}
 
-	// What is left after the limit check, which may have taken a round trip.
-	remaining := time.Until(deadline)
-	ms := (remaining + time.Millisecond - 1) / time.Millisecond
-	if ms < 1 {
-		ms = 1
+		// What is left after the limit check, which may have taken a round trip.
+		remaining := time.Until(deadline)
+		ms := (remaining + time.Millisecond - 1) / time.Millisecond
+		if ms < 1 {
+			ms = 1
+		}
+		hdr, hdrSize, err := c.header(m.Header, int64(ms))
+		if err != nil {
+			return nil, err
+		}
+		size := int64(hdrSize + len(m.Data))
+		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
+			return nil, tooLarge("request", size, limit, nil)
+		}
+		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
+		c.st.BeforeSend()
+		reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
+		if err != nil {
+			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+				// The link changed between the decision and the send;
+				// nothing was written. Decide again on the new limit.
+				c.st.Redecided()
+				continue
+			}
+			return nil, sendError(ctx, err, true)
+		}
+		if rerr := remoteError(reply); rerr != nil {
+			return nil, rerr
+		}
+		return reply, nil
 	}
-	hdr, hdrSize, err := c.header(m.Header, int64(ms))
-	if err != nil {
-		return nil, err
-	}
-	req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
-	if size := int64(hdrSize + len(m.Data)); size > limit {
-		return nil, tooLarge("request", size, limit, nil)
-	}
-
-	reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
-	if err != nil {
-		return nil, sendError(ctx, err, true)
-	}
-	if rerr := remoteError(reply); rerr != nil {
-		return nil, rerr
-	}
-	return reply, nil
 }
 
 // header returns the header map to send and its wire size: the client's

@@ -14,8 +14,26 @@ import (
 // outgoing reconnect buffering.
 var ErrReconnectBuffer = errors.New("natssend: outgoing reconnect buffering must stay disabled (a buffered request is delivered after reconnect, even when the caller already gave up)")
 
-// Connect connects like nats.Connect, with three guarantees:
+// Connect connects like nats.Connect, with these guarantees:
 //
+//   - No message sent on the connection gets it closed for exceeding
+//     max_payload. Right after every connect and reconnect nats.go still
+//     holds the server-wide max_payload until the server's second INFO
+//     brings the connection's own, account- or user-adjusted one, and a
+//     message that passes nats.go's check in that moment reaches the server
+//     and gets the connection closed. Connect installs a dialer (wrapping
+//     the one the options choose, nats.SetCustomDialer included) that makes
+//     each link's first INFO announce a placeholder max_payload (0 on the
+//     first link; after a reconnect the least of 4 KiB, the server-wide
+//     value and every earlier link's limit): until the link's limit
+//     arrives, nats.go refuses every message above the placeholder with
+//     nats.ErrMaxPayload without writing anything, and natssend's senders
+//     wait for the limit and decide again. The one gap: a reconnect to a
+//     link whose limit is below 4 KiB and below every earlier limit. This holds for nats:// and
+//     tls:// connections to nats-server v2.10 and later; it does not for
+//     TLS-handshake-first and websocket connections, in-process connections
+//     and older servers, where the limit is confirmed by a round trip after
+//     each reconnect instead (see the package documentation).
 //   - Outgoing reconnect buffering is disabled (nats.ReconnectBufSize(-1)).
 //     While reconnecting, a send fails at once instead of being held and
 //     delivered after the reconnect, when its caller may have timed out and
@@ -23,14 +41,14 @@ var ErrReconnectBuffer = errors.New("natssend: outgoing reconnect buffering must
 //     means 8 MiB to nats.go) is refused with ErrReconnectBuffer.
 //   - The connection reconnects forever (nats.MaxReconnects(-1)) unless an
 //     option says otherwise.
-//   - The account-adjusted max_payload is known when Connect returns: the
-//     server sends it after its first PONG, so Connect makes one more round
-//     trip. After every reconnect the same happens in a reconnect handler
-//     (chained before any handler the options install), and natssend's own
-//     senders check again before their first send on the new connection.
+//   - The connection's max_payload (nc.MaxPayload) is the account-adjusted
+//     one when Connect returns, and when a reconnect handler of the
+//     options runs.
 //
 // With nats.RetryOnFailedConnect, Connect may return before the first
-// connection; the limit is then confirmed by the first natssend send.
+// connection. Until it is made, every publish fails with
+// nats.ErrReconnectBufExceeded (nothing is buffered or sent), which
+// natssend senders report as not run.
 func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 	// Apply the options to a copy of the defaults, with a sentinel buffer
 	// size, to see what they set.
@@ -49,14 +67,17 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("%w: got ReconnectBufSize(%d)", ErrReconnectBuffer, probe.ReconnectBufSize)
 	}
 	userReconnected := probe.ReconnectedCB
-	all := make([]nats.Option, 0, len(opts)+3)
+	all := make([]nats.Option, 0, len(opts)+4)
 	all = append(all, nats.MaxReconnects(-1))
 	all = append(all, opts...)
 	all = append(all,
 		nats.ReconnectBufSize(-1),
+		nats.SetCustomDialer(connlimit.NewDialer(&probe)),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			// Bring the account-adjusted limit in before user code reacts.
-			_ = connlimit.Refresh(context.Background(), nc)
+			// Bring the connection's limit in before user code reacts.
+			ctx, cancel := context.WithTimeout(context.Background(), connlimit.DefaultFlushTimeout)
+			_, _ = connlimit.For(nc).Limit(ctx)
+			cancel()
 			if userReconnected != nil {
 				userReconnected(nc)
 			}
@@ -72,7 +93,7 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probe.Timeout+connlimit.DefaultFlushTimeout)
 	defer cancel()
-	if err := connlimit.Refresh(ctx, nc); err != nil {
+	if _, err := connlimit.For(nc).Limit(ctx); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
 		nc.Close()
 		return nil, err
 	}

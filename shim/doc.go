@@ -22,8 +22,39 @@
 //
 // Connect disables nats.go's outgoing reconnect buffer (a request buffered
 // while reconnecting is delivered after reconnect, even when its caller has
-// already timed out) and makes sure the account-adjusted max_payload is
-// known before the first send and after every reconnect.
+// already timed out) and makes sure no message sent on the connection gets
+// it closed for its size: right after every connect and reconnect the
+// server announces the connection's account- or user-adjusted max_payload
+// in a second INFO, and until nats.go has parsed it its own check uses the
+// server-wide value. Checking in natssend before sending cannot close that
+// window (a reconnect can come between the check and the send, and
+// nats.go holds its lock while it reconnects), so Connect installs a
+// dialer that makes each link's first INFO announce a placeholder
+// max_payload (0 on the first link, after a reconnect at most 4 KiB and
+// never above an earlier link's limit): until the real limit arrives
+// nats.go refuses every message above it without writing anything, and
+// natssend's senders wait for the limit and decide again. This covers nats:// and tls:// connections to nats-server
+// 2.10 and later; TLS-handshake-first, websocket and in-process
+// connections, connections not made by Connect and older servers get a
+// round trip after each reconnect instead, which leaves a short window.
+//
+// Every natssend sender on a connection (Client, Publish*, the claimcheck
+// Store, the reply helpers of a Handler given the Conn option) shares one
+// limit state for it, kept in a package-level registry keyed by the
+// connection (entries of closed connections are dropped): the one piece
+// of global state in natssend. Each send makes one decision against it
+// (fits, claim check, or refuse), after every input check and before any
+// irreversible work.
+//
+// # Options
+//
+// An invalid option value is an error wrapping ErrInvalidOption (the same
+// value as claimcheck.ErrInvalidOption): a Client built with one refuses
+// every call with it, a call with an invalid CallOption is refused, a
+// Handler with an invalid HandlerOption answers every request with an
+// INTERNAL error reply and reports the error to OnError. Nil options are
+// ignored. A nil context, message or connection is an INVALID_ARGUMENT
+// refusal, never a panic.
 //
 // # Requests
 //

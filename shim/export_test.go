@@ -1,4 +1,6 @@
 package shim
 
-// RegistrySize exposes the number of connections with Publish state.
-func RegistrySize() int { return states.size() }
+import "github.com/natssend/natssend/internal/connlimit"
+
+// RegistrySize exposes the number of connections with limit state.
+func RegistrySize() int { return connlimit.Size() }

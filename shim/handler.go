@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // HandlerFunc handles one request and returns the reply body, or an error
@@ -21,16 +23,43 @@ type HandlerOption func(*handlerOpts)
 type handlerOpts struct {
 	base    func() context.Context
 	onError func(req *nats.Msg, err error)
+	st      *connlimit.State // the responder's connection, when given
+	err     *Error           // the first invalid option
+}
+
+func (o *handlerOpts) invalid(format string, args ...any) {
+	if o.err == nil {
+		o.err = &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...), outcome: OutcomeNotRun, err: ErrInvalidOption}
+	}
 }
 
 // BaseContext sets the function that gives each request's parent context
 // (context.Background by default), for example a service's lifetime
-// context.
+// context. f must not be nil; a nil context returned by f counts as
+// context.Background.
 func BaseContext(f func() context.Context) HandlerOption {
 	return func(o *handlerOpts) {
-		if f != nil {
-			o.base = f
+		if f == nil {
+			o.invalid("BaseContext(nil): a nil function")
+			return
 		}
+		o.base = f
+	}
+}
+
+// Conn tells the Handler the connection it is subscribed on. Its replies
+// then use that connection's limit state: a reply over the limit is
+// refused with the limit stated in the error (Limit), and a reply made in
+// the moment after a reconnect, before the new link's limit is known,
+// waits for it (within the request's deadline) instead of being retried
+// for UnboundReplyWait. nc must be the connection of the subscription.
+func Conn(nc *nats.Conn) HandlerOption {
+	return func(o *handlerOpts) {
+		if nc == nil {
+			o.invalid("Conn(nil): a nil connection")
+			return
+		}
+		o.st = connlimit.For(nc)
 	}
 }
 
@@ -60,6 +89,11 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //   - A panic in fn becomes an INTERNAL error reply ("internal error"; the
 //     panic value goes to OnError only).
 //   - A request without a reply subject is handled and nothing is sent.
+//   - A nil fn, or an invalid option, answers every request with an
+//     INTERNAL error reply ("handler misconfigured") and reports the error
+//     to OnError; a nil request is reported and ignored.
+//   - With Conn, replies use the responder connection's limit state (see
+//     Conn); without it, see Respond.
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
 	for _, opt := range opts {
@@ -73,7 +107,26 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 	}
 	return func(req *nats.Msg) {
-		ctx, cancel := requestContext(o.base(), req)
+		if req == nil {
+			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
+			return
+		}
+		if o.err != nil || fn == nil {
+			err := o.err
+			if err == nil {
+				err = notSent(CodeInvalidArgument, "nil HandlerFunc", nats.ErrInvalidArg)
+			}
+			report(req, err)
+			if req.Reply != "" {
+				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+err.Message, false))
+			}
+			return
+		}
+		base := o.base()
+		if base == nil {
+			base = context.Background()
+		}
+		ctx, cancel := requestContext(base, req)
 		defer cancel()
 		r := call(ctx, fn, req)
 		if r.panicked != nil {
@@ -84,10 +137,10 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			return
 		}
 		if r.err != nil {
-			report(req, replyError(req, r.err))
+			report(req, replyError(ctx, o.st, req, r.err))
 			return
 		}
-		report(req, Respond(req, r.data, nil))
+		report(req, respond(ctx, o.st, req, r.data, nil))
 	}
 }
 
@@ -96,6 +149,9 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 // runs) and fn's result is encoded as JSON. Errors are handled as in
 // Handler.
 func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error), opts ...HandlerOption) nats.MsgHandler {
+	if fn == nil {
+		return Handler(nil, opts...)
+	}
 	return Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		var req Req
 		if err := json.Unmarshal(m.Data, &req); err != nil {
@@ -148,18 +204,18 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 // *Error that came from a call the handler made (a remote error, or a
 // failed send of its own) is INTERNAL, like any other error: the handler
 // may have done work before it.
-func replyError(req *nats.Msg, err error) error {
+func replyError(ctx context.Context, st *connlimit.State, req *nats.Msg, err error) error {
 	var e *Error
 	if errors.As(err, &e) && !e.Remote {
 		switch e.outcome {
 		case OutcomeRejected:
-			return respondError(req, e.Code, e.Message, true)
+			return respondError(ctx, st, req, e.Code, e.Message, true)
 		case OutcomeOK: // built by hand
-			return respondError(req, e.Code, e.Message, false)
+			return respondError(ctx, st, req, e.Code, e.Message, false)
 		}
 		if e.Code == CodeInternal {
-			return respondError(req, CodeInternal, e.Message, false)
+			return respondError(ctx, st, req, CodeInternal, e.Message, false)
 		}
 	}
-	return respondError(req, CodeInternal, err.Error(), false)
+	return respondError(ctx, st, req, CodeInternal, err.Error(), false)
 }

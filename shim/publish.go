@@ -53,34 +53,83 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 // For another bucket, TTL or storage, make a claimcheck.Store and use its
 // PublishMsg.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
-	if m == nil {
-		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
+	if err := checkSend(ctx, nc, m); err != nil {
+		return err
 	}
-	if nc == nil {
-		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
-	}
-	if k, bad := wire.InvalidHeaderKey(m.Header); bad {
-		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
-	}
-	st := states.get(nc)
-	limit, err := st.limit.MaxPayload(ctx, nc)
-	if err != nil {
+	st := connlimit.For(nc)
+	for attempt := 1; ; attempt++ {
+		limit, err := st.Limit(ctx)
+		if err != nil {
+			return sendError(ctx, err, false)
+		}
+		size := int64(MsgSize(m))
+		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
+			// The store decides between a claim check and a refusal.
+			break
+		}
+		st.BeforeSend()
+		err = nc.PublishMsg(m)
+		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+			// The link changed between the decision and the send; nothing
+			// was written. Decide again on the new link's limit.
+			st.Redecided()
+			continue
+		}
 		return sendError(ctx, err, false)
 	}
-	if int64(MsgSize(m)) <= limit {
-		return sendError(ctx, nc.PublishMsg(m), false)
-	}
-	store, err := st.claimStore(ctx, nc)
+	store, err := claimStore(ctx, st)
 	if err != nil {
+		size := int64(MsgSize(m))
+		limit := nc.MaxPayload()
 		return &Error{
 			Code:    CodePayloadTooLarge,
-			Message: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit and the claim check store is unavailable; not sent", MsgSize(m), limit),
-			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun,
+			Message: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit and the claim check store is unavailable; not sent", size, limit),
+			Size:    size, Limit: limit, outcome: OutcomeNotRun,
 			err: errors.Join(nats.ErrMaxPayload, err),
 		}
 	}
 	if err := store.PublishMsg(ctx, m); err != nil {
-		return claimError(ctx, m, limit, err)
+		return claimError(ctx, m, nc.MaxPayload(), err)
+	}
+	return nil
+}
+
+// maxDecisions bounds how often one send decides again after nats.go
+// refused it with nats.ErrMaxPayload because the link changed (see
+// package connlimit); each decision waits for the new link's limit.
+const maxDecisions = 8
+
+// checkSend is the input check every publish makes before anything else:
+// the context, the connection, the message, its subjects and header keys.
+func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
+	switch {
+	case ctx == nil:
+		return notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
+	case m == nil:
+		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
+	case nc == nil:
+		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
+	}
+	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return notSent(ctxCode(err), "context done before sending; not sent", err)
+	}
+	return nil
+}
+
+// checkMsg checks what nats.go would refuse: the subject, the reply
+// subject (when set) and the header keys.
+func checkMsg(subject, reply string, h nats.Header) error {
+	if !wire.ValidSubject(subject) {
+		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid subject %q; not sent", subject), nats.ErrBadSubject)
+	}
+	if reply != "" && !wire.ValidSubject(reply) {
+		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply subject %q; not sent", reply), nats.ErrBadSubject)
+	}
+	if k, bad := wire.InvalidHeaderKey(h); bad {
+		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	return nil
 }
@@ -105,64 +154,35 @@ func claimError(ctx context.Context, m *nats.Msg, limit int64, err error) error 
 	return sendError(ctx, err, !errors.Is(err, claimcheck.ErrNotPublished))
 }
 
-// connState is what the shim keeps per connection for Publish: the
-// max_payload tracker and the lazily made claim check store.
-type connState struct {
-	limit connlimit.Tracker
+// storeKey is the key of the connection's claim check store holder in its
+// connlimit.State.
+type storeKey struct{}
+
+// storeHolder is the lazily made claim check store of one connection,
+// kept next to its limit state for Publish.
+type storeHolder struct {
 	mu    sync.Mutex
 	store *claimcheck.Store
 }
 
-func (st *connState) claimStore(ctx context.Context, nc *nats.Conn) (*claimcheck.Store, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.store != nil {
-		return st.store, nil
+// claimStore returns the connection's claim check store, creating the
+// default bucket on first use. A failure is not cached: the next publish
+// tries again.
+func claimStore(ctx context.Context, st *connlimit.State) (*claimcheck.Store, error) {
+	h := st.Attach(storeKey{}, func() any { return &storeHolder{} }).(*storeHolder)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.store != nil {
+		return h.store, nil
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(st.Conn())
 	if err != nil {
 		return nil, err
 	}
 	s, err := claimcheck.New(ctx, js)
 	if err != nil {
-		return nil, err // not cached: the next publish tries again
+		return nil, err
 	}
-	st.store = s
+	h.store = s
 	return s, nil
-}
-
-// registry maps connections to their state. It is the one piece of
-// package-level state in natssend, needed because Publish(nc, ...) mirrors
-// nc.Publish and has nowhere else to keep a connection's store. Entries of
-// closed connections are dropped whenever an entry is added, so the map
-// holds the live connections plus at most those closed since the last new
-// one; a closed connection's state is never used again.
-type registry struct {
-	m     sync.Map // *nats.Conn -> *connState
-	sweep sync.Mutex
-}
-
-var states = &registry{}
-
-func (r *registry) get(nc *nats.Conn) *connState {
-	if st, ok := r.m.Load(nc); ok {
-		return st.(*connState)
-	}
-	r.sweep.Lock()
-	defer r.sweep.Unlock()
-	r.m.Range(func(k, _ any) bool {
-		if k.(*nats.Conn).IsClosed() {
-			r.m.Delete(k)
-		}
-		return true
-	})
-	st, _ := r.m.LoadOrStore(nc, &connState{})
-	return st.(*connState)
-}
-
-// size returns the number of connections with state (for tests).
-func (r *registry) size() int {
-	n := 0
-	r.m.Range(func(_, _ any) bool { n++; return true })
-	return n
 }

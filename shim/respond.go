@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -28,10 +30,26 @@ const maxErrorMessage = 1024
 // caller learns at once instead of waiting for its timeout, and the
 // connection stays open.
 //
-// The check uses the connection's current limit, which Connect keeps
-// account-accurate. (A message does not expose its connection, so the
-// limit itself is not in the error: Limit is 0.)
+// The check is nats.go's own, against the connection's current limit,
+// which Connect keeps exact. A message does not expose its connection, so
+// Respond does not know the limit itself (Limit is 0 in the error) and
+// cannot tell the moment after a reconnect, when nats.go refuses every
+// message until the new link's limit arrives, from a reply that is too
+// large: it tries again for up to UnboundReplyWait before it answers
+// PAYLOAD_TOO_LARGE. A Handler given the connection (the Conn option)
+// knows the limit, reports it, and waits for it instead.
 func Respond(req *nats.Msg, data []byte, h nats.Header) error {
+	return respond(context.Background(), nil, req, data, h)
+}
+
+// UnboundReplyWait is how long Respond, RespondError and the micro reply
+// helpers, which do not know the responder's connection, keep trying a
+// reply that nats.go refuses for its size (see Respond).
+const UnboundReplyWait = 20 * time.Millisecond
+
+// respond is Respond for a responder whose connection's limit state is st
+// (nil when unknown).
+func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byte, h nats.Header) error {
 	if err := checkRequest(req); err != nil {
 		return err
 	}
@@ -39,21 +57,65 @@ func Respond(req *nats.Msg, data []byte, h nats.Header) error {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	reply := nats.Msg{Data: data, Header: h}
-	err := req.RespondMsg(&reply)
+	limit, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return req.RespondMsg(&reply) })
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {
-		return replyTooLarge(int64(MsgSize(&reply)), func(code, msg string) error { return RespondError(req, code, msg) })
+		return replyTooLarge(int64(MsgSize(&reply)), limit, func(code, msg string) error {
+			return respondError(ctx, st, req, code, msg, false)
+		})
 	}
-	return sendError(context.Background(), err, false)
+	return sendError(ctx, err, false)
+}
+
+// sendReply sends a reply of size bytes with send. With the responder
+// connection's limit state it decides against the connection's limit
+// (returning nats.ErrMaxPayload and the limit, nothing sent, when the
+// reply does not fit) and decides again when nats.go refuses the reply
+// because the link changed. Without it, it tries again for up to
+// UnboundReplyWait while nats.go refuses the reply for its size.
+func sendReply(ctx context.Context, st *connlimit.State, size int64, send func() error) (int64, error) {
+	if st == nil {
+		err := send()
+		if !errors.Is(err, nats.ErrMaxPayload) {
+			return 0, err
+		}
+		for deadline := time.Now().Add(UnboundReplyWait); time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+			if err = send(); !errors.Is(err, nats.ErrMaxPayload) {
+				return 0, err
+			}
+		}
+		return 0, err
+	}
+	for attempt := 1; ; attempt++ {
+		limit, err := st.Limit(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
+			return limit, nats.ErrMaxPayload
+		}
+		st.BeforeSend()
+		err = send()
+		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+			st.Redecided()
+			continue
+		}
+		return limit, err
+	}
 }
 
 // replyTooLarge tells the caller that the reply of size bytes could not be
-// sent, using sendErr, and returns the responder's error.
-func replyTooLarge(size int64, sendErr func(code, msg string) error) error {
+// sent, using sendErr, and returns the responder's error. limit is the
+// responder connection's limit, 0 when unknown.
+func replyTooLarge(size, limit int64, sendErr func(code, msg string) error) error {
 	msg := fmt.Sprintf("reply of %d bytes exceeds the responder's max_payload and was not sent; the operation may already have completed", size)
-	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
+	if limit > 0 {
+		msg = fmt.Sprintf("reply of %d bytes exceeds the responder's max_payload of %d bytes and was not sent; the operation may already have completed", size, limit)
+	}
+	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, Limit: limit, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
 	if err := sendErr(CodePayloadTooLarge, msg); err != nil {
 		e.err = errors.Join(nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
 	}
@@ -70,10 +132,10 @@ func replyTooLarge(size int64, sendErr func(code, msg string) error) error {
 // every other code; a HandlerFunc returns Reject to mark other codes as
 // rejections.
 func RespondError(req *nats.Msg, code, message string) error {
-	return respondError(req, code, message, false)
+	return respondError(context.Background(), nil, req, code, message, false)
 }
 
-func respondError(req *nats.Msg, code, message string, rejected bool) error {
+func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code, message string, rejected bool) error {
 	if err := checkRequest(req); err != nil {
 		return err
 	}
@@ -87,8 +149,8 @@ func respondError(req *nats.Msg, code, message string, rejected bool) error {
 	if rejected {
 		reply.Header[HeaderOutcome] = []string{outcomeRejected}
 	}
-	if err := req.RespondMsg(&reply); err != nil {
-		return sendError(context.Background(), err, false)
+	if _, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return req.RespondMsg(&reply) }); err != nil {
+		return sendError(ctx, err, false)
 	}
 	return nil
 }
@@ -132,18 +194,27 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 	if len(h) > 0 {
 		opts = append(opts, micro.WithHeaders(micro.Headers(h)))
 	}
-	err := req.Respond(data, opts...)
+	_, err := sendReply(context.Background(), nil, int64(wire.MsgSize(h, len(data))), func() error {
+		return microMaxPayload(req.Respond(data, opts...))
+	})
 	if err == nil {
 		return nil
 	}
-	// micro formats the cause with %s: its text is all that is left of
-	// nats.ErrMaxPayload.
-	if errors.Is(err, micro.ErrRespond) && strings.Contains(err.Error(), nats.ErrMaxPayload.Error()) {
-		return replyTooLarge(int64(wire.MsgSize(h, len(data))), func(code, msg string) error {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return replyTooLarge(int64(wire.MsgSize(h, len(data))), 0, func(code, msg string) error {
 			return RespondMicroError(req, code, msg)
 		})
 	}
 	return sendError(context.Background(), err, false)
+}
+
+// microMaxPayload restores nats.ErrMaxPayload in an error of micro's
+// Respond, which formats its cause with %s so that only the text is left.
+func microMaxPayload(err error) error {
+	if err != nil && errors.Is(err, micro.ErrRespond) && strings.Contains(err.Error(), nats.ErrMaxPayload.Error()) {
+		return errors.Join(nats.ErrMaxPayload, err)
+	}
+	return err
 }
 
 // RespondMicroError sends a micro error reply (code and description
@@ -155,7 +226,9 @@ func RespondMicroError(req micro.Request, code, message string) error {
 	if message == "" {
 		message = code
 	}
-	if err := req.Error(code, truncate(message, maxErrorMessage), nil); err != nil {
+	if _, err := sendReply(context.Background(), nil, 1, func() error {
+		return microMaxPayload(req.Error(code, truncate(message, maxErrorMessage), nil))
+	}); err != nil {
 		return sendError(context.Background(), err, false)
 	}
 	return nil

@@ -182,7 +182,7 @@ func TestHandlerReportsWhatItCannotReturn(t *testing.T) {
 		}
 		return nil, errors.New("no reply subject to send this to")
 	}, shim.OnError(func(_ *nats.Msg, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }),
-		shim.BaseContext(nil))
+		shim.BaseContext(func() context.Context { return nil }))
 	h(&nats.Msg{Subject: "x"})
 	h(&nats.Msg{Subject: "x", Data: []byte("panic")})
 	mu.Lock()

@@ -6,6 +6,11 @@
 // their own. A server can be restarted on the same port with other options
 // (for reconnect tests), keeping its JetStream data.
 //
+// StartCluster starts a cluster of such servers routed on loopback (random
+// client and cluster ports, a store directory per node, clustered
+// JetStream when asked for), whose nodes can be stopped and restarted one
+// by one, for failover tests.
+//
 // The server is configured through a generated configuration file, the same
 // way operators configure production servers, so account limits take the
 // code paths the server uses for real deployments.

@@ -63,6 +63,7 @@ type Server struct {
 	dir   string
 	conf  config
 	users map[string]string
+	node  *node // set for a member of a Cluster
 }
 
 // Start starts a server and registers its shutdown with tb.Cleanup.
@@ -186,6 +187,9 @@ func (s *Server) configText() string {
 		port = -1
 	}
 	fmt.Fprintf(&b, "listen: %q\n", fmt.Sprintf("%s:%d", s.host, port))
+	if s.node != nil {
+		s.node.configText(&b, s.host)
+	}
 	if s.conf.maxPayload > 0 {
 		fmt.Fprintf(&b, "max_payload: %d\n", s.conf.maxPayload)
 	}

@@ -94,3 +94,14 @@ func InvalidHeaderKey(h map[string][]string) (string, bool) {
 	}
 	return "", false
 }
+
+// ValidSubject reports whether s can be sent as a subject or reply
+// subject: non-empty and without space, tab, CR or LF (nats.go's
+// validateSubject). A subject with a space would be read by the server as
+// a subject followed by a reply subject.
+func ValidSubject(s string) bool {
+	if s == "" {
+		return false
+	}
+	return strings.IndexAny(s, " \t\r\n") < 0
+}

@@ -44,3 +44,26 @@ func TestLineAndBlockSizes(t *testing.T) {
 		t.Fatalf("MsgSize(nil, 7) = %d", got)
 	}
 }
+
+// TestValidSubjectMatchesNatsGo compares ValidSubject with nats.go's own
+// check on a real connection, for every one-byte variation of a subject.
+func TestValidSubjectMatchesNatsGo(t *testing.T) {
+	s := natstest.Start(t)
+	nc, err := nats.Connect(s.URL(), nats.ReconnectBufSize(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for b := range 256 {
+		for _, subj := range []string{"a" + string([]byte{byte(b)}) + "b", "a.long.subject.over.sixteen" + string([]byte{byte(b)})} {
+			err := nc.Publish(subj, nil) //natssend:reviewed probing nats.go's own subject check
+			natsOK := !errors.Is(err, nats.ErrBadSubject)
+			if got := wire.ValidSubject(subj); got != natsOK {
+				t.Errorf("ValidSubject(%q) = %v, nats.go accepts it: %v", subj, got, natsOK)
+			}
+		}
+	}
+	if wire.ValidSubject("") {
+		t.Error("the empty subject is not valid")
+	}
+}

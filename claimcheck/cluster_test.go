@@ -1,0 +1,259 @@
+package claimcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
+)
+
+// The distributed engine: a 3-node JetStream cluster on loopback, the
+// bucket replicated 3 times, and nodes killed while payloads are being
+// uploaded.
+
+var clusterOpts = []natstest.Option{natstest.MaxPayload(limit), natstest.JetStream()}
+
+const bucketStream = "OBJ_" + claimcheck.DefaultBucket
+
+// clusterConn connects to urls in the order given, reconnecting forever
+// without a reconnect buffer.
+func clusterConn(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	return connect(t, urls, nats.DontRandomize(), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectBufSize(-1))
+}
+
+// r3Store makes the R3 claim-check bucket.
+func r3Store(t *testing.T, js jetstream.JetStream) *claimcheck.Store {
+	t.Helper()
+	st, err := claimcheck.New(ctxT(t), js, claimcheck.WithReplicas(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// received collects the messages published in a cluster test, unresolved.
+type received struct {
+	mu   sync.Mutex
+	msgs []*nats.Msg
+}
+
+func receive(t *testing.T, nc *nats.Conn, subject string) *received {
+	t.Helper()
+	r := &received{}
+	if _, err := nc.Subscribe(subject, func(m *nats.Msg) { r.mu.Lock(); r.msgs = append(r.msgs, m); r.mu.Unlock() }); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// resolveAll resolves every received reference, after failover, and
+// checks it byte for byte against the payload its Seq header names.
+func (r *received) resolveAll(t *testing.T, st *claimcheck.Store, size int) int {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.msgs {
+		if !claimcheck.IsClaimCheck(m) {
+			t.Fatalf("message %v is not a claim check", m.Header)
+		}
+		seq, _ := strconv.Atoi(m.Header.Get("Seq"))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		data, err := st.Resolve(ctx, m)
+		cancel()
+		if err != nil {
+			t.Fatalf("reference %d does not resolve: %v", seq, err)
+		}
+		if !bytes.Equal(data, payload(size, uint64(seq))) {
+			t.Fatalf("reference %d resolves to other bytes", seq)
+		}
+	}
+	return len(r.msgs)
+}
+
+// checkNoOrphans asserts that every chunk message in the bucket belongs
+// to a complete object, with the subjects and their counts from the
+// stream's leader.
+func checkNoOrphans(t *testing.T, js jetstream.JetStream, st *claimcheck.Store) int {
+	t.Helper()
+	ctx := ctxT(t)
+	s, err := js.Stream(ctx, bucketStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter("$O."+st.Bucket()+".>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := map[string]uint32{} // NUID -> chunks, from the meta data
+	metaPrefix := "$O." + st.Bucket() + ".M."
+	for subj := range info.State.Subjects {
+		if !strings.HasPrefix(subj, metaPrefix) {
+			continue
+		}
+		name, err := base64.URLEncoding.DecodeString(strings.TrimPrefix(subj, metaPrefix))
+		if err != nil {
+			t.Fatalf("meta subject %s: %v", subj, err)
+		}
+		oi, err := st.ObjectStore().GetInfo(ctx, string(name))
+		if err != nil {
+			t.Fatalf("object %s: %v", name, err)
+		}
+		chunks[oi.NUID] = oi.Chunks
+	}
+	for subj, n := range info.State.Subjects {
+		if strings.HasPrefix(subj, metaPrefix) {
+			continue
+		}
+		nuid := subj[strings.LastIndex(subj, ".")+1:]
+		if want, ok := chunks[nuid]; !ok || uint64(want) != n {
+			t.Errorf("orphan chunks: %s holds %d messages; an object owns it: %v, with %d chunks", subj, n, ok, want)
+		}
+	}
+	return len(chunks)
+}
+
+func TestClusterR3RoundTrip(t *testing.T) {
+	c := natstest.StartCluster(t, 3, clusterOpts...)
+	_, js := clusterConn(t, c.Servers[0].URL())
+	subNC, subJS := clusterConn(t, c.Servers[2].URL())
+	st := r3Store(t, js)
+	rst := r3Store(t, subJS)
+	got := receive(t, subNC, "r3")
+	const size = 1 << 20
+	for i := range 3 {
+		m := &nats.Msg{Subject: "r3", Header: nats.Header{"Seq": {strconv.Itoa(i)}}, Data: payload(size, uint64(i))}
+		if err := st.PublishMsg(ctxT(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventuallyT(t, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) == 3 }, "3 references")
+	if n := got.resolveAll(t, rst, size); n != 3 {
+		t.Fatalf("%d resolved", n)
+	}
+	s, err := js.Stream(ctxT(t), bucketStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.CachedInfo().Config.Replicas; r != 3 {
+		t.Fatalf("bucket replicas = %d", r)
+	}
+	checkNoOrphans(t, js, st)
+}
+
+// killMidUpload publishes uploads payloads one after another from a
+// connection to pubURLs and, once the second upload is under way, stops
+// the node victim returns. Every publish must succeed or fail with
+// ErrNotPublished; every published reference must resolve byte-exact
+// after failover; nothing may be left in the bucket that no object owns.
+func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim func() *natstest.Server) {
+	const size, uploads = 4 << 20, 5
+	pubNC, js := clusterConn(t, pubURLs)
+	st := r3Store(t, js)
+	// Receive and inspect from a node that stays up.
+	killed := victim()
+	var other *natstest.Server
+	for _, s := range c.Servers {
+		if s != killed {
+			other = s
+			break
+		}
+	}
+	subNC, subJS := clusterConn(t, other.URL())
+	rst := r3Store(t, subJS)
+	got := receive(t, subNC, "fo")
+
+	var published, refused int
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range uploads {
+			if i == 1 {
+				close(started)
+			}
+			m := &nats.Msg{Subject: "fo", Header: nats.Header{"Seq": {strconv.Itoa(i)}}, Data: payload(size, uint64(i))}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := st.PublishMsg(ctx, m)
+			cancel()
+			switch {
+			case err == nil:
+				published++
+			case errors.Is(err, claimcheck.ErrNotPublished):
+				refused++
+			default:
+				t.Errorf("upload %d: %v: neither published nor ErrNotPublished", i, err)
+			}
+		}
+	}()
+	<-started
+	time.Sleep(20 * time.Millisecond)
+	killed.Shutdown()
+	<-done
+	_ = pubNC
+	killed.Restart(clusterOpts...)
+	c.WaitReady(30 * time.Second)
+	eventuallyT(t, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) >= published-1 }, "the published references")
+	// Resolve at once, while the restarted node may still be catching up.
+	resolved := got.resolveAll(t, rst, size)
+	// Inspect once every replica is current (listing reads a replica).
+	c.WaitStreamCurrent(bucketStream, 30*time.Second)
+	objects := checkNoOrphans(t, subJS, rst)
+	t.Logf("killed %s mid-upload: %d published, %d not published; %d references received, all resolve; %d objects stored, no orphans",
+		killed.Name(), published, refused, resolved, objects)
+	if published+refused != uploads {
+		t.Fatalf("%d published + %d refused of %d", published, refused, uploads)
+	}
+}
+
+func TestClusterStreamLeaderKilledMidUpload(t *testing.T) {
+	c := natstest.StartCluster(t, 3, clusterOpts...)
+	// Create the bucket first so that its stream has a leader to kill.
+	_, js := clusterConn(t, c.URLs())
+	r3Store(t, js)
+	leader := c.StreamLeader(bucketStream)
+	if leader == nil {
+		t.Fatal("no stream leader")
+	}
+	// Publish from a node that is not the leader.
+	var pub *natstest.Server
+	for _, s := range c.Servers {
+		if s != leader {
+			pub = s
+			break
+		}
+	}
+	killMidUpload(t, c, pub.URL()+","+c.URLs(), func() *natstest.Server { return leader })
+}
+
+func TestClusterClientServerKilledMidUpload(t *testing.T) {
+	c := natstest.StartCluster(t, 3, clusterOpts...)
+	first := c.Servers[0]
+	killMidUpload(t, c, c.URLs(), func() *natstest.Server { return first })
+}
+
+func eventuallyT(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,140 @@
+package claimcheck
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// decide is the Store's use of connlimit.Decide, the one fit decision: m
+// goes out with header block sent (m.Header plus what a JetStream publish
+// adds) and reserve more header bytes, against limit (the connection's
+// max_payload, or a stream's lower max_msg_size; connLimit is the
+// connection's). The claim-check reference has the same headers plus
+// HeaderRef and HeaderSize, and no body. For Refuse the error says why
+// (ErrTooLarge).
+func (s *Store) decide(m *nats.Msg, sent nats.Header, reserve, limit, connLimit int64) (connlimit.Verdict, error) {
+	size := int64(wire.MsgSize(sent, len(m.Data))) + reserve
+	refSize := int64(connlimit.NoClaimCheck)
+	if int64(len(m.Data)) <= s.cfg.maxObject {
+		refSize = int64(refHeaderSize(sent, len(m.Data))) + reserve
+	}
+	v := connlimit.Decide(size, limit, refSize)
+	if v != connlimit.Refuse {
+		return v, nil
+	}
+	if refSize == connlimit.NoClaimCheck {
+		return v, fmt.Errorf("%w: the %d-byte body is above the store's maximum object size of %d bytes (MaxSize, or less with WithMaxObjectSize)",
+			ErrTooLarge, len(m.Data), s.cfg.maxObject)
+	}
+	which := "the connection's max_payload"
+	if limit < connLimit {
+		which = "the stream's max_msg_size"
+	}
+	return v, fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
+		ErrTooLarge, refSize-reserve, reserve, which, limit)
+}
+
+// refHeaderSize is the header block of a claim check for a body of n
+// bytes sent with header block sent. Object names have a fixed length
+// (nameLen), so it is known before a name is drawn.
+func refHeaderSize(sent nats.Header, n int) int {
+	refHdr := wire.HeaderSize(sent)
+	if refHdr == 0 {
+		refHdr = wire.EmptyBlockSize
+	}
+	return refHdr + wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, strconv.Itoa(n))
+}
+
+// checkPublish refuses a publish after Close and invalid input.
+func (s *Store) checkPublish(m *nats.Msg) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return checkMsg(m)
+}
+
+// checkMsg is every input check of a publish, made before anything is
+// stored or sent: a message that passes can be sent by nats.go, as it is
+// or as a claim check.
+func checkMsg(m *nats.Msg) error {
+	if m == nil {
+		return nats.ErrInvalidMsg
+	}
+	if !wire.ValidSubject(m.Subject) {
+		return fmt.Errorf("%w: subject %q", nats.ErrBadSubject, m.Subject)
+	}
+	if m.Reply != "" && !wire.ValidSubject(m.Reply) {
+		return fmt.Errorf("%w: reply subject %q", nats.ErrBadSubject, m.Reply)
+	}
+	if k, bad := wire.InvalidHeaderKey(m.Header); bad {
+		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
+	}
+	if len(m.Data) > 0 && m.Header != nil {
+		if _, ok := m.Header[HeaderRef]; ok {
+			return ErrReservedHeader
+		}
+		if _, ok := m.Header[HeaderSize]; ok {
+			return ErrReservedHeader
+		}
+	}
+	return nil
+}
+
+// fits reports whether a message with header h and body n, plus reserve
+// header bytes, is within limit (the server refuses sizes > limit).
+func fits(h nats.Header, n int, reserve, limit int64) bool {
+	return int64(wire.MsgSize(h, n))+reserve <= limit
+}
+
+// streamLimit is a cached stream max_msg_size for one subject.
+type streamLimit struct {
+	max     int64 // 0: no limit, or unknown
+	expires time.Time
+}
+
+const (
+	streamCacheTTL  = 30 * time.Second
+	streamCacheSize = 4096
+)
+
+// streamMaxMsgSize returns the max_msg_size of the stream that stores
+// subject, or 0 when there is none, no stream, or the lookup failed (for
+// example for lack of permission on the JetStream API): the publish then
+// relies on the server's ErrStreamMessageExceedsMaximum.
+func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
+	now := time.Now()
+	s.mu.Lock()
+	e, ok := s.streams[subject]
+	s.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.max
+	}
+	var limit int64
+	if name, err := s.js.StreamNameBySubject(ctx, subject); err == nil {
+		if st, err := s.js.Stream(ctx, name); err == nil {
+			if ms := st.CachedInfo().Config.MaxMsgSize; ms > 0 {
+				limit = int64(ms)
+			}
+		}
+	}
+	s.mu.Lock()
+	if len(s.streams) >= streamCacheSize {
+		clear(s.streams)
+	}
+	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
+	s.mu.Unlock()
+	return limit
+}
+
+func (s *Store) forgetStream(subject string) {
+	s.mu.Lock()
+	delete(s.streams, subject)
+	s.mu.Unlock()
+}

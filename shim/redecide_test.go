@@ -1,0 +1,138 @@
+package shim_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/shim"
+)
+
+// gateDialer's connections hold every INFO after a connection's first one
+// (the one carrying the connection's own limit) until the gate opens. The
+// connections are used to publish only, so every server line is a control
+// line.
+type gateDialer struct {
+	mu   sync.Mutex
+	gate chan struct{}
+}
+
+func (g *gateDialer) close() chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate = make(chan struct{})
+	return g.gate
+}
+
+func (g *gateDialer) wait() {
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+}
+
+func (g *gateDialer) Dial(network, address string) (net.Conn, error) {
+	c, err := net.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return &gateConn{Conn: c, br: bufio.NewReader(c), g: g}, nil
+}
+
+type gateConn struct {
+	net.Conn
+	br      *bufio.Reader
+	g       *gateDialer
+	seen    bool
+	pending []byte
+}
+
+func (c *gateConn) Read(p []byte) (int, error) {
+	for len(c.pending) == 0 {
+		line, err := c.br.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		if bytes.HasPrefix(line, []byte("INFO ")) {
+			if c.seen {
+				c.g.wait()
+			}
+			c.seen = true
+		}
+		c.pending = line
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
+
+// TestReconnectBetweenDecisionAndSend makes a reconnect to a lower account
+// limit fall exactly between a sender's decision (the message fits the old
+// limit) and its send: nats.go refuses the send without writing anything,
+// the sender decides again with the new limit and refuses the message
+// locally, and the connection stays open.
+func TestReconnectBetweenDecisionAndSend(t *testing.T) {
+	opts := func(account int32) []natstest.Option {
+		return []natstest.Option{natstest.MaxPayload(64 << 10),
+			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}
+	}
+	s := natstest.Start(t, opts(32<<10)...)
+	g := &gateDialer{}
+	reconnected := make(chan struct{}, 1)
+	nc, err := shim.Connect(s.UserURL("small"), nats.SetCustomDialer(g), nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	st := connlimit.For(nc)
+	c := shim.NewClient(nc)
+	if l, err := c.Limit(context.Background()); err != nil || l != 32<<10 {
+		t.Fatalf("limit %d, %v", l, err)
+	}
+	restartOnce := func() {
+		st.SetBeforeSend(nil)
+		gate := g.close() // the new link's limit waits
+		s.Restart(opts(8 << 10)...)
+		eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+		time.AfterFunc(50*time.Millisecond, func() { close(gate) })
+	}
+
+	for name, send := range map[string]func() error{
+		"Publish": func() error { return shim.Publish(nc, "redecide", make([]byte, 20<<10)) },
+		"Request": func() error { _, err := c.Request(context.Background(), "redecide", make([]byte, 20<<10)); return err },
+	} {
+		before := st.Redecisions()
+		st.SetBeforeSend(restartOnce)
+		err := send()
+		<-reconnected
+		var e *shim.Error
+		if !errors.As(err, &e) || e.Code != shim.CodePayloadTooLarge || e.Sent || shim.Classify(err) != shim.OutcomeNotRun {
+			t.Fatalf("%s: %v, want a local PAYLOAD_TOO_LARGE, not run", name, err)
+		}
+		if name == "Request" && e.Limit != 8<<10 {
+			t.Fatalf("%s: limit in the error %d, want the new account limit 8192", name, e.Limit)
+		}
+		if got := st.Redecisions() - before; got != 1 {
+			t.Fatalf("%s: %d decisions taken again, want 1", name, got)
+		}
+		if err := nc.Flush(); err != nil || nc.IsClosed() {
+			t.Fatalf("%s: connection after the refusal: %v, closed %v", name, err, nc.IsClosed())
+		}
+		// Back to the higher limit for the next sender.
+		s.Restart(opts(32 << 10)...)
+		<-reconnected
+		eventually(t, 10*time.Second, func() bool { l, err := c.Limit(context.Background()); return err == nil && l == 32<<10 }, "the higher limit")
+	}
+}

@@ -8,6 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/natssend/natssend/analyzer"
 )
 
 // Exit statuses of the standalone driver, as singlechecker's.
@@ -18,12 +24,16 @@ const (
 	exitFindings = 3
 )
 
-// drive runs natssend-lint standalone: it has the go command run this very
-// executable as its vet tool over the named packages (go vet -vettool),
-// which loads each package's dependencies from export data, passes the
-// analyzer's facts between packages in vet's own files and caches every
-// result per package. It then prints the findings, de-duplicated and
-// sorted, as text on stderr or as JSON on stdout.
+// driverEnv is set in the go command's environment by drive, so that the
+// vet tool processes it starts can never start go vet again.
+const driverEnv = "NATSSEND_LINT_DRIVER"
+
+// drive runs natssend-lint standalone and returns its exit status. It
+// loads and analyzes the packages in this process (see load), or, with
+// -vet or -fix, has the go command run this very executable as its vet
+// tool (go vet -vettool), which caches every result per package. Either
+// way it prints the findings, de-duplicated and sorted, as text on stderr
+// or as JSON on stdout.
 func drive(args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	switch {
@@ -32,37 +42,24 @@ func drive(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		return exitUsage
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "natssend-lint: cannot find its own executable for go vet -vettool: %v\n", err)
+	if os.Getenv(driverEnv) != "" {
+		// The go command runs this executable only with the vet tool
+		// protocol's arguments; anything else would start go vet again.
+		fmt.Fprintf(stderr, "natssend-lint: started by go vet with unexpected arguments %q\n", args)
 		return exitError
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		fmt.Fprintf(stderr, "natssend-lint: the go command is needed to load packages: %v\n", err)
-		return exitError
-	}
-	cmd := exec.Command(goCmd, vetArgs(o, self)...)
-	cmd.Stdin = nil
-	cmd.Stderr = stderr // build and type errors, as go vet prints them
-	if o.fix {
-		// go vet -fix applies the fixes itself once every package is
-		// done (or prints them with -diff).
-		cmd.Stdout = stdout
-		if err := cmd.Run(); err != nil {
-			return goFailed(stderr, err)
+	var (
+		tree   jsonTree
+		failed bool // errors already printed
+	)
+	if o.fix || o.vet {
+		var code int
+		if tree, code = runVet(o, stdout, stderr); tree == nil {
+			return code
 		}
-		return exitOK
-	}
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	runErr := cmd.Run()
-	if runErr != nil && !isExit(runErr) {
-		return goFailed(stderr, runErr)
-	}
-	tree, err := readTree(&out)
-	if err != nil {
-		fmt.Fprintf(stderr, "natssend-lint: reading go vet -json output: %v\n", err)
+		failed = code != exitOK
+	} else if tree, failed, err = runHere(o, stderr); err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
 		return exitError
 	}
 	res, err := tree.results(o.tests)
@@ -88,10 +85,97 @@ func drive(args []string, stdout, stderr io.Writer) int {
 			code = exitError
 		}
 	}
-	if runErr != nil {
+	if failed {
 		code = exitError
 	}
 	return code
+}
+
+// runHere loads and analyzes the packages in this process and returns the
+// results as a JSON tree, and whether a package had errors (printed on
+// stderr, as go/packages prints them).
+func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
+	cfg := &packages.Config{Tests: o.tests}
+	if o.tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + o.tags}
+	}
+	pkgs, err := load(cfg, o.pkgs)
+	if err != nil {
+		return nil, false, err
+	}
+	failed := printErrors(stderr, pkgs) > 0
+	graph, err := checker.Analyze([]*analysis.Analyzer{analyzer.Analyzer}, pkgs, nil)
+	if err != nil {
+		return nil, failed, err
+	}
+	var buf bytes.Buffer
+	if err := graph.PrintJSON(&buf); err != nil {
+		return nil, failed, err
+	}
+	tree, err := readTree(&buf)
+	return tree, failed, err
+}
+
+// printErrors prints the errors of pkgs and of the source packages they
+// import, once each, and returns how many there were.
+func printErrors(w io.Writer, pkgs []*packages.Package) int {
+	n := 0
+	seen := make(map[string]bool)
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			if s := e.Error(); !seen[s] {
+				seen[s] = true
+				fmt.Fprintln(w, s)
+				n++
+			}
+		}
+	})
+	return n
+}
+
+// runVet runs go vet -vettool=<this executable>. With -fix the go command
+// applies (or, with -diff, prints) the fixes and runVet returns a nil tree
+// and the exit status; otherwise it returns the merged JSON trees of the
+// vetted packages and exitError if the go command failed (its messages,
+// build and type errors, are on stderr).
+func runVet(o *options, stdout, stderr io.Writer) (jsonTree, int) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: cannot find its own executable for go vet -vettool: %v\n", err)
+		return nil, exitError
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: -vet and -fix need the go command: %v\n", err)
+		return nil, exitError
+	}
+	cmd := exec.Command(goCmd, vetArgs(o, self)...)
+	cmd.Env = append(os.Environ(), driverEnv+"=1")
+	cmd.Stderr = stderr
+	if o.fix {
+		// go vet -fix applies the fixes itself once every package is
+		// done (or prints them with -diff).
+		cmd.Stdout = stdout
+		if err := cmd.Run(); err != nil {
+			return nil, goFailed(stderr, err)
+		}
+		return nil, exitOK
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	runErr := cmd.Run()
+	if runErr != nil && !isExit(runErr) {
+		return nil, goFailed(stderr, runErr)
+	}
+	tree, err := readTree(&out)
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: reading go vet -json output: %v\n", err)
+		return nil, exitError
+	}
+	if runErr != nil {
+		return tree, exitError
+	}
+	return tree, exitOK
 }
 
 // vetArgs returns the go command's arguments for o, with self as the vet

@@ -152,8 +152,9 @@ func textFindings(dir, out string) []string {
 	return lines
 }
 
-// TestSameAsVet: standalone and go vet -vettool report the same findings
-// on the same packages, as JSON and as text, with the analyzer's flags too;
+// TestSameAsVet: standalone (in this process, or through go vet with
+// -vet) and go vet -vettool report the same findings on the same packages,
+// as JSON and as text, with the analyzer's flags too;
 // and no finding is reported twice although vet checks the packages with
 // their tests (a non-test file belongs to the package and its test
 // variant).
@@ -175,6 +176,13 @@ func TestSameAsVet(t *testing.T) {
 		if len(standalone) == 0 || !slices.Equal(standalone, vet) {
 			t.Errorf("%v: natssend-lint -json and go vet -vettool -json differ:\nstandalone %v\ngo vet     %v", flags, standalone, vet)
 		}
+		code, stdout, stderr = run(t, dir, bin, append([]string{"-vet", "-json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("natssend-lint -vet -json %v: exit %d\n%s", args, code, stderr)
+		}
+		if viaVet := vetFindings(t, dir, stdout); !slices.Equal(standalone, viaVet) {
+			t.Errorf("%v: natssend-lint -json and natssend-lint -vet -json differ:\nstandalone %v\n-vet       %v", flags, standalone, viaVet)
+		}
 		seen := make(map[finding]bool)
 		for _, f := range standalone {
 			if seen[f] {
@@ -184,6 +192,10 @@ func TestSameAsVet(t *testing.T) {
 		}
 
 		_, _, lintText := run(t, dir, bin, args...)
+		_, _, viaVetText := run(t, dir, bin, append([]string{"-vet"}, args...)...)
+		if lt, vt := textFindings(dir, lintText), textFindings(dir, viaVetText); !slices.Equal(lt, vt) {
+			t.Errorf("%v: text output differs with -vet:\nstandalone %q\n-vet       %q", flags, lt, vt)
+		}
 		_, _, vetText := run(t, dir, "go", append([]string{"vet", "-vettool=" + bin}, args...)...)
 		lt, vt := textFindings(dir, lintText), textFindings(dir, vetText)
 		if len(lt) != len(standalone) || !slices.Equal(lt, vt) {

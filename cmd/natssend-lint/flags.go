@@ -16,6 +16,7 @@ type options struct {
 	fix     bool     // -fix: apply the first fix of each finding
 	diff    bool     // -diff: with -fix, print the fixes as a diff instead
 	tests   bool     // -test: report findings in test files (default true)
+	vet     bool     // -vet: run through go vet -vettool (cached per package)
 	context int      // -c: lines of context around each finding (-1: none)
 	tags    string   // -tags: build tags, passed to the go command
 	tool    []string // the analyzer's flags as given, passed to the vet tool
@@ -36,7 +37,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.json, "json", false, "print the findings as JSON on stdout (exit status 0)")
 	fs.BoolVar(&o.fix, "fix", false, "apply the first suggested fix of each finding")
 	fs.BoolVar(&o.diff, "diff", false, "with -fix, print the fixes as a unified diff instead of applying them")
-	fs.BoolVar(&o.tests, "test", true, "report findings in _test.go files too")
+	fs.BoolVar(&o.tests, "test", true, "also load and check the packages' tests")
+	fs.BoolVar(&o.vet, "vet", false, "check through go vet -vettool, which caches the results per package")
 	fs.IntVar(&o.context, "c", -1, "show this many lines of context around each finding")
 	fs.StringVar(&o.tags, "tags", "", "comma-separated build tags, for the go command")
 	analyzer.Analyzer.Flags.VisitAll(func(f *flag.Flag) {

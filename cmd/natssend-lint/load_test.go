@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// TestLoadSourceOnlyWhereSendsCanBe: the named packages and the
+// dependencies that import nats.go (directly or not) are type-checked from
+// source; nats.go itself, the standard library and a dependency that does
+// not use NATS come from export data, and the analyzer's graph does not
+// contain them. This is what keeps memory independent of dependencies that
+// cannot send.
+func TestLoadSourceOnlyWhereSendsCanBe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list -export")
+	}
+	root := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub, err := os.ReadFile("../../analyzer/testdata/src/github.com/nats-io/nats.go/nats.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("natsstub/go.mod", "module github.com/nats-io/nats.go\n\ngo 1.26\n")
+	write("natsstub/nats.go", string(stub))
+	write("m/go.mod", "module example.com/m\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n")
+	write("m/plain/plain.go", "package plain\n\nimport \"encoding/json\"\n\nfunc Encode(v any) ([]byte, error) { return json.Marshal(v) }\n")
+	write("m/wire/wire.go", "package wire\n\nimport \"github.com/nats-io/nats.go\"\n\nfunc Send(nc *nats.Conn, b []byte) error { return nc.Publish(\"s\", b) }\n")
+	write("m/app/app.go", `package app
+
+import (
+	"net/http"
+
+	"github.com/nats-io/nats.go"
+
+	"example.com/m/plain"
+	"example.com/m/wire"
+)
+
+func Run(nc *nats.Conn) error {
+	b, _ := plain.Encode(http.StatusOK)
+	return wire.Send(nc, b)
+}
+`)
+	cfg := &packages.Config{Dir: filepath.Join(root, "m"), Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")}
+	pkgs, err := load(cfg, []string{"./app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string]bool)
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if len(p.Errors) > 0 {
+			t.Errorf("%s: %v", p.ID, p.Errors)
+		}
+		if p.TypesInfo == nil || len(p.Syntax) == 0 {
+			t.Errorf("%s is in the analyzer's graph without syntax", p.ID)
+		}
+		got[p.PkgPath] = true
+	})
+	for _, want := range []string{"example.com/m/app", "example.com/m/wire"} {
+		if !got[want] {
+			t.Errorf("%s was not loaded from source; graph: %v", want, got)
+		}
+	}
+	for _, not := range []string{"example.com/m/plain", "github.com/nats-io/nats.go", "net/http", "encoding/json", "fmt"} {
+		if got[not] {
+			t.Errorf("%s was loaded from source, want export data; graph: %v", not, got)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("analyzer's graph = %v, want app and wire only", got)
+	}
+	// The types of a dependency read from export data are those the
+	// source packages see: app's call of wire.Send type-checked against
+	// wire's source, and of plain.Encode against plain's export data.
+	app := pkgs[0]
+	if obj := app.Types.Scope().Lookup("Run"); obj == nil {
+		t.Fatalf("app.Run not found")
+	}
+	for _, imp := range app.Types.Imports() {
+		if imp.Path() == "example.com/m/plain" && imp.Scope().Lookup("Encode") == nil {
+			t.Errorf("plain from export data lacks Encode")
+		}
+	}
+}

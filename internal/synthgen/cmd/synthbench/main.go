@@ -1,6 +1,7 @@
 // Command synthbench measures natssend-lint against two floors over real
-// dependency graphs: wall time and peak memory of `natssend-lint ./...`,
-// of a fact-free no-op singlechecker (package
+// dependency graphs: wall time and peak memory of `natssend-lint ./...`
+// (and of `natssend-lint -vet ./...`, which runs through go vet), of a
+// fact-free no-op singlechecker (package
 // github.com/natssend/natssend/internal/synthgen/noop: loading and
 // type-checking the module's packages, dependencies from export data), and
 // of `go vet -vettool=noop` (the go command's vet with an analyzer that
@@ -19,15 +20,16 @@
 // medians are reported.
 //
 // Memory is reported two ways: the summed RSS of the command's live
-// process tree, sampled every 5 ms (natssend-lint and go vet run several
-// processes), and the largest single process (rusage).
+// process tree, sampled every 5 ms (go vet runs several processes, and
+// every command here starts the go command), and the largest single
+// process (rusage).
 //
-// -cold also measures each module with a cold vet cache and a warm build
-// cache (natssend-lint and the go vet floor under a new content hash, as
-// after installing a new version); -touch measures the generated modules
-// after an edit of one package in the middle of their import graph; -facts
-// adds the no-op singlechecker that declares a fact type (the cost model
-// of natssend-lint before it ran through go vet).
+// -cold also measures natssend-lint -vet and the go vet floor with a cold
+// vet cache and a warm build cache (under a new content hash, as after
+// installing a new version); -touch measures the generated modules after
+// an edit of one package in the middle of their import graph; -facts adds
+// the no-op singlechecker that declares a fact type (the cost model of
+// natssend-lint when it was a plain singlechecker).
 package main
 
 import (
@@ -58,11 +60,12 @@ func main() {
 
 	work, err := os.MkdirTemp("", "synthbench")
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	if *keep {
 		log.Printf("work directory: %s", work)
 	} else {
+		workDir = work
 		defer func() { _ = os.RemoveAll(work) }()
 	}
 	lint := filepath.Join(work, "natssend-lint")
@@ -86,7 +89,7 @@ func main() {
 		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 2 {
-			log.Fatalf("-sizes: bad package count %q", s)
+			fatalf("-sizes: bad package count %q", s)
 		}
 		targets = append(targets, generate(work, n, *units))
 	}
@@ -97,6 +100,7 @@ func main() {
 			{name: "natssend-lint", bin: lint, args: []string{"./..."}, ok: []int{3}},
 			{name: "noop (fact-free singlechecker)", bin: noop, args: []string{"./..."}},
 			{name: "go vet -vettool=noop", bin: "go", args: []string{"vet", "-vettool=" + noop, "./..."}},
+			{name: "natssend-lint -vet", bin: lint, args: []string{"-vet", "./..."}, ok: []int{3}},
 		}
 		if *facts {
 			cmds = append(cmds, command{name: "noop+facts singlechecker", bin: noop, args: []string{"./..."}, env: []string{"NATSSEND_NOOP_FACTS=1"}})
@@ -104,7 +108,7 @@ func main() {
 		fmt.Printf("\n### %s (%s)\n\n", t.name, t.describe())
 		med := measureAll(t.dir, cmds, *runs)
 		printTable(cmds, med)
-		rows = append(rows, summary{t.name, med[0], med[1], med[2]})
+		rows = append(rows, summary{t.name, med[0], med[1], med[2], med[3]})
 		if *cold > 0 {
 			coldRuns(work, t.dir, lint, noop, *cold)
 		}
@@ -140,11 +144,11 @@ func generate(work string, n, units int) target {
 	dir := filepath.Join(work, fmt.Sprintf("gen%d", n))
 	sum, err := os.ReadFile(filepath.Join(filepath.Dir(goEnv("GOMOD")), "go.sum"))
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	out, err := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, synthgen.NATSDeps...)...).Output()
 	if err != nil {
-		log.Fatalf("go list -m: %v", err)
+		fatalf("go list -m: %v", err)
 	}
 	st, err := synthgen.Generate(dir, synthgen.Options{
 		Module:   fmt.Sprintf("synth.example/gen%d", n),
@@ -156,14 +160,14 @@ func generate(work string, n, units int) target {
 		Stdlib:   true,
 	})
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	// Resolve the module graph once (go.sum), outside the measurements.
 	tidy := exec.Command("go", "mod", "tidy")
 	tidy.Dir = dir
 	tidy.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	if b, err := tidy.CombinedOutput(); err != nil {
-		log.Fatalf("go mod tidy in %s: %v\n%s", dir, err, b)
+		fatalf("go mod tidy in %s: %v\n%s", dir, err, b)
 	}
 	mid := fmt.Sprintf("p%03d", n/2)
 	return target{name: fmt.Sprintf("generated, %d packages", n), dir: dir, stats: &st, touch: filepath.Join(dir, mid, mid+".go")}
@@ -191,7 +195,7 @@ func measureAll(dir string, cmds []command, runs int) []sample {
 func mustRun(c command, dir string) sample {
 	s, err := c.run(dir)
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	return s
 }
@@ -202,29 +206,31 @@ func printTable(cmds []command, med []sample) {
 	for i, c := range cmds {
 		fmt.Printf("| %s | %.2f s | %s | %s |\n", c.name, med[i].wall.Seconds(), mib(med[i].treeKiB), mib(med[i].maxKiB))
 	}
-	l := med[0]
-	for i := 1; i < 3; i++ {
-		f := med[i]
-		fmt.Printf("\nnatssend-lint / %s: wall %.2f×, tree RSS %.2f×, largest process %.2f×", cmds[i].name,
-			l.wall.Seconds()/f.wall.Seconds(), float64(l.treeKiB)/float64(f.treeKiB), float64(l.maxKiB)/float64(f.maxKiB))
-	}
 	fmt.Println()
+	for _, li := range []int{0, 3} {
+		for fi := 1; fi < 3; fi++ {
+			l, f := med[li], med[fi]
+			fmt.Printf("%s / %s: wall %.2f×, tree RSS %.2f×, largest process %.2f×\n", cmds[li].name, cmds[fi].name,
+				l.wall.Seconds()/f.wall.Seconds(), float64(l.treeKiB)/float64(f.treeKiB), float64(l.maxKiB)/float64(f.maxKiB))
+		}
+	}
 }
 
-// coldRuns measures natssend-lint and the go vet floor with nothing in the
-// vet cache for them (new content hashes), n times each, alternating.
+// coldRuns measures natssend-lint -vet and the go vet floor with nothing
+// in the vet cache for them (new content hashes), n times each,
+// alternating. (natssend-lint without -vet does not use the vet cache.)
 func coldRuns(work, dir, lint, noop string, n int) {
 	var l, v []sample
 	for i := range n {
 		cl, err := salted(lint, work, i)
 		if err != nil {
-			log.Fatal(err)
+			fatalf("%v", err)
 		}
 		cv, err := salted(noop, work, i)
 		if err != nil {
-			log.Fatal(err)
+			fatalf("%v", err)
 		}
-		l = append(l, mustRun(command{name: "natssend-lint (cold vet cache)", bin: cl, args: []string{"./..."}, ok: []int{3}}, dir))
+		l = append(l, mustRun(command{name: "natssend-lint -vet (cold vet cache)", bin: cl, args: []string{"-vet", "./..."}, ok: []int{3}}, dir))
 		v = append(v, mustRun(command{name: "go vet -vettool=noop (cold vet cache)", bin: "go", args: []string{"vet", "-vettool=" + cv, "./..."}}, dir))
 		_ = os.Remove(cl)
 		_ = os.Remove(cv)
@@ -233,7 +239,7 @@ func coldRuns(work, dir, lint, noop string, n int) {
 	fmt.Printf("\nCold vet cache, warm build cache (median of %d):\n\n", n)
 	fmt.Println("| command | wall | peak RSS, process tree | peak RSS, largest process |")
 	fmt.Println("| --- | --- | --- | --- |")
-	fmt.Printf("| natssend-lint | %.2f s | %s | %s |\n", ml.wall.Seconds(), mib(ml.treeKiB), mib(ml.maxKiB))
+	fmt.Printf("| natssend-lint -vet | %.2f s | %s | %s |\n", ml.wall.Seconds(), mib(ml.treeKiB), mib(ml.maxKiB))
 	fmt.Printf("| go vet -vettool=noop | %.2f s | %s | %s |\n", mv.wall.Seconds(), mib(mv.treeKiB), mib(mv.maxKiB))
 }
 
@@ -243,7 +249,7 @@ func coldRuns(work, dir, lint, noop string, n int) {
 func touchRuns(t target, cmds []command, runs int) {
 	orig, err := os.ReadFile(t.touch)
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	defer func() { _ = os.WriteFile(t.touch, orig, 0o644) }()
 	all := make([][]sample, len(cmds))
@@ -251,7 +257,7 @@ func touchRuns(t target, cmds []command, runs int) {
 		for i, c := range cmds {
 			edit := fmt.Sprintf("%s\n// Touched%d%d is added by synthbench -touch.\nfunc Touched%d%d() {}\n", orig, r, i, r, i)
 			if err := os.WriteFile(t.touch, []byte(edit), 0o644); err != nil {
-				log.Fatal(err)
+				fatalf("%v", err)
 			}
 			all[i] = append(all[i], mustRun(c, t.dir))
 		}
@@ -266,19 +272,22 @@ func touchRuns(t target, cmds []command, runs int) {
 
 // summary is one row of the final table.
 type summary struct {
-	module         string
-	lint, noop, gv sample
+	module              string
+	lint, noop, gv, vet sample
 }
 
 func printSummary(rows []summary, runs int) {
 	fmt.Printf("\n### Summary (warm build cache, median of %d alternating runs; RSS: process tree)\n\n", runs)
-	fmt.Println("| module | natssend-lint | fact-free no-op floor | go vet floor | vs no-op: wall, RSS | vs go vet: wall, RSS |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| module | natssend-lint | fact-free no-op floor | go vet floor | vs no-op: wall, RSS | vs go vet: wall, RSS | natssend-lint -vet | -vet vs no-op: wall, RSS |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s | %s | %.2f×, %.2f× | %.2f×, %.2f× |\n", r.module, cell(r.lint), cell(r.noop), cell(r.gv),
-			r.lint.wall.Seconds()/r.noop.wall.Seconds(), float64(r.lint.treeKiB)/float64(r.noop.treeKiB),
-			r.lint.wall.Seconds()/r.gv.wall.Seconds(), float64(r.lint.treeKiB)/float64(r.gv.treeKiB))
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.module, cell(r.lint), cell(r.noop), cell(r.gv),
+			ratio(r.lint, r.noop), ratio(r.lint, r.gv), cell(r.vet), ratio(r.vet, r.noop))
 	}
+}
+
+func ratio(a, b sample) string {
+	return fmt.Sprintf("%.2f×, %.2f×", a.wall.Seconds()/b.wall.Seconds(), float64(a.treeKiB)/float64(b.treeKiB))
 }
 
 func cell(s sample) string {
@@ -289,14 +298,27 @@ func build(out, pkg string) {
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		log.Fatalf("go build %s: %v", pkg, err)
+		fatalf("go build %s: %v", pkg, err)
 	}
+}
+
+// workDir is removed by fatalf: the generated modules and binaries, unless
+// -keep.
+var workDir string
+
+// fatalf prints the message, removes workDir and exits with status 1.
+func fatalf(format string, args ...any) {
+	log.Printf(format, args...)
+	if workDir != "" {
+		_ = os.RemoveAll(workDir)
+	}
+	os.Exit(1)
 }
 
 func goEnv(name string) string {
 	out, err := exec.Command("go", "env", name).Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
-		log.Fatalf("go env %s: %v (run synthbench inside the natssend module)", name, err)
+		fatalf("go env %s: %v (run synthbench inside the natssend module)", name, err)
 	}
 	return strings.TrimSpace(string(out))
 }

@@ -9,7 +9,8 @@
 //	natssend-lint -json ./...           # findings as JSON on stdout, exit status 0
 //	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim)
 //	natssend-lint -fix -diff ./...      # print them as a unified diff instead (exit status 1 if not empty)
-//	natssend-lint -test=false ./...     # report nothing in _test.go files
+//	natssend-lint -test=false ./...     # do not load test files at all
+//	natssend-lint -vet ./...            # check through go vet, which caches the results per package
 //	natssend-lint -c=2 ./...            # show two lines of source around each finding
 //	natssend-lint -tags=integration ./...
 //
@@ -29,52 +30,56 @@
 //	-skip-tests                              report nothing in _test.go files
 //	-audit                                   also report every reviewed finding, with its reason
 //
+// Exit status: 3 when there are findings (text output), 1 when a package
+// does not build or type-check or the analyzer failed, 2 for a usage error
+// (an unknown flag, an invalid -categories value, no package), 0
+// otherwise.
+//
 // # How it runs
 //
-// Standalone, natssend-lint has the go command run natssend-lint itself as
-// its vet tool (go vet -vettool=<this executable> -json, or go vet -fix
-// with -fix), found with os.Executable, so that go run works too. The go
-// command then type-checks one package per process against its
-// dependencies' export data, hands the analyzer's facts about functions
-// that send from each package to its importers in vet's own files (so a
-// wrapper that sends, in another package or another module, still makes a
-// retry of it a finding), and caches every result per package: a second
-// run over unchanged code reads the cache, and after an edit only the
-// edited package and the packages whose inputs changed with it are
-// checked again. Memory is that of the go command and of one package at a
-// time per CPU, whatever the size of the dependency graph.
+// The analyzer declares a fact (this function sends, through that API), so
+// that a wrapper that sends, in another package of the module or in
+// another module, still makes a retry of it a finding. A plain
+// singlechecker would therefore load every dependency from source,
+// standard library included, and run the analyzer on all of them.
+// natssend-lint instead lists the packages with go/packages (go list
+// -deps -export, as any checker does) and type-checks from source only the
+// named packages and the dependencies that import nats.go directly or
+// through other packages: only those can send, so only they can have
+// facts. Every other dependency (the standard library, nats.go itself,
+// modules that do not use NATS) is read from the compiler's export data,
+// as far as a source package imports it. It then runs the analyzer with
+// golang.org/x/tools/go/analysis/checker over that graph. Its cost is that
+// of a checker without facts plus the source of the dependencies that use
+// NATS, whatever the size of the rest of the dependency graph.
 //
-// The first run after installing a new natssend-lint, or with a different
-// value of one of the analyzer's flags, has an empty cache for it: the go
-// command then runs the analyzer, for its facts, on every dependency the
-// module's packages import, standard library included, each once. -test,
-// -json, -c and -fix do not change what is cached: natssend-lint filters
-// and prints the cached results itself.
+// With -vet it has the go command run this very executable as its vet
+// tool (go vet -vettool=<this executable> -json, found with os.Executable,
+// so go run works too): each package is type-checked in its own process,
+// facts travel between packages in vet's files, and the go command caches
+// every result. A second run over unchanged code reads the cache, which
+// pays off on large modules; but the first run of a new natssend-lint, or
+// with other analyzer flags, runs the analyzer once over every dependency,
+// standard library included (see BENCHMARKS.md). -fix always works this
+// way (go vet -fix), so that the go command applies the fixes, to the
+// main module's packages only.
 //
 // natssend-lint prints the findings sorted by position and de-duplicated
-// (a finding in a file that two vetted packages share is reported once),
-// as file:line:col: message lines on stderr or, with -json, as one JSON
-// object mapping package IDs to analyzer names to findings, in the format
-// of x/tools' checkers. The go command's own messages (build and type
-// errors) are passed through on stderr.
+// (a finding in a file that two packages share, a package and its test
+// variant, is reported once), as file:line:col: message lines on stderr
+// or, with -json, as one JSON object mapping package IDs to analyzer names
+// to findings, in the format of x/tools' checkers. Build and type errors
+// are printed on stderr.
 //
-// With -test=false, test files are still type-checked by the go command
-// (vet checks each package with its tests), but nothing in them is
-// reported; with -fix, the analyzer is also run with -skip-tests so that
-// no fix is applied to a test file. -fix applies the fixes only to
-// packages of the main module, as go vet -fix does, and prints nothing
-// else: run again without -fix to see what is left. -fix and -json cannot
-// be combined.
+// With -vet, -test=false still type-checks test files (go vet checks each
+// package with its tests) but reports nothing in them; with -fix it also
+// runs the analyzer with -skip-tests, so that no fix is applied to a test
+// file. -fix prints nothing else: run again without -fix to see what is
+// left. -fix and -json cannot be combined. -vet and -fix need the go
+// command (Go 1.26 or later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
 // file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).
-// natssend-lint needs the go command (Go 1.26 or later, which caches the
-// vet tool's output) on $PATH.
-//
-// Exit status: 3 when there are findings (text output), 1 when the go
-// command, a package (build or type errors) or the analyzer failed, 2 for
-// a usage error (an unknown flag, an invalid -categories value, no
-// package), 0 otherwise.
 //
 // # Reviewed findings
 //

@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		paras := strings.Split(analyzer.Analyzer.Doc, "\n\n")
 		fmt.Fprintf(stderr, "natssend-lint: %s\n\nUsage: natssend-lint [-flag] package...\n\n", paras[0])
 		fmt.Fprintln(stderr, strings.Join(paras[1:], "\n\n"))
-		fmt.Fprintln(stderr, "\nIt runs the go command's vet (go vet -vettool=natssend-lint), which caches the\nresults per package. Exit status: 3 when there are findings, 1 on errors, 2 on\nusage errors, 0 otherwise.\n\nFlags:")
+		fmt.Fprintln(stderr, "\nExit status: 3 when there are findings, 1 on errors, 2 on usage errors,\n0 otherwise. See go doc github.com/natssend/natssend/cmd/natssend-lint.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +83,15 @@ type toolFlag struct {
 	flag.Value
 	name string
 	out  *[]string
+}
+
+// String returns the analyzer flag's value ("" for the zero toolFlag that
+// flag.PrintDefaults makes).
+func (f *toolFlag) String() string {
+	if f == nil || f.Value == nil {
+		return ""
+	}
+	return f.Value.String()
 }
 
 func (f *toolFlag) Set(s string) error {

@@ -94,3 +94,21 @@ func TestParsePosition(t *testing.T) {
 		t.Errorf("parsePosition(-) = %+v, want zero", p)
 	}
 }
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := drive([]string{"-h"}, &stdout, &stderr); code != exitOK {
+		t.Errorf("-h: exit %d, want 0", code)
+	}
+	if s := stderr.String(); strings.Contains(s, "panic") || !strings.Contains(s, "-vet") || !strings.Contains(s, "-categories") {
+		t.Errorf("-h output:\n%s", s)
+	}
+	stderr.Reset()
+	if code := drive([]string{"-categories=bogus", "./..."}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `unknown category "bogus"`) {
+		t.Errorf("-categories=bogus: exit %d\n%s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := drive([]string{"-diff", "./..."}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("-diff without -fix: exit %d, want %d\n%s", code, exitUsage, stderr.String())
+	}
+}

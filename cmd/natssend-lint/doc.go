@@ -13,6 +13,7 @@
 //	natssend-lint -vet ./...            # check through go vet, which caches the results per package
 //	natssend-lint -c=2 ./...            # show two lines of source around each finding
 //	natssend-lint -tags=integration ./...
+//	natssend-lint -cpuprofile=cpu.out -memprofile=mem.out ./...
 //
 // As a vet tool:
 //

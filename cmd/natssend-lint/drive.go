@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/pprof"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
@@ -99,6 +101,17 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 	if o.tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + o.tags}
 	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, false, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	pkgs, err := load(cfg, o.pkgs)
 	if err != nil {
 		return nil, false, err
@@ -108,12 +121,30 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 	if err != nil {
 		return nil, failed, err
 	}
+	if o.memprof != "" {
+		if err := writeHeapProfile(o.memprof); err != nil {
+			return nil, failed, err
+		}
+	}
 	var buf bytes.Buffer
 	if err := graph.PrintJSON(&buf); err != nil {
 		return nil, failed, err
 	}
 	tree, err := readTree(&buf)
 	return tree, failed, err
+}
+
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // printErrors prints the errors of pkgs and of the source packages they

@@ -19,6 +19,8 @@ type options struct {
 	vet     bool     // -vet: run through go vet -vettool (cached per package)
 	context int      // -c: lines of context around each finding (-1: none)
 	tags    string   // -tags: build tags, passed to the go command
+	cpuprof string   // -cpuprofile: write a CPU profile of the in-process run
+	memprof string   // -memprofile: write a heap profile after the in-process run
 	tool    []string // the analyzer's flags as given, passed to the vet tool
 	pkgs    []string // package patterns
 }
@@ -41,6 +43,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.vet, "vet", false, "check through go vet -vettool, which caches the results per package")
 	fs.IntVar(&o.context, "c", -1, "show this many lines of context around each finding")
 	fs.StringVar(&o.tags, "tags", "", "comma-separated build tags, for the go command")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile to this file (not with -vet or -fix)")
+	fs.StringVar(&o.memprof, "memprofile", "", "write a heap profile to this file after the analysis (not with -vet or -fix)")
 	analyzer.Analyzer.Flags.VisitAll(func(f *flag.Flag) {
 		tf := &toolFlag{Value: f.Value, name: f.Name, out: &o.tool}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {

@@ -49,9 +49,7 @@ func load(cfg *packages.Config, patterns []string) ([]*packages.Package, error) 
 		l.node(p).root = true
 	}
 	l.mark()
-	if err := l.check(); err != nil {
-		return nil, err
-	}
+	l.check()
 	out := make([]*packages.Package, len(roots))
 	for i, p := range roots {
 		out[i] = l.pkg(l.nodes[p])
@@ -120,7 +118,7 @@ func (l *loader) mark() {
 
 // check type-checks the source packages, in parallel, each once its
 // dependencies are done.
-func (l *loader) check() error {
+func (l *loader) check() {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, n := range l.order {
@@ -138,7 +136,6 @@ func (l *loader) check() error {
 		})
 	}
 	wg.Wait()
-	return nil
 }
 
 // sourceDeps returns the source packages n depends on, directly or through

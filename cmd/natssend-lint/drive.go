@@ -117,7 +117,7 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 		return nil, false, err
 	}
 	failed := printErrors(stderr, pkgs) > 0
-	graph, err := checker.Analyze([]*analysis.Analyzer{analyzer.Analyzer}, pkgs, nil)
+	graph, err := checker.Analyze([]*analysis.Analyzer{analyzer.Analyzer}, testedOnce(pkgs), nil)
 	if err != nil {
 		return nil, failed, err
 	}
@@ -145,6 +145,25 @@ func writeHeapProfile(name string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// testedOnce drops from pkgs each package whose test variant (the package
+// compiled with its _test.go files, "p [p.test]") is also in pkgs: the
+// variant has all of its files, so the analyzer is run once per file, as
+// go vet runs it. The package itself is still analyzed, for its facts,
+// when another of pkgs imports it.
+func testedOnce(pkgs []*packages.Package) []*packages.Package {
+	ids := make(map[string]bool, len(pkgs))
+	for _, p := range pkgs {
+		ids[p.ID] = true
+	}
+	var out []*packages.Package
+	for _, p := range pkgs {
+		if !ids[p.ID+" ["+p.PkgPath+".test]"] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // printErrors prints the errors of pkgs and of the source packages they

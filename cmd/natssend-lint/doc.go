@@ -52,7 +52,9 @@
 // as far as a source package imports it. It then runs the analyzer with
 // golang.org/x/tools/go/analysis/checker over that graph. Its cost is that
 // of a checker without facts plus the source of the dependencies that use
-// NATS, whatever the size of the rest of the dependency graph.
+// NATS, whatever the size of the rest of the dependency graph. (Were the
+// analyzer to require another analyzer with facts, whose facts any package
+// may carry, every dependency would be loaded from source instead.)
 //
 // With -vet it has the go command run this very executable as its vet
 // tool (go vet -vettool=<this executable> -json, found with os.Executable,

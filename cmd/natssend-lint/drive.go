@@ -112,7 +112,7 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	pkgs, err := load(cfg, o.pkgs)
+	pkgs, err := load(cfg, o.pkgs, needsAllFacts(analyzer.Analyzer))
 	if err != nil {
 		return nil, false, err
 	}

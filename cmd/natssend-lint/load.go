@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/gcexportdata"
 	"golang.org/x/tools/go/packages"
 )
@@ -38,7 +39,11 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledG
 //
 // It returns the named packages with their Imports edges pruned to the
 // packages loaded from source: the graph go/analysis/checker runs on.
-func load(cfg *packages.Config, patterns []string) ([]*packages.Package, error) {
+//
+// With all set, every package is loaded from source (what a singlechecker
+// does for an analyzer with facts): for an analyzer that depends on the
+// facts of another analyzer about packages that cannot send.
+func load(cfg *packages.Config, patterns []string, all bool) ([]*packages.Package, error) {
 	cfg.Mode = loadMode
 	roots, err := packages.Load(cfg, patterns...)
 	if err != nil {
@@ -48,7 +53,7 @@ func load(cfg *packages.Config, patterns []string) ([]*packages.Package, error) 
 	for _, p := range roots {
 		l.node(p).root = true
 	}
-	l.mark()
+	l.mark(all)
 	l.check()
 	out := make([]*packages.Package, len(roots))
 	for i, p := range roots {
@@ -102,8 +107,9 @@ func (l *loader) node(p *packages.Package) *node {
 }
 
 // mark decides which packages are loaded from source: the named ones and
-// those that import nats.go, directly or not, outside nats.go.
-func (l *loader) mark() {
+// those that import nats.go, directly or not, outside nats.go; or, with
+// all, every package but unsafe.
+func (l *loader) mark(all bool) {
 	reaches := make(map[*node]bool)
 	for _, n := range l.order { // dependencies first
 		r := strings.HasPrefix(n.p.PkgPath, natsModule) && (len(n.p.PkgPath) == len(natsModule) || n.p.PkgPath[len(natsModule)] == '/')
@@ -112,7 +118,7 @@ func (l *loader) mark() {
 			r = r || reaches[d]
 		}
 		reaches[n] = r
-		n.source = n.root || (r && !inNATS)
+		n.source = n.root || (r && !inNATS) || (all && n.p.PkgPath != "unsafe")
 	}
 }
 
@@ -309,4 +315,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// needsAllFacts reports whether a, or an analyzer it requires, depends on
+// facts that packages unable to send may carry: an analyzer other than a
+// itself that declares fact types (x/tools' ctrlflow, for one, has facts
+// about functions that never return in any package). Then load must load
+// every package from source to give the same results as go vet.
+func needsAllFacts(a *analysis.Analyzer) bool {
+	seen := make(map[*analysis.Analyzer]bool)
+	var visit func(r *analysis.Analyzer) bool
+	visit = func(r *analysis.Analyzer) bool {
+		if seen[r] {
+			return false
+		}
+		seen[r] = true
+		if r != a && len(r.FactTypes) > 0 {
+			return true
+		}
+		return slices.ContainsFunc(r.Requires, visit)
+	}
+	return visit(a)
 }

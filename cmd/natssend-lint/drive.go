@@ -229,9 +229,10 @@ func runVet(o *options, stdout, stderr io.Writer) (jsonTree, int) {
 }
 
 // vetArgs returns the go command's arguments for o, with self as the vet
-// tool. The analyzer's flags, and whether test files are reported, do not
-// change the vet tool's flags outside -fix: every run with the same flags
-// shares the go command's cached results, dependencies' facts included.
+// tool. The analyzer's flags are passed as given, and are part of the go
+// command's cache key; -test, -json and -c are not passed (the driver
+// filters and prints), so that runs differing only in them share the
+// cached results, dependencies' facts included.
 func vetArgs(o *options, self string) []string {
 	args := []string{"vet", "-vettool=" + self}
 	if o.tags != "" {

@@ -82,7 +82,12 @@ type node struct {
 	errs    []packages.Error
 	done    chan struct{} // closed once a source package is checked
 	loaded  bool          // export data read (under exportMu)
-	out     *packages.Package
+	// viaExport: a package read from export data that n imports, directly
+	// or not, imports a source package (a package of the module that is
+	// not named, importing one that is): rare, so sourceDeps only walks
+	// export data packages when it is set.
+	viaExport bool
+	out       *packages.Package
 }
 
 func (l *loader) node(p *packages.Package) *node {
@@ -120,6 +125,15 @@ func (l *loader) mark(all bool) {
 		reaches[n] = r
 		n.source = n.root || (r && !inNATS) || (all && n.p.PkgPath != "unsafe")
 	}
+	for _, n := range l.order {
+		for _, d := range n.imports {
+			n.viaExport = n.viaExport || (!d.source && (d.viaExport || hasSourceImport(d)))
+		}
+	}
+}
+
+func hasSourceImport(n *node) bool {
+	return slices.ContainsFunc(n.imports, func(d *node) bool { return d.source })
 }
 
 // check type-checks the source packages, in parallel, each once its
@@ -158,7 +172,7 @@ func (l *loader) sourceDeps(n *node) []*node {
 			seen[d] = true
 			if d.source {
 				deps = append(deps, d)
-			} else {
+			} else if d.viaExport || hasSourceImport(d) {
 				visit(d)
 			}
 		}

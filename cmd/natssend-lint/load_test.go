@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
@@ -118,5 +120,41 @@ func TestNeedsAllFacts(t *testing.T) {
 		// source, as a singlechecker does: results stay those of go vet,
 		// but the cost is back to 5-12x the floor (BENCHMARKS.md).
 		t.Error("natssend requires an analyzer with facts: natssend-lint now loads every dependency from source; see needsAllFacts")
+	}
+}
+
+// TestLoadMixedIdentity: a named package (base) imported through a package
+// read from export data (mid) is the same package for the types of every
+// importer: top assigns mid's base.T to its own base.T.
+func TestLoadMixedIdentity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list -export")
+	}
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod":         "module example.com/m\n\ngo 1.26\n",
+		"base/base.go":   "package base\n\ntype T struct{ N int }\n",
+		"mid/mid.go":     "package mid\n\nimport \"example.com/m/base\"\n\nfunc F() base.T { return base.T{N: 1} }\n",
+		"top/top.go":     "package top\n\nimport (\n\t\"example.com/m/base\"\n\t\"example.com/m/mid\"\n)\n\nvar V base.T = mid.F()\n",
+		"other/other.go": "package other\n\nimport \"example.com/m/mid\"\n\nvar W = mid.F().N\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &packages.Config{Dir: root, Env: append(os.Environ(), "GOPROXY=off", "GOWORK=off")}
+	pkgs, err := load(cfg, []string{"./top", "./base", "./other"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := printErrors(io.Discard, pkgs); n > 0 {
+		var b strings.Builder
+		printErrors(&b, pkgs)
+		t.Errorf("%d errors loading top, base and other (mid from export data):\n%s", n, b.String())
 	}
 }

@@ -6,7 +6,8 @@
 #   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
 #   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
-#   make bench-lint natssend-lint against the type-checking floor on a synthetic module
+#   make bench-lint natssend-lint against the no-op and go vet floors on real dependency graphs
+#                   (BENCH_MODS=dir,... adds checkouts of public modules, BENCH_RUNS=5)
 #   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
 #   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
 
@@ -53,8 +54,12 @@ golangci-test: golangci-build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shim/ ./claimcheck/
 
+# This repository, generated modules of 50/200/800 packages on the real nats.go
+# and large std packages, and BENCH_MODS; warm, cold vet cache, one edit.
+BENCH_RUNS ?= 5
+BENCH_MODS ?=
 bench-lint:
-	$(GO) run ./internal/synthgen/cmd/synthbench -runs 5
+	$(GO) run ./internal/synthgen/cmd/synthbench -runs $(BENCH_RUNS) -sizes 50,200,800 -cold 1 -touch -mods '$(BENCH_MODS)'
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderSize$$' -fuzztime $(FUZZTIME) ./shim/

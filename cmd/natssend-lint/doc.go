@@ -8,7 +8,12 @@
 //	natssend-lint ./...                 # findings on stderr, exit status 3 if any
 //	natssend-lint -json ./...           # findings as JSON on stdout, exit status 0
 //	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim)
+//	natssend-lint -fix -diff ./...      # print them as a unified diff instead (exit status 1 if not empty)
 //	natssend-lint -test=false ./...     # do not load test files at all
+//	natssend-lint -vet ./...            # check through go vet, which caches the results per package
+//	natssend-lint -c=2 ./...            # show two lines of source around each finding
+//	natssend-lint -tags=integration ./...
+//	natssend-lint -cpuprofile=cpu.out -memprofile=mem.out ./...
 //
 // As a vet tool:
 //
@@ -25,6 +30,61 @@
 //	                                         to add a helper, list the defaults you use as well
 //	-skip-tests                              report nothing in _test.go files
 //	-audit                                   also report every reviewed finding, with its reason
+//
+// Exit status: 3 when there are findings (text output), 1 when a package
+// does not build or type-check or the analyzer failed, 2 for a usage error
+// (an unknown flag, an invalid -categories value, no package), 0
+// otherwise.
+//
+// # How it runs
+//
+// The analyzer declares a fact (this function sends, through that API), so
+// that a wrapper that sends, in another package of the module or in
+// another module, still makes a retry of it a finding. A plain
+// singlechecker would therefore load every dependency from source,
+// standard library included, and run the analyzer on all of them.
+// natssend-lint instead lists the packages with go/packages (go list
+// -deps -export, as any checker does) and type-checks from source only the
+// named packages and the dependencies that import nats.go directly or
+// through other packages: only those can send, so only they can have
+// facts. Every other dependency (the standard library, nats.go itself,
+// modules that do not use NATS) is read from the compiler's export data,
+// as far as a source package imports it. It then runs the analyzer with
+// golang.org/x/tools/go/analysis/checker over that graph. Its cost is that
+// of a checker without facts plus the source of the dependencies that use
+// NATS, whatever the size of the rest of the dependency graph. (Were the
+// analyzer to require another analyzer with facts, whose facts any package
+// may carry, every dependency would be loaded from source instead.)
+//
+// With -vet it has the go command run this very executable as its vet
+// tool (go vet -vettool=<this executable> -json, found with os.Executable,
+// so go run works too): each package is type-checked in its own process,
+// facts travel between packages in vet's files, and the go command caches
+// every result. A second run over unchanged code reads the cache, which
+// pays off on large modules; but the first run of a new natssend-lint, or
+// with other analyzer flags, runs the analyzer once over every dependency,
+// standard library included (see BENCHMARKS.md). -fix always works this
+// way (go vet -fix), so that the go command applies the fixes, to the
+// main module's packages only.
+//
+// natssend-lint prints the findings sorted by position and de-duplicated
+// (a finding in a file that two packages share, a package and its test
+// variant, is reported once), as file:line:col: message lines on stderr
+// or, with -json, as one JSON object mapping package IDs to analyzer names
+// to findings, in the format of x/tools' checkers. Build and type errors
+// are printed on stderr.
+//
+// With -vet, -test=false still type-checks test files (go vet checks each
+// package with its tests) but reports nothing in them; with -fix it also
+// runs the analyzer with -skip-tests, so that no fix is applied to a test
+// file. -fix prints nothing else: run again without -fix to see what is
+// left. -fix and -json cannot be combined. -vet and -fix need the go
+// command (Go 1.26 or later) on $PATH.
+//
+// When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
+// file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).
+//
+// # Reviewed findings
 //
 // A statement carrying //natssend:reviewed <reason> on its line, or on the
 // line above, is not reported for a raw send or a connection. A retried

@@ -23,6 +23,7 @@ var fixture = map[string]string{
 go 1.26
 
 require (
+	example.com/natslib v0.0.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/natssend/natssend v0.0.0
 )
@@ -30,6 +31,8 @@ require (
 replace github.com/nats-io/nats.go => ../natsstub
 
 replace github.com/natssend/natssend => ../natssendstub
+
+replace example.com/natslib => ../natslib
 `,
 	"wrap/wrap.go": `// Package wrap sends through the shim.
 package wrap
@@ -108,6 +111,9 @@ func setup(t *testing.T) string {
 	copyStub("github.com/nats-io/nats.go/jetstream/jetstream.go", "natsstub/jetstream/jetstream.go")
 	write("natssendstub/go.mod", "module github.com/natssend/natssend\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n")
 	copyStub("github.com/natssend/natssend/shim/shim.go", "natssendstub/shim/shim.go")
+	for name, content := range natslib {
+		write(filepath.Join("natslib", name), content)
+	}
 	for name, content := range fixture {
 		write(filepath.Join("fixture", name), content)
 	}

@@ -21,6 +21,54 @@ type Options struct {
 	// Units is the number of code units per package, each about 90 lines;
 	// default 3 (about 100k lines for 340 packages).
 	Units int
+	// RealNATS makes the module require the real github.com/nats-io/nats.go
+	// (RealNATSVersion) instead of the local stub, so that its dependency
+	// graph is a real one. The go command then needs the module, and its
+	// dependencies, in the module cache or from a proxy; GoSum, if set, is
+	// written as the module's go.sum.
+	RealNATS bool
+	// Require lists further "path version" requirements of a RealNATS
+	// module, to pin nats.go's own dependencies to versions already in the
+	// module cache (see NATSDeps).
+	Require []string
+	// GoSum is the content of go.sum with RealNATS (the caller's own
+	// go.sum is a good superset); the go command adds what is missing when
+	// run with -mod=mod.
+	GoSum []byte
+	// Stdlib makes every package also import a few large standard-library
+	// packages (net/http, crypto/tls, database/sql, encoding/json, ...), as
+	// real services do: dependencies that cannot send.
+	Stdlib bool
+}
+
+// RealNATSVersion is the nats.go version a RealNATS module requires.
+const RealNATSVersion = "v1.55.0"
+
+// NATSDeps are the modules nats.go RealNATSVersion depends on, for
+// Options.Require.
+var NATSDeps = []string{
+	"github.com/klauspost/compress",
+	"github.com/nats-io/nkeys",
+	"github.com/nats-io/nuid",
+	"golang.org/x/crypto",
+	"golang.org/x/sys",
+}
+
+// stdlibImports are the standard-library packages of Options.Stdlib, each
+// with an expression that uses it.
+var stdlibImports = []struct{ Path, Use string }{
+	{"net/http", "http.StatusTeapot"},
+	{"net/http/httputil", "httputil.ErrLineTooLong"},
+	{"crypto/tls", "tls.VersionTLS13"},
+	{"crypto/x509", "x509.ErrUnsupportedAlgorithm"},
+	{"database/sql", "sql.ErrNoRows"},
+	{"encoding/json", "json.Valid"},
+	{"encoding/xml", "xml.Header"},
+	{"html/template", "template.HTMLEscapeString"},
+	{"compress/gzip", "gzip.BestSpeed"},
+	{"log/slog", "slog.LevelInfo"},
+	{"net/smtp", "smtp.PlainAuth"},
+	{"go/parser", "parser.ParseComments"},
 }
 
 // Stats describes a generated module.
@@ -45,7 +93,8 @@ func (o Options) withDefaults() Options {
 
 // Generate writes a synthetic module to dir, which must not exist or be
 // empty: a go.mod that replaces github.com/nats-io/nats.go with a local stub
-// (so the module builds offline), the stub, and the packages p000, p001, ...
+// (so the module builds offline) and the stub, or with Options.RealNATS a
+// go.mod requiring the real nats.go, and the packages p000, p001, ...
 // Package i imports packages i-1 and i/2, so facts flow through a deep
 // import graph. Every package has raw sends, sends through wrappers of
 // another package, retry loops, loops over items, closures, goroutines and
@@ -65,15 +114,30 @@ func Generate(dir string, opt Options) (Stats, error) {
 		}
 		return os.WriteFile(path, content, 0o644)
 	}
-	gomod := fmt.Sprintf("module %s\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ./natsstub\n", opt.Module)
-	if err := write("go.mod", []byte(gomod)); err != nil {
-		return st, err
-	}
-	if err := write("natsstub/go.mod", []byte("module github.com/nats-io/nats.go\n\ngo 1.26\n")); err != nil {
-		return st, err
-	}
-	if err := write("natsstub/nats.go", []byte(natsStub)); err != nil {
-		return st, err
+	gomod := fmt.Sprintf("module %s\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go %s\n", opt.Module, RealNATSVersion)
+	if opt.RealNATS {
+		for _, r := range opt.Require {
+			gomod += "require " + r + "\n"
+		}
+		if err := write("go.mod", []byte(gomod)); err != nil {
+			return st, err
+		}
+		if len(opt.GoSum) > 0 {
+			if err := write("go.sum", opt.GoSum); err != nil {
+				return st, err
+			}
+		}
+	} else {
+		gomod += "\nreplace github.com/nats-io/nats.go => ./natsstub\n"
+		if err := write("go.mod", []byte(gomod)); err != nil {
+			return st, err
+		}
+		if err := write("natsstub/go.mod", []byte("module github.com/nats-io/nats.go\n\ngo 1.26\n")); err != nil {
+			return st, err
+		}
+		if err := write("natsstub/nats.go", []byte(natsStub)); err != nil {
+			return st, err
+		}
 	}
 	for i := 0; i < opt.Packages; i++ {
 		src, err := packageSource(opt, i)
@@ -110,12 +174,18 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+{{range .Std}}
+	"{{.Path}}"
+{{- end}}
 {{range .Deps}}
 	"{{$.Module}}/{{.}}"
 {{- end}}
 )
 
 var errBusy = errors.New("{{.Pkg}}: busy")
+{{range .Std}}
+var _ = {{.Use}}
+{{- end}}
 
 // Notify sends a notification for this package.
 func Notify(nc *nats.Conn, subject string, data []byte) error {
@@ -224,11 +294,16 @@ func packageSource(opt Options, i int) ([]byte, error) {
 		units[u] = unitData{N: u, Pkg: pkgName(i), Deps: deps}
 	}
 	var buf bytes.Buffer
+	var std []struct{ Path, Use string }
+	if opt.Stdlib {
+		std = stdlibImports
+	}
 	err := pkgTemplate.Execute(&buf, struct {
 		Pkg, Module string
 		Deps        []string
+		Std         []struct{ Path, Use string }
 		Units       []unitData
-	}{pkgName(i), opt.Module, deps, units})
+	}{pkgName(i), opt.Module, deps, std, units})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +65,33 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestGenerateRealNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds against the real nats.go from the module cache")
+	}
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, NATSDeps...)...)
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	req := strings.Split(strings.TrimSpace(string(out)), "\n")
+	dir := filepath.Join(t.TempDir(), "mod")
+	if _, err := Generate(dir, Options{Packages: 3, Units: 1, RealNATS: true, Require: req, GoSum: sum, Stdlib: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "natsstub")); !os.IsNotExist(err) {
+		t.Errorf("RealNATS module has a nats.go stub: %v", err)
+	}
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the generated module: %v\n%s", err, out)
+	}
 }

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/natssend/natssend/analyzer"
+)
+
+// Exit statuses of the standalone driver, as singlechecker's.
+const (
+	exitOK       = 0
+	exitError    = 1 // the go command, a package or the analyzer failed
+	exitUsage    = 2
+	exitFindings = 3
+)
+
+// driverEnv is set in the go command's environment by drive, so that the
+// vet tool processes it starts can never start go vet again.
+const driverEnv = "NATSSEND_LINT_DRIVER"
+
+// drive runs natssend-lint standalone and returns its exit status. It
+// loads and analyzes the packages in this process (see load), or, with
+// -vet or -fix, has the go command run this very executable as its vet
+// tool (go vet -vettool), which caches every result per package. Either
+// way it prints the findings, de-duplicated and sorted, as text on stderr
+// or as JSON on stdout.
+func drive(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		return exitUsage
+	}
+	if os.Getenv(driverEnv) != "" {
+		// The go command runs this executable only with the vet tool
+		// protocol's arguments; anything else would start go vet again.
+		fmt.Fprintf(stderr, "natssend-lint: started by go vet with unexpected arguments %q\n", args)
+		return exitError
+	}
+	var (
+		tree   jsonTree
+		failed bool // errors already printed
+	)
+	if o.fix || o.vet {
+		var code int
+		if tree, code = runVet(o, stdout, stderr); tree == nil {
+			return code
+		}
+		failed = code != exitOK
+	} else if tree, failed, err = runHere(o, stderr); err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
+		return exitError
+	}
+	res, err := tree.results(o.tests)
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
+		return exitError
+	}
+	code := exitOK
+	if o.json {
+		if err := res.printJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
+			return exitError
+		}
+	} else {
+		for _, e := range res.errors {
+			fmt.Fprintf(stderr, "natssend-lint: %s\n", e)
+		}
+		res.printText(stderr, o.context)
+		if len(res.diags) > 0 {
+			code = exitFindings
+		}
+		if len(res.errors) > 0 {
+			code = exitError
+		}
+	}
+	if failed {
+		code = exitError
+	}
+	return code
+}
+
+// runHere loads and analyzes the packages in this process and returns the
+// results as a JSON tree, and whether a package had errors (printed on
+// stderr, as go/packages prints them).
+func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
+	cfg := &packages.Config{Tests: o.tests}
+	if o.tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + o.tags}
+	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, false, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	pkgs, err := load(cfg, o.pkgs, needsAllFacts(analyzer.Analyzer))
+	if err != nil {
+		return nil, false, err
+	}
+	failed := printErrors(stderr, pkgs) > 0
+	graph, err := checker.Analyze([]*analysis.Analyzer{analyzer.Analyzer}, testedOnce(pkgs), nil)
+	if err != nil {
+		return nil, failed, err
+	}
+	if o.memprof != "" {
+		if err := writeHeapProfile(o.memprof); err != nil {
+			return nil, failed, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := graph.PrintJSON(&buf); err != nil {
+		return nil, failed, err
+	}
+	tree, err := readTree(&buf)
+	return tree, failed, err
+}
+
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// testedOnce drops from pkgs each package whose test variant (the package
+// compiled with its _test.go files, "p [p.test]") is also in pkgs: the
+// variant has all of its files, so the analyzer is run once per file, as
+// go vet runs it. The package itself is still analyzed, for its facts,
+// when another of pkgs imports it.
+func testedOnce(pkgs []*packages.Package) []*packages.Package {
+	ids := make(map[string]bool, len(pkgs))
+	for _, p := range pkgs {
+		ids[p.ID] = true
+	}
+	var out []*packages.Package
+	for _, p := range pkgs {
+		if !ids[p.ID+" ["+p.PkgPath+".test]"] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// printErrors prints the errors of pkgs and of the source packages they
+// import, once each, and returns how many there were.
+func printErrors(w io.Writer, pkgs []*packages.Package) int {
+	n := 0
+	seen := make(map[string]bool)
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			if s := e.Error(); !seen[s] {
+				seen[s] = true
+				fmt.Fprintln(w, s)
+				n++
+			}
+		}
+	})
+	return n
+}
+
+// runVet runs go vet -vettool=<this executable>. With -fix the go command
+// applies (or, with -diff, prints) the fixes and runVet returns a nil tree
+// and the exit status; otherwise it returns the merged JSON trees of the
+// vetted packages and exitError if the go command failed (its messages,
+// build and type errors, are on stderr).
+func runVet(o *options, stdout, stderr io.Writer) (jsonTree, int) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: cannot find its own executable for go vet -vettool: %v\n", err)
+		return nil, exitError
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: -vet and -fix need the go command: %v\n", err)
+		return nil, exitError
+	}
+	cmd := exec.Command(goCmd, vetArgs(o, self)...)
+	cmd.Env = append(os.Environ(), driverEnv+"=1")
+	cmd.Stderr = stderr
+	if o.fix {
+		// go vet -fix applies the fixes itself once every package is
+		// done (or prints them with -diff).
+		cmd.Stdout = stdout
+		if err := cmd.Run(); err != nil {
+			return nil, goFailed(stderr, err)
+		}
+		return nil, exitOK
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	runErr := cmd.Run()
+	if runErr != nil && !isExit(runErr) {
+		return nil, goFailed(stderr, runErr)
+	}
+	tree, err := readTree(&out)
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: reading go vet -json output: %v\n", err)
+		return nil, exitError
+	}
+	if runErr != nil {
+		return tree, exitError
+	}
+	return tree, exitOK
+}
+
+// vetArgs returns the go command's arguments for o, with self as the vet
+// tool. The analyzer's flags are passed as given, and are part of the go
+// command's cache key; -test, -json and -c are not passed (the driver
+// filters and prints), so that runs differing only in them share the
+// cached results, dependencies' facts included.
+func vetArgs(o *options, self string) []string {
+	args := []string{"vet", "-vettool=" + self}
+	if o.tags != "" {
+		args = append(args, "-tags="+o.tags)
+	}
+	if o.fix {
+		args = append(args, "-fix")
+		if o.diff {
+			args = append(args, "-diff")
+		}
+	} else {
+		args = append(args, "-json")
+	}
+	args = append(args, o.tool...)
+	if o.fix && !o.tests {
+		// Fixes are applied by the go command, which cannot be told to
+		// leave test files alone: have the analyzer report nothing there.
+		args = append(args, "-skip-tests")
+	}
+	args = append(args, "--")
+	return append(args, o.pkgs...)
+}
+
+func isExit(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit)
+}
+
+// goFailed reports a go command that did not succeed (its own messages are
+// already on stderr) and returns the exit status.
+func goFailed(stderr io.Writer, err error) int {
+	if !isExit(err) {
+		fmt.Fprintf(stderr, "natssend-lint: running go vet: %v\n", err)
+	}
+	return exitError
+}

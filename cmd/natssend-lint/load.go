@@ -1,0 +1,353 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/gcexportdata"
+	"golang.org/x/tools/go/packages"
+)
+
+// natsModule is the import path prefix of nats.go. The analyzer's facts
+// say which functions send; only a package that imports nats.go, directly
+// or through other packages, can have one.
+const natsModule = "github.com/nats-io/nats.go"
+
+// loadMode is what load asks go/packages for: the import graph with each
+// package's files and compiler export data (go list -deps -export), no
+// types: load type-checks itself, choosing per package.
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+	packages.NeedImports | packages.NeedDeps | packages.NeedExportFile |
+	packages.NeedTypesSizes | packages.NeedModule
+
+// load loads the packages matching patterns for the analyzer. The named
+// packages, and every dependency that can send (one that imports nats.go
+// directly or indirectly, outside nats.go itself), are parsed and
+// type-checked from source so that the analyzer runs on them and passes
+// its facts up; every other dependency (the standard library, nats.go,
+// modules that do not use NATS) is read from the compiler's export data,
+// only as far as a source package imports it, as a fact-free checker does.
+//
+// It returns the named packages with their Imports edges pruned to the
+// packages loaded from source: the graph go/analysis/checker runs on.
+//
+// With all set, every package is loaded from source (what a singlechecker
+// does for an analyzer with facts): for an analyzer that depends on the
+// facts of another analyzer about packages that cannot send.
+func load(cfg *packages.Config, patterns []string, all bool) ([]*packages.Package, error) {
+	cfg.Mode = loadMode
+	roots, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{fset: token.NewFileSet(), nodes: make(map[*packages.Package]*node)}
+	for _, p := range roots {
+		l.node(p).root = true
+	}
+	l.mark(all)
+	l.check()
+	out := make([]*packages.Package, len(roots))
+	for i, p := range roots {
+		out[i] = l.pkg(l.nodes[p])
+	}
+	return out, nil
+}
+
+// loader holds one load's package graph.
+type loader struct {
+	fset     *token.FileSet
+	nodes    map[*packages.Package]*node
+	order    []*node    // every node, dependencies first
+	exportMu sync.Mutex // serializes gcexportdata, which fills the shared types.Packages
+}
+
+// node is one package of the graph.
+type node struct {
+	p       *packages.Package
+	root    bool
+	source  bool // parsed and type-checked from source
+	imports []*node
+	types   *types.Package // created up front, filled by export data or the type checker
+	info    *types.Info
+	files   []*ast.File
+	errs    []packages.Error
+	done    chan struct{} // closed once a source package is checked
+	loaded  bool          // export data read (under exportMu)
+	// viaExport: a package read from export data that n imports, directly
+	// or not, imports a source package (a package of the module that is
+	// not named, importing one that is): rare, so sourceDeps only walks
+	// export data packages when it is set.
+	viaExport bool
+	out       *packages.Package
+}
+
+func (l *loader) node(p *packages.Package) *node {
+	if n, ok := l.nodes[p]; ok {
+		return n
+	}
+	n := &node{p: p, done: make(chan struct{})}
+	l.nodes[p] = n
+	if p.PkgPath == "unsafe" {
+		n.types = types.Unsafe
+		n.loaded = true
+	} else {
+		// One types.Package per package, created before any export data
+		// is read, so that every reader shares it (as go/packages does).
+		n.types = types.NewPackage(p.PkgPath, p.Name)
+	}
+	for _, path := range sortedKeys(p.Imports) {
+		n.imports = append(n.imports, l.node(p.Imports[path]))
+	}
+	l.order = append(l.order, n)
+	return n
+}
+
+// mark decides which packages are loaded from source: the named ones and
+// those that import nats.go, directly or not, outside nats.go; or, with
+// all, every package but unsafe.
+func (l *loader) mark(all bool) {
+	reaches := make(map[*node]bool)
+	for _, n := range l.order { // dependencies first
+		r := strings.HasPrefix(n.p.PkgPath, natsModule) && (len(n.p.PkgPath) == len(natsModule) || n.p.PkgPath[len(natsModule)] == '/')
+		inNATS := r
+		for _, d := range n.imports {
+			r = r || reaches[d]
+		}
+		reaches[n] = r
+		n.source = n.root || (r && !inNATS) || (all && n.p.PkgPath != "unsafe")
+	}
+	for _, n := range l.order {
+		for _, d := range n.imports {
+			n.viaExport = n.viaExport || (!d.source && (d.viaExport || hasSourceImport(d)))
+		}
+	}
+}
+
+func hasSourceImport(n *node) bool {
+	return slices.ContainsFunc(n.imports, func(d *node) bool { return d.source })
+}
+
+// check type-checks the source packages, in parallel, each once its
+// dependencies are done.
+func (l *loader) check() {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, n := range l.order {
+		if !n.source {
+			continue
+		}
+		wg.Go(func() {
+			defer close(n.done)
+			for _, d := range l.sourceDeps(n) {
+				<-d.done
+			}
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			l.checkOne(n)
+		})
+	}
+	wg.Wait()
+}
+
+// sourceDeps returns the source packages n depends on, directly or through
+// packages read from export data (whose export data may refer to them).
+func (l *loader) sourceDeps(n *node) []*node {
+	var deps []*node
+	seen := make(map[*node]bool)
+	var visit func(*node)
+	visit = func(m *node) {
+		for _, d := range m.imports {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if d.source {
+				deps = append(deps, d)
+			} else if d.viaExport || hasSourceImport(d) {
+				visit(d)
+			}
+		}
+	}
+	visit(n)
+	return deps
+}
+
+// checkOne parses and type-checks a source package into its types.Package.
+func (l *loader) checkOne(n *node) {
+	p := n.p
+	n.errs = append(n.errs, p.Errors...)
+	files := make([]*ast.File, len(p.CompiledGoFiles))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, name := range p.CompiledGoFiles {
+		wg.Go(func() {
+			src, err := os.ReadFile(name)
+			if err == nil {
+				files[i], err = parser.ParseFile(l.fset, name, src, parser.AllErrors|parser.ParseComments|parser.SkipObjectResolution)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			n.errs = append(n.errs, packages.Error{Pos: p.CompiledGoFiles[i], Msg: err.Error(), Kind: packages.ParseError})
+		}
+		if files[i] != nil {
+			n.files = append(n.files, files[i])
+		}
+	}
+	n.info = &types.Info{
+		Types:        make(map[ast.Expr]types.TypeAndValue),
+		Defs:         make(map[*ast.Ident]types.Object),
+		Uses:         make(map[*ast.Ident]types.Object),
+		Implicits:    make(map[ast.Node]types.Object),
+		Instances:    make(map[*ast.Ident]types.Instance),
+		Scopes:       make(map[ast.Node]*types.Scope),
+		Selections:   make(map[*ast.SelectorExpr]*types.Selection),
+		FileVersions: make(map[*ast.File]string),
+	}
+	byPath := make(map[string]*node, len(n.imports))
+	for path, ip := range p.Imports {
+		byPath[path] = l.nodes[ip]
+	}
+	conf := &types.Config{
+		Sizes: p.TypesSizes,
+		Importer: importerFunc(func(path string) (*types.Package, error) {
+			d, ok := byPath[path]
+			if !ok {
+				return nil, fmt.Errorf("no metadata for import %q of %s", path, p.ID)
+			}
+			if !d.source {
+				if err := l.readExport(d); err != nil {
+					return nil, err
+				}
+			}
+			return d.types, nil
+		}),
+		Error: func(err error) {
+			n.errs = append(n.errs, typeError(err))
+		},
+	}
+	if p.Module != nil && p.Module.GoVersion != "" {
+		conf.GoVersion = "go" + p.Module.GoVersion
+	}
+	_ = types.NewChecker(conf, l.fset, n.types, n.info).Files(n.files)
+	n.types.MarkComplete()
+}
+
+// readExport fills d's types.Package from its export data, once.
+func (l *loader) readExport(d *node) error {
+	l.exportMu.Lock()
+	defer l.exportMu.Unlock()
+	if d.loaded {
+		return nil
+	}
+	if d.p.ExportFile == "" {
+		return fmt.Errorf("no export data for %s", d.p.ID)
+	}
+	f, err := os.Open(d.p.ExportFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := gcexportdata.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("reading export data of %s: %v", d.p.ID, err)
+	}
+	// The view gcexportdata sees: every package d may mention, by path.
+	view := make(map[string]*types.Package)
+	seen := make(map[*node]bool)
+	var visit func(*node)
+	visit = func(m *node) {
+		for _, i := range m.imports {
+			if !seen[i] {
+				seen[i] = true
+				view[i.p.PkgPath] = i.types
+				visit(i)
+			}
+		}
+	}
+	visit(d)
+	view[d.p.PkgPath] = d.types
+	if _, err := gcexportdata.Read(r, l.fset, view, d.p.PkgPath); err != nil {
+		return fmt.Errorf("reading export data of %s: %v", d.p.ID, err)
+	}
+	d.loaded = true
+	return nil
+}
+
+// pkg returns n as go/analysis/checker is to see it: loaded from source,
+// with its imports pruned to the packages loaded from source (the only
+// ones the analyzer runs on and has facts from).
+func (l *loader) pkg(n *node) *packages.Package {
+	if n.out != nil {
+		return n.out
+	}
+	p := n.p
+	n.out = &packages.Package{
+		ID: p.ID, Name: p.Name, PkgPath: p.PkgPath, Module: p.Module,
+		GoFiles: p.GoFiles, CompiledGoFiles: p.CompiledGoFiles, OtherFiles: p.OtherFiles,
+		EmbedFiles: p.EmbedFiles, IgnoredFiles: p.IgnoredFiles, ExportFile: p.ExportFile,
+		Errors: n.errs, Fset: l.fset, Types: n.types, TypesInfo: n.info, Syntax: n.files,
+		TypesSizes: p.TypesSizes, IllTyped: len(n.errs) > 0,
+		Imports: make(map[string]*packages.Package),
+	}
+	for path, ip := range p.Imports {
+		if d := l.nodes[ip]; d.source {
+			n.out.Imports[path] = l.pkg(d)
+		}
+	}
+	return n.out
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// typeError converts a type-checking error to a packages.Error.
+func typeError(err error) packages.Error {
+	if te, ok := err.(types.Error); ok {
+		return packages.Error{Pos: te.Fset.Position(te.Pos).String(), Msg: te.Msg, Kind: packages.TypeError}
+	}
+	return packages.Error{Pos: "-", Msg: err.Error(), Kind: packages.TypeError}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// needsAllFacts reports whether a, or an analyzer it requires, depends on
+// facts that packages unable to send may carry: an analyzer other than a
+// itself that declares fact types (x/tools' ctrlflow, for one, has facts
+// about functions that never return in any package). Then load must load
+// every package from source to give the same results as go vet.
+func needsAllFacts(a *analysis.Analyzer) bool {
+	seen := make(map[*analysis.Analyzer]bool)
+	var visit func(r *analysis.Analyzer) bool
+	visit = func(r *analysis.Analyzer) bool {
+		if seen[r] {
+			return false
+		}
+		seen[r] = true
+		if r != a && len(r.FactTypes) > 0 {
+			return true
+		}
+		return slices.ContainsFunc(r.Requires, visit)
+	}
+	return visit(a)
+}

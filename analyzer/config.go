@@ -77,34 +77,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
-// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
-// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
-// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
-// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
-func DefaultRetryHelpers() []string {
-	const (
-		backoff4 = "github.com/cenkalti/backoff/v4"
-		backoff5 = "github.com/cenkalti/backoff/v5"
-		avast    = "github.com/avast/retry-go"
-		avast4   = "github.com/avast/retry-go/v4"
-		sethvgo  = "github.com/sethvargo/go-retry"
-		k8sretry = "k8s.io/client-go/util/retry"
-		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
-	)
-	return []string{
-		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
-		backoff5 + ".Retry", backoff5 + ".RetryNotify",
-		avast + ".Do", avast + ".DoWithData",
-		avast4 + ".Do", avast4 + ".DoWithData",
-		sethvgo + ".Do", sethvgo + ".DoValue",
-		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
-		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
-		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
-		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
-	}
-}
-
 // Validate reports an error for an unknown category or a malformed retry
 // helper or shim package entry.
 func (c Config) Validate() error {

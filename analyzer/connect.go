@@ -78,7 +78,7 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 
 // intConst returns the constant integer value of e, if it has one.
 func (st *state) intConst(e ast.Expr) (int64, bool) {
-	tv, ok := st.pass.TypesInfo.Types[e]
+	tv, ok := st.info.Types[e]
 	if !ok || tv.Value == nil {
 		return 0, false
 	}
@@ -90,7 +90,7 @@ func (st *state) intConst(e ast.Expr) (int64, bool) {
 func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
 	switch e := ast.Unparen(arg).(type) {
 	case *ast.CallExpr:
-		fn := st.calleeFunc(e)
+		fn := calleeFunc(st.info, e)
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
 			return bufUnknown, 0
 		}
@@ -159,7 +159,7 @@ func (st *state) assign(o *optState, field string, expr ast.Expr) {
 			o.buf, o.size = bufSet, n
 		}
 	case "AllowReconnect":
-		tv := st.pass.TypesInfo.Types[expr]
+		tv := st.info.Types[expr]
 		switch {
 		case tv.Value == nil || tv.Value.Kind() != constant.Bool:
 			o.allow = triUnknown
@@ -185,7 +185,7 @@ func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
 				continue
 			}
 			if v != nil {
-				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.pass.TypesInfo.Uses[id] != v {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.info.Uses[id] != v {
 					continue
 				}
 			}
@@ -218,7 +218,7 @@ func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
 	case *ast.CompositeLit, *ast.CallExpr:
 		return st.optionsInit(e).result()
 	case *ast.Ident:
-		v, ok := st.pass.TypesInfo.Uses[e].(*types.Var)
+		v, ok := st.info.Uses[e].(*types.Var)
 		if !ok {
 			return bufUnknown, 0
 		}
@@ -249,13 +249,13 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.info.Uses[id] == v {
 				escapes = true
 			}
 		case *ast.AssignStmt:
 			for i, lhs := range n.Lhs {
 				id, ok := lhs.(*ast.Ident)
-				if !ok || st.pass.TypesInfo.ObjectOf(id) != v {
+				if !ok || st.info.ObjectOf(id) != v {
 					continue
 				}
 				inits++
@@ -267,7 +267,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
-				if st.pass.TypesInfo.Defs[name] != v {
+				if st.info.Defs[name] != v {
 					continue
 				}
 				inits++
@@ -307,7 +307,7 @@ func (st *state) optionsInit(e ast.Expr) optState {
 		}
 		return o
 	case *ast.CallExpr:
-		if fn := st.calleeFunc(e); funcKey(fn) == natsPath+".GetDefaultOptions" {
+		if fn := calleeFunc(st.info, e); funcKey(fn) == natsPath+".GetDefaultOptions" {
 			return optState{allow: triTrue, buf: bufDefault}
 		}
 	}

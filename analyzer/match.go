@@ -5,17 +5,6 @@ import (
 	"strings"
 )
 
-// Package paths matched by the analyzer. The analyzer never imports these
-// packages: it compares the package path, receiver type name and method name
-// of each resolved *types.Func.
-const (
-	natsPath       = "github.com/nats-io/nats.go"
-	jetstreamPath  = natsPath + "/jetstream"
-	microPath      = natsPath + "/micro"
-	shimPath       = "github.com/natssend/natssend/shim"
-	claimcheckPath = "github.com/natssend/natssend/claimcheck"
-)
-
 // fixKind says which mechanical rewrite a raw send admits.
 type fixKind int
 
@@ -63,78 +52,19 @@ type rawSend struct {
 	kind      sendKind
 }
 
-const (
-	adviceSizing  = "bypasses claim checks and exact sizing"
-	adviceRequest = "capped size, one deadline, no replay"
-	adviceReply   = "the reply size is checked header-accurately; an oversized reply otherwise leaves the caller waiting for a timeout"
-	adviceMicro   = "micro wraps ErrMaxPayload, so an oversized reply is lost and the caller waits for a timeout"
-	adviceJS      = "bypasses claim checks: a stream's max_msg_size counts headers and body, and an oversized message is refused"
-)
-
 // rawSendOf returns the description of the raw send API with the given
 // funcKey.
 func rawSendOf(key string) (rawSend, bool) {
-	switch key {
-	case natsPath + ".Conn.Publish":
-		return rawSend{"(*nats.Conn).Publish", adviceSizing + ": use shim.Publish", fixPublish, false, kindPublish}, true
-	case natsPath + ".Conn.PublishMsg":
-		return rawSend{"(*nats.Conn).PublishMsg", adviceSizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish}, true
-	case natsPath + ".Conn.PublishRequest":
-		return rawSend{"(*nats.Conn).PublishRequest", "hand-rolls a request: use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".Conn.Request":
-		return rawSend{"(*nats.Conn).Request", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".Conn.RequestWithContext":
-		return rawSend{"(*nats.Conn).RequestWithContext", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".Conn.RequestMsg":
-		return rawSend{"(*nats.Conn).RequestMsg", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".Conn.RequestMsgWithContext":
-		return rawSend{"(*nats.Conn).RequestMsgWithContext", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".Msg.Respond":
-		return rawSend{"(*nats.Msg).Respond", "use shim.Respond: " + adviceReply, fixRespond, false, kindReply}, true
-	case natsPath + ".Msg.RespondMsg":
-		return rawSend{"(*nats.Msg).RespondMsg", "use shim.Respond with the reply's data and header: " + adviceReply, fixNone, false, kindReply}, true
-	case natsPath + ".EncodedConn.Publish":
-		return rawSend{"(*nats.EncodedConn).Publish", adviceSizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish}, true
-	case natsPath + ".EncodedConn.PublishRequest":
-		return rawSend{"(*nats.EncodedConn).PublishRequest", "hand-rolls a request: encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest}, true
-	case natsPath + ".EncodedConn.Request":
-		return rawSend{"(*nats.EncodedConn).Request", "encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest}, true
-	case microKey("Respond"):
-		return rawSend{"(micro.Request).Respond", "use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply}, true
-	case microKey("RespondJSON"):
-		return rawSend{"(micro.Request).RespondJSON", "encode the value and use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply}, true
-	case microKey("Error"):
-		return rawSend{"(micro.Request).Error", "use shim.RespondMicroError: " + adviceMicro, fixNone, false, kindReply}, true
-	}
-	// JetStream publishes: legacy nats.JetStream (embedded in
-	// nats.JetStreamContext; both names are accepted in case a type
-	// declares the methods itself) and jetstream.Publisher (embedded in
-	// jetstream.JetStream).
-	var iface string
-	method := key[strings.LastIndex(key, ".")+1:]
-	switch strings.TrimSuffix(key, "."+method) {
-	case natsPath + ".JetStream":
-		iface = "nats.JetStream"
-	case natsPath + ".JetStreamContext":
-		iface = "nats.JetStreamContext"
-	case jetstreamPath + ".Publisher":
-		iface = "jetstream.Publisher"
-	default:
-		return rawSend{}, false
-	}
-	switch method {
-	case "Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync":
-		return rawSend{
-			display:   "(" + iface + ")." + method,
-			advice:    adviceJS + ": use claimcheck (*Store).PublishJetStream",
-			jetStream: true,
-			kind:      kindJetStream,
-		}, true
-	}
-	return rawSend{}, false
+	rs, ok := rawSends[key]
+	return rs, ok
 }
 
-func microKey(method string) string { return microPath + ".Request." + method }
+// shimSendOf returns the description of the shim or claimcheck send with
+// the given funcKey.
+func shimSendOf(key string) (shimSend, bool) {
+	ss, ok := shimSends[key]
+	return ss, ok
+}
 
 // shimSend describes a send through the shim or claimcheck packages: not a
 // raw send, but still a send for the retry check.
@@ -142,40 +72,6 @@ type shimSend struct {
 	display   string
 	jetStream bool
 	kind      sendKind
-}
-
-// shimSendOf returns the description of the shim or claimcheck send with
-// the given funcKey.
-func shimSendOf(key string) (shimSend, bool) {
-	switch key {
-	case shimPath + ".Publish":
-		return shimSend{"shim.Publish", false, kindPublish}, true
-	case shimPath + ".PublishMsg":
-		return shimSend{"shim.PublishMsg", false, kindPublish}, true
-	case shimPath + ".PublishContext":
-		return shimSend{"shim.PublishContext", false, kindPublish}, true
-	case shimPath + ".PublishMsgContext":
-		return shimSend{"shim.PublishMsgContext", false, kindPublish}, true
-	case shimPath + ".Client.Request":
-		return shimSend{"(*shim.Client).Request", false, kindRequest}, true
-	case shimPath + ".Client.RequestMsg":
-		return shimSend{"(*shim.Client).RequestMsg", false, kindRequest}, true
-	case shimPath + ".Respond":
-		return shimSend{"shim.Respond", false, kindReply}, true
-	case shimPath + ".RespondError":
-		return shimSend{"shim.RespondError", false, kindReply}, true
-	case shimPath + ".RespondMicro":
-		return shimSend{"shim.RespondMicro", false, kindReply}, true
-	case shimPath + ".RespondMicroError":
-		return shimSend{"shim.RespondMicroError", false, kindReply}, true
-	case claimcheckPath + ".Store.PublishMsg":
-		return shimSend{"(*claimcheck.Store).PublishMsg", false, kindPublish}, true
-	case claimcheckPath + ".Store.Prepare":
-		return shimSend{"(*claimcheck.Store).Prepare", false, kindStore}, true
-	case claimcheckPath + ".Store.PublishJetStream":
-		return shimSend{"(*claimcheck.Store).PublishJetStream", true, kindJetStream}, true
-	}
-	return shimSend{}, false
 }
 
 // funcKey returns "pkgpath.Name" for a package-level function and

@@ -20,15 +20,15 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 	for _, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if opt, ok := arg.(*ast.CallExpr); ok && len(opt.Args) == 1 {
-			switch funcKey(st.calleeFunc(opt)) {
-			case jetstreamPath + ".WithMsgID", natsPath + ".MsgId":
+			switch funcKey(calleeFunc(st.info, opt)) {
+			case msgIDOptionFuncs[0], msgIDOptionFuncs[1]:
 				if inv.fixed(opt.Args[0], 0) {
 					return true
 				}
 			}
 			continue
 		}
-		if t := st.pass.TypesInfo.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && st.msgHasFixedID(arg, inv) {
+		if t := st.info.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && st.msgHasFixedID(arg, inv) {
 			return true
 		}
 	}
@@ -49,7 +49,7 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	if !ok {
 		return false
 	}
-	v, ok := st.pass.TypesInfo.Uses[id].(*types.Var)
+	v, ok := st.info.Uses[id].(*types.Var)
 	if !ok {
 		return false
 	}
@@ -69,21 +69,21 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 			if !ok || len(n.Args) != 2 {
 				return true
 			}
-			if k := funcKey(st.calleeFunc(n)); k != natsPath+".Header.Set" && k != natsPath+".Header.Add" {
+			if k := funcKey(calleeFunc(st.info, n)); !headerSetters[k] {
 				return true
 			}
 			hdr, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
 			if !ok || hdr.Sel.Name != "Header" {
 				return true
 			}
-			if root, ok := ast.Unparen(hdr.X).(*ast.Ident); ok && st.pass.TypesInfo.Uses[root] == v &&
-				st.isMsgIDKey(n.Args[0]) && inv.fixed(n.Args[1], 0) {
+			if root, ok := ast.Unparen(hdr.X).(*ast.Ident); ok && st.info.Uses[root] == v &&
+				isMsgIDKey(st.info, n.Args[0]) && inv.fixed(n.Args[1], 0) {
 				fixed = true
 			}
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
 				lid, ok := l.(*ast.Ident)
-				if !ok || st.pass.TypesInfo.ObjectOf(lid) != v || len(n.Rhs) != len(n.Lhs) {
+				if !ok || st.info.ObjectOf(lid) != v || len(n.Rhs) != len(n.Lhs) {
 					continue
 				}
 				rhs := ast.Unparen(n.Rhs[i])
@@ -150,7 +150,7 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 		}
 		for _, he := range hl.Elts {
 			hkv, ok := he.(*ast.KeyValueExpr)
-			if !ok || !st.isMsgIDKey(hkv.Key) {
+			if !ok || !isMsgIDKey(st.info, hkv.Key) {
 				continue
 			}
 			vals, ok := ast.Unparen(hkv.Value).(*ast.CompositeLit)
@@ -165,9 +165,9 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 	return false
 }
 
-func (st *state) isMsgIDKey(e ast.Expr) bool {
-	tv := st.pass.TypesInfo.Types[e]
-	return tv.Value != nil && tv.Value.Kind() == constant.String && constant.StringVal(tv.Value) == "Nats-Msg-Id"
+func isMsgIDKey(info *types.Info, e ast.Expr) bool {
+	tv := info.Types[e]
+	return tv.Value != nil && tv.Value.Kind() == constant.String && constant.StringVal(tv.Value) == msgIDHeader
 }
 
 // invariance decides whether an expression has the same value on every
@@ -186,7 +186,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 	if depth > 8 {
 		return false
 	}
-	info := inv.st.pass.TypesInfo
+	info := inv.st.info
 	if tv, ok := info.Types[e]; ok && tv.Value != nil {
 		return true
 	}
@@ -208,7 +208,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
 			return inv.fixed(x.Args[0], depth+1) // a conversion
 		}
-		if !pureFunc(funcKey(inv.st.calleeFunc(x))) {
+		if !pureFunc(funcKey(calleeFunc(inv.st.info, x))) {
 			return false
 		}
 		for _, a := range x.Args {
@@ -242,7 +242,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 // assignments counts the assignments to v in the region, returning the
 // right-hand side when there is exactly one simple one.
 func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
-	info := inv.st.pass.TypesInfo
+	info := inv.st.info
 	var rhs ast.Expr
 	n := 0
 	for _, node := range inv.region {
@@ -285,13 +285,4 @@ func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
 
 // pureFunc reports whether the function with the given funcKey returns a
 // result that depends only on its arguments.
-func pureFunc(key string) bool {
-	switch key {
-	case "fmt.Sprint", "fmt.Sprintf", "fmt.Sprintln",
-		"strconv.Itoa", "strconv.FormatInt", "strconv.FormatUint", "strconv.Quote",
-		"strings.Join", "strings.ToLower", "strings.ToUpper", "strings.TrimSpace",
-		"path.Join":
-		return true
-	}
-	return false
-}
+func pureFunc(key string) bool { return pureFuncs[key] }

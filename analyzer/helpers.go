@@ -1,0 +1,163 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/cfg"
+)
+
+// helperCall is a call of a configured retry helper.
+type helperCall struct {
+	call *ast.CallExpr
+	key  string // e.g. "github.com/cenkalti/backoff/v4.Retry"
+	name string // e.g. "backoff.Retry"
+}
+
+// helperKind says when a retry helper calls its function again.
+type helperKind uint8
+
+const (
+	helperAlways   helperKind = iota // not known: every send inside counts
+	helperOnError                    // on any error except one marked permanent
+	helperOnMarked                   // only on an error marked retryable
+	helperPoll                       // wait.Poll*: (false, nil) polls again, an error stops
+)
+
+// helperKindOf returns how the helper with the given funcKey retries, and
+// the functions that mark an error permanent (helperOnError) or retryable
+// (helperOnMarked).
+func helperKindOf(key string) (helperKind, []string) {
+	pkg, _, _ := splitHelper(key)
+	if sem, ok := helperSemantics[pkg]; ok {
+		return sem.kind, sem.markers
+	}
+	return helperAlways, nil
+}
+
+// checkHelper reports the sends retried by a call of a retry helper: a send
+// inside a function literal passed to it (directly, converted to a function
+// type, or through a variable) whose failure makes the literal ask for
+// another attempt, or the call itself when a named function that sends is
+// passed.
+func (st *state) checkHelper(h helperCall) {
+	kind, markers := helperKindOf(h.key)
+	for _, arg := range h.call.Args {
+		if lit := st.closureOf(arg); lit != nil {
+			fb := st.bodies[lit.Body]
+			if fb == nil {
+				continue
+			}
+			var g *cfg.CFG
+			for _, call := range fb.calls {
+				s, ok := st.sendOf(call)
+				if !ok || (s.info.js && st.fixedMsgID(call, []ast.Node{lit.Body}, lit)) {
+					continue
+				}
+				if kind != helperAlways {
+					if g == nil {
+						g = cfg.New(lit.Body, st.mayReturn)
+					}
+					if !st.retriedByHelper(g, lit, fb, s, kind, markers) {
+						continue
+					}
+				}
+				st.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
+			}
+			continue
+		}
+		var id *ast.Ident
+		switch a := ast.Unparen(arg).(type) {
+		case *ast.Ident:
+			id = a
+		case *ast.SelectorExpr:
+			id = a.Sel
+		}
+		if id == nil {
+			continue
+		}
+		if fn, ok := st.info.Uses[id].(*types.Func); ok {
+			if si, ok := st.sendVia(fn); ok {
+				st.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
+			}
+		}
+	}
+}
+
+// retriedByHelper reports whether a path from send s in the function
+// literal returns an error that makes the helper try again: for
+// helperOnError a non-nil error not wrapped by a permanent marker
+// (backoff.Permanent, retry.Unrecoverable), for helperOnMarked one wrapped
+// by the retryable marker (retry.RetryableError). Returning the send's
+// own error on a path where it is nil, or means nothing was delivered,
+// does not count.
+func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sendSite, kind helperKind, markers []string) bool {
+	sig, ok := st.info.TypeOf(lit).(*types.Signature)
+	if !ok {
+		return true
+	}
+	n := sig.Results().Len()
+	if n == 0 || !isErrorType(sig.Results().At(n-1).Type()) {
+		return true
+	}
+	locs := st.locate(g, lit.Body, []sendSite{s})
+	if locs[0].b == nil {
+		return true
+	}
+	c, ok := st.carrierOf(locs[0].b.Nodes[locs[0].i], s.call)
+	if !ok {
+		return true
+	}
+	isMarker := func(e ast.Expr) (*ast.CallExpr, bool) {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return nil, false
+		}
+		k := funcKey(calleeFunc(st.info, call))
+		for _, m := range markers {
+			if k == m {
+				return call, true
+			}
+		}
+		return nil, false
+	}
+	// own reports whether e is the send's own error, still held.
+	own := func(e ast.Expr, valid bool) bool {
+		return ast.Unparen(e) == s.call || (valid && st.is(c, e))
+	}
+	retried := false
+	d := &deps{st: st, effects: make(map[ast.Node][]effect)}
+	st.retryPaths(g, locs[0].b, locs[0].i, c, nil, caseTags(lit.Body), d, func(ret *ast.ReturnStmt, l label, valid bool) {
+		var e ast.Expr
+		switch {
+		case len(ret.Results) == n:
+			e = ret.Results[n-1]
+		case len(ret.Results) == 1:
+			e = ret.Results[0] // return f() with f's results
+		default:
+			retried = retried || kind == helperOnError // a bare return: unknown
+			return
+		}
+		harmless := l == labelSuccess || l == labelSafe
+		switch {
+		case isNil(st.info, e):
+		case kind == helperOnError:
+			if _, ok := isMarker(e); ok {
+				return
+			}
+			if own(e, valid) && harmless {
+				return
+			}
+			retried = true
+		case kind == helperOnMarked:
+			if m, ok := isMarker(e); ok && len(m.Args) == 1 {
+				if own(m.Args[0], valid) && harmless {
+					return
+				}
+				retried = true
+			}
+		}
+	})
+	return retried
+}

@@ -1,0 +1,248 @@
+package analyzer
+
+// This file holds every external name the analyzer matches by string: the
+// send catalogue, the errors that prove nothing was delivered, the retry
+// helpers and their semantics, pure functions and functions that do not
+// return. The tables are read-only after package initialization. A name is
+// a funcKey ("pkgpath.Func", "pkgpath.Type.Method") or, for variables and
+// constants, "pkgpath.Name". TestNamesExist checks the natssend names
+// against the real shim and claimcheck packages.
+
+// Package paths matched by the analyzer. The analyzer never imports these
+// packages: it compares the package path, receiver type name and method name
+// of each resolved *types.Func.
+const (
+	natsPath       = "github.com/nats-io/nats.go"
+	jetstreamPath  = natsPath + "/jetstream"
+	microPath      = natsPath + "/micro"
+	shimPath       = "github.com/natssend/natssend/shim"
+	claimcheckPath = "github.com/natssend/natssend/claimcheck"
+)
+
+const (
+	adviceSizing  = "bypasses claim checks and exact sizing"
+	adviceRequest = "capped size, one deadline, no replay"
+	adviceReply   = "the reply size is checked header-accurately; an oversized reply otherwise leaves the caller waiting for a timeout"
+	adviceMicro   = "micro wraps ErrMaxPayload, so an oversized reply is lost and the caller waits for a timeout"
+	adviceJS      = "bypasses claim checks: a stream's max_msg_size counts headers and body, and an oversized message is refused"
+)
+
+// rawSends is the catalogue of raw nats.go send APIs, by funcKey. The
+// JetStream publishes are added by init for each interface that declares
+// them.
+var rawSends = map[string]rawSend{
+	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", adviceSizing + ": use shim.Publish", fixPublish, false, kindPublish},
+	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", adviceSizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish},
+	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request: use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", "use shim.Respond: " + adviceReply, fixRespond, false, kindReply},
+	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", "use shim.Respond with the reply's data and header: " + adviceReply, fixNone, false, kindReply},
+	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", adviceSizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish},
+	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request: encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
+	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", "encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
+	microPath + ".Request.Respond":           {"(micro.Request).Respond", "use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply},
+	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", "encode the value and use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply},
+	microPath + ".Request.Error":             {"(micro.Request).Error", "use shim.RespondMicroError: " + adviceMicro, fixNone, false, kindReply},
+}
+
+// jetStreamPublishers are the interfaces declaring JetStream publishes:
+// legacy nats.JetStream (embedded in nats.JetStreamContext; both names
+// are accepted in case a type declares the methods itself) and
+// jetstream.Publisher (embedded in jetstream.JetStream).
+var jetStreamPublishers = map[string]string{
+	natsPath + ".JetStream":        "nats.JetStream",
+	natsPath + ".JetStreamContext": "nats.JetStreamContext",
+	jetstreamPath + ".Publisher":   "jetstream.Publisher",
+}
+
+func init() {
+	for path, iface := range jetStreamPublishers {
+		for _, m := range []string{"Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync"} {
+			rawSends[path+"."+m] = rawSend{
+				display:   "(" + iface + ")." + m,
+				advice:    adviceJS + ": use claimcheck (*Store).PublishJetStream",
+				jetStream: true,
+				kind:      kindJetStream,
+			}
+		}
+	}
+}
+
+// shimSends is the catalogue of sends through natssend's shim and
+// claimcheck packages: not raw sends, but still sends for the retry check.
+var shimSends = map[string]shimSend{
+	shimPath + ".Publish":                      {"shim.Publish", false, kindPublish},
+	shimPath + ".PublishMsg":                   {"shim.PublishMsg", false, kindPublish},
+	shimPath + ".PublishContext":               {"shim.PublishContext", false, kindPublish},
+	shimPath + ".PublishMsgContext":            {"shim.PublishMsgContext", false, kindPublish},
+	shimPath + ".Client.Request":               {"(*shim.Client).Request", false, kindRequest},
+	shimPath + ".Client.RequestMsg":            {"(*shim.Client).RequestMsg", false, kindRequest},
+	shimPath + ".Respond":                      {"shim.Respond", false, kindReply},
+	shimPath + ".RespondError":                 {"shim.RespondError", false, kindReply},
+	shimPath + ".RespondMicro":                 {"shim.RespondMicro", false, kindReply},
+	shimPath + ".RespondMicroError":            {"shim.RespondMicroError", false, kindReply},
+	claimcheckPath + ".Store.PublishMsg":       {"(*claimcheck.Store).PublishMsg", false, kindPublish},
+	claimcheckPath + ".Store.Prepare":          {"(*claimcheck.Store).Prepare", false, kindStore},
+	claimcheckPath + ".Store.PublishJetStream": {"(*claimcheck.Store).PublishJetStream", true, kindJetStream},
+}
+
+// notDeliveredErrors are the error variables that prove a send had no
+// effect: nobody listening (no responders), refused before sending, or
+// nothing published.
+var notDeliveredErrors = map[string]bool{
+	natsPath + ".ErrNoResponders":                     true,
+	natsPath + ".ErrMaxPayload":                       true,
+	jetstreamPath + ".ErrNoStreamResponse":            true,
+	jetstreamPath + ".ErrStreamMessageExceedsMaximum": true,
+	shimPath + ".ErrPayloadTooLarge":                  true,
+	claimcheckPath + ".ErrTooLarge":                   true,
+	claimcheckPath + ".ErrNotPublished":               true,
+	claimcheckPath + ".ErrClosed":                     true,
+}
+
+// refusedCodes are the JetStream API error codes (jetstream.APIError and
+// nats.APIError ErrorCode) by which a stream refused a published message,
+// so nothing was stored (nats-server errors.json): a failed expectation,
+// the stream's limits or store, a message over max_msg_size, a bad TTL.
+var refusedCodes = map[int64]bool{
+	10002: true, // JSAccountResourcesExceededErr
+	10023: true, // JSInsufficientResourcesErr
+	10028: true, // JSMemoryResourcesExceededErr
+	10047: true, // JSStorageResourcesExceededErr
+	10053: true, // JSStreamLimitsErrF
+	10054: true, // JSStreamMessageExceedsMaximumErr
+	10060: true, // JSStreamNotMatchErr (expected stream)
+	10070: true, // JSStreamWrongLastMsgIDErrF
+	10071: true, // JSStreamWrongLastSequenceErrF
+	10077: true, // JSStreamStoreFailedF
+	10164: true, // JSStreamWrongLastSequenceConstantErr
+	10165: true, // JSMessageTTLInvalidErr
+	10166: true, // JSMessageTTLDisabledErr
+}
+
+// apiErrorTypes are the JetStream API error types whose ErrorCode field
+// refusedCodes is compared with.
+var apiErrorTypes = [][2]string{{jetstreamPath, "APIError"}, {natsPath, "APIError"}}
+
+// shimOutcomes are shim.Outcome constants and what Classify(err) == them
+// says about the send; shimClassify and shimMayHaveRun are the functions.
+var shimOutcomes = map[string]label{
+	"OutcomeOK":       labelSuccess,
+	"OutcomeNotRun":   labelSafe,
+	"OutcomeRejected": labelSafe,
+	"OutcomeUnknown":  labelFailure,
+}
+
+// msgIDOptionFuncs set a JetStream message ID among a publish's options;
+// headerSetters set a header value; msgIDHeader is the header.
+var (
+	msgIDOptionFuncs = [2]string{jetstreamPath + ".WithMsgID", natsPath + ".MsgId"}
+	headerSetters    = setOf(natsPath+".Header.Set", natsPath+".Header.Add")
+)
+
+const msgIDHeader = "Nats-Msg-Id"
+
+// newErrorFuncs return a new, never nil error: an error passed through
+// them no longer tells whether the send failed.
+var newErrorFuncs = setOf("fmt.Errorf", "errors.New", "errors.Join")
+
+const (
+	shimClassify   = shimPath + ".Classify"
+	shimMayHaveRun = shimPath + ".MayHaveRun"
+)
+
+// noReturnFuncs are the functions and methods that do not return (besides
+// the builtin panic): they end a path. ctrlflow would infer most of them,
+// but not interface methods (testing.TB) or loggers that exit through a
+// hook (zap), and requiring it costs a CFG of every function of every
+// dependency.
+var noReturnFuncs = setOf(
+	"os.Exit", "runtime.Goexit", "syscall.Exit",
+	"log.Fatal", "log.Fatalf", "log.Fatalln", "log.Panic", "log.Panicf", "log.Panicln",
+	"log.Logger.Fatal", "log.Logger.Fatalf", "log.Logger.Fatalln", "log.Logger.Panic", "log.Logger.Panicf", "log.Logger.Panicln",
+	"testing.common.Fatal", "testing.common.Fatalf", "testing.common.FailNow",
+	"testing.common.Skip", "testing.common.Skipf", "testing.common.SkipNow",
+	"testing.TB.Fatal", "testing.TB.Fatalf", "testing.TB.FailNow",
+	"testing.TB.Skip", "testing.TB.Skipf", "testing.TB.SkipNow",
+	"k8s.io/klog/v2.Fatal", "k8s.io/klog/v2.Fatalf", "k8s.io/klog/v2.Fatalln", "k8s.io/klog/v2.Exit", "k8s.io/klog/v2.Exitf",
+	"github.com/golang/glog.Fatal", "github.com/golang/glog.Fatalf", "github.com/golang/glog.Exit", "github.com/golang/glog.Exitf",
+	"go.uber.org/zap.Logger.Fatal", "go.uber.org/zap.Logger.Panic",
+	"go.uber.org/zap.SugaredLogger.Fatal", "go.uber.org/zap.SugaredLogger.Fatalf", "go.uber.org/zap.SugaredLogger.Fatalw",
+	"go.uber.org/zap.SugaredLogger.Panic", "go.uber.org/zap.SugaredLogger.Panicf", "go.uber.org/zap.SugaredLogger.Panicw",
+	"github.com/sirupsen/logrus.Fatal", "github.com/sirupsen/logrus.Fatalf", "github.com/sirupsen/logrus.Fatalln",
+	"github.com/sirupsen/logrus.Panic", "github.com/sirupsen/logrus.Panicf",
+	"github.com/sirupsen/logrus.Logger.Fatal", "github.com/sirupsen/logrus.Logger.Fatalf",
+	"github.com/sirupsen/logrus.Entry.Fatal", "github.com/sirupsen/logrus.Entry.Fatalf",
+	"github.com/sirupsen/logrus.FieldLogger.Fatal", "github.com/sirupsen/logrus.FieldLogger.Fatalf",
+	"github.com/rs/zerolog/log.Fatal", "github.com/rs/zerolog/log.Panic",
+)
+
+// pureFuncs return a result that depends only on their arguments: a
+// message ID computed with them from fixed inputs is fixed, and an
+// argument computed with them is the same on every attempt.
+var pureFuncs = setOf(
+	"fmt.Sprint", "fmt.Sprintf", "fmt.Sprintln",
+	"strconv.Itoa", "strconv.FormatInt", "strconv.FormatUint", "strconv.Quote",
+	"strings.Join", "strings.ToLower", "strings.ToUpper", "strings.TrimSpace", "strings.ReplaceAll",
+	"path.Join", "context.Background", "context.TODO",
+	"crypto/sha256.Sum256", "crypto/sha1.Sum", "crypto/md5.Sum", "crypto/sha512.Sum512",
+	"hash/crc32.ChecksumIEEE",
+	"encoding/hex.EncodeToString",
+	"encoding/base64.Encoding.EncodeToString", "encoding/base32.Encoding.EncodeToString",
+	"encoding/json.Marshal",
+	"github.com/google/uuid.NewSHA1", "github.com/google/uuid.NewMD5",
+)
+
+// helperSemantics says how the known retry libraries decide to call their
+// function again, by package path: the functions marking an error
+// permanent (helperOnError) or retryable (helperOnMarked).
+var helperSemantics = map[string]struct {
+	kind    helperKind
+	markers []string
+}{
+	"github.com/cenkalti/backoff/v4": {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
+	"github.com/cenkalti/backoff/v5": {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
+	"github.com/avast/retry-go":      {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
+	"github.com/avast/retry-go/v4":   {helperOnError, []string{"github.com/avast/retry-go/v4.Unrecoverable"}},
+	"k8s.io/client-go/util/retry":    {helperOnError, nil},
+	"github.com/sethvargo/go-retry":  {helperOnMarked, []string{"github.com/sethvargo/go-retry.RetryableError"}},
+}
+
+// DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
+// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
+// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
+// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
+// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
+func DefaultRetryHelpers() []string {
+	const (
+		backoff4 = "github.com/cenkalti/backoff/v4"
+		backoff5 = "github.com/cenkalti/backoff/v5"
+		avast    = "github.com/avast/retry-go"
+		avast4   = "github.com/avast/retry-go/v4"
+		sethvgo  = "github.com/sethvargo/go-retry"
+		k8sretry = "k8s.io/client-go/util/retry"
+		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
+	)
+	return []string{
+		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
+		backoff5 + ".Retry", backoff5 + ".RetryNotify",
+		avast + ".Do", avast + ".DoWithData",
+		avast4 + ".Do", avast4 + ".DoWithData",
+		sethvgo + ".Do", sethvgo + ".DoValue",
+		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
+		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
+		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
+		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
+	}
+}
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

@@ -164,3 +164,11 @@ func TestRetryNested(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retrynested")
 }
+
+// TestRetryVersusIteration checks the rule that tells a retry (the same
+// operation sent again after a failure) from iteration over items.
+func TestRetryVersusIteration(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "iteration")
+}

@@ -89,6 +89,12 @@ func nondet(info *types.Info, e ast.Expr) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
+		case *ast.KeyValueExpr:
+			// A message's header does not make another operation
+			// (see dataVarsIn).
+			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Header" {
+				return false
+			}
 		case *ast.UnaryExpr:
 			if n.Op == token.ARROW {
 				found = true
@@ -149,33 +155,19 @@ func (fb *fnBody) assignNodes() []ast.Node {
 	return fb.assigns
 }
 
-// depsOf computes the variables the send call depends on in body fb.
-func (st *state) depsOf(fb *fnBody, call *ast.CallExpr) *deps {
+// depsOf computes the variables the body of the send call depends on in
+// fb: what is sent, not where (bodyParts). The closure over assignments
+// skips message headers (see dataVarsIn).
+func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
 	d := &deps{st: st, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
 	add := func(v *types.Var) {
 		if _, ok := d.index[v]; !ok {
 			d.index[v] = len(d.index)
 		}
 	}
-	var parts []ast.Node
-	switch fun := ast.Unparen(call.Fun).(type) {
-	case *ast.SelectorExpr:
-		if st.info.Selections[fun] != nil {
-			parts = append(parts, fun.X)
-			d.nondet = d.nondet || nondet(st.info, fun.X)
-		}
-	default:
-		parts = append(parts, fun)
-	}
-	for _, a := range call.Args {
-		if isMsgIDOption(st.info, a) {
-			continue
-		}
-		parts = append(parts, a)
-		d.nondet = d.nondet || nondet(st.info, a)
-	}
-	for _, p := range parts {
-		varsIn(st.info, p, add)
+	for _, p := range bodyParts(st.info, s) {
+		d.nondet = d.nondet || nondet(st.info, p)
+		dataVarsIn(st.info, p, add)
 	}
 	for _, i := range d.index {
 		d.direct |= 1 << i
@@ -189,10 +181,13 @@ func (st *state) depsOf(fb *fnBody, call *ast.CallExpr) *deps {
 				for i, l := range a.Lhs {
 					if v, _ := rootVar(st.info, l); v != nil {
 						if _, ok := d.index[v]; ok {
+							if isHeaderTarget(st.info, l) {
+								continue
+							}
 							if len(a.Rhs) == len(a.Lhs) {
-								varsIn(st.info, a.Rhs[i], add)
+								dataVarsIn(st.info, a.Rhs[i], add)
 							} else {
-								varsIn(st.info, a.Rhs[0], add)
+								dataVarsIn(st.info, a.Rhs[0], add)
 							}
 						}
 					}
@@ -201,7 +196,7 @@ func (st *state) depsOf(fb *fnBody, call *ast.CallExpr) *deps {
 				for i, name := range a.Names {
 					if v := localVar(st.info, name); v != nil && i < len(a.Values) {
 						if _, ok := d.index[v]; ok {
-							varsIn(st.info, a.Values[i], add)
+							dataVarsIn(st.info, a.Values[i], add)
 						}
 					}
 				}
@@ -229,7 +224,7 @@ func (d *deps) bit(v *types.Var) uint64 {
 // mask returns the bits of the tracked variables mentioned in e.
 func (d *deps) mask(e ast.Node) uint64 {
 	var m uint64
-	varsIn(d.st.info, e, func(v *types.Var) { m |= d.bit(v) })
+	dataVarsIn(d.st.info, e, func(v *types.Var) { m |= d.bit(v) })
 	return m
 }
 
@@ -243,7 +238,7 @@ func (d *deps) effectsOf(node ast.Node) []effect {
 	assign := func(lhs, rhs ast.Expr, tok token.Token) {
 		v, full := rootVar(st.info, lhs)
 		bit := d.bit(v)
-		if bit == 0 {
+		if bit == 0 || isHeaderTarget(st.info, lhs) {
 			return
 		}
 		e := effect{bit: bit, full: full}
@@ -329,4 +324,29 @@ func (d *deps) rangeDirty(b *cfg.Block, dirty uint64) uint64 {
 		}
 	}
 	return dirty
+}
+
+// results returns the bits of the tracked variables the send statement
+// node assigns (reply, err := send(...)): they change on every attempt,
+// so a cursor computed from the reply is another item.
+func (d *deps) results(node ast.Node) uint64 {
+	var m uint64
+	switch n := node.(type) {
+	case *ast.AssignStmt:
+		for _, l := range n.Lhs {
+			v, _ := rootVar(d.st.info, l)
+			m |= d.bit(v)
+		}
+	case *ast.DeclStmt:
+		if g, ok := n.Decl.(*ast.GenDecl); ok {
+			for _, sp := range g.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, name := range vs.Names {
+						m |= d.bit(localVar(d.st.info, name))
+					}
+				}
+			}
+		}
+	}
+	return m
 }

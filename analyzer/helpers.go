@@ -128,7 +128,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	}
 	retried := false
 	d := &deps{st: st, effects: make(map[ast.Node][]effect)}
-	st.retryPaths(g, locs[0].b, locs[0].i, c, nil, caseTags(lit.Body), d, func(ret *ast.ReturnStmt, l label, valid bool) {
+	st.retryPaths(&search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 		var e ast.Expr
 		switch {
 		case len(ret.Results) == n:
@@ -158,6 +158,6 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 				retried = true
 			}
 		}
-	})
+	}})
 	return retried
 }

@@ -2,8 +2,11 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
+	"strings"
 )
 
 // label classifies a path leaving a send by the tests of the send's error
@@ -53,11 +56,14 @@ func (x labels) then(y labels) labels {
 	return r
 }
 
-// carrier is what holds the error of one send: a variable assigned from
-// the call, or the call expression itself when it is tested directly.
+// carrier is what holds the outcome of one send: the error variable
+// assigned from the call, or the call expression itself when it is tested
+// directly, and the reply variable when the call also returns a pointer or
+// interface (msg, _ := nc.Request(...); msg == nil is a failure).
 type carrier struct {
-	v    *types.Var
-	call *ast.CallExpr
+	v     *types.Var
+	call  *ast.CallExpr
+	reply *types.Var
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -95,15 +101,30 @@ func (st *state) carrierOf(node ast.Node, call *ast.CallExpr) (carrier, bool) {
 	if len(lhs) != n {
 		return carrier{}, false
 	}
-	id, ok := lhs[n-1].(*ast.Ident)
-	if !ok {
+	var c carrier
+	if id, ok := lhs[n-1].(*ast.Ident); ok {
+		c.v, _ = st.info.ObjectOf(id).(*types.Var) // nil if blank
+	}
+	if n >= 2 {
+		if id, ok := lhs[0].(*ast.Ident); ok {
+			if v, ok := st.info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
+				c.reply = v
+			}
+		}
+	}
+	if c.v == nil && c.reply == nil {
 		return carrier{}, false
 	}
-	v, ok := st.info.ObjectOf(id).(*types.Var)
-	if !ok {
-		return carrier{}, false // blank
+	return c, true
+}
+
+// isNilable reports whether t is a pointer or an interface.
+func isNilable(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return true
 	}
-	return carrier{v: v}, true
+	return false
 }
 
 func isErrorType(t types.Type) bool {
@@ -117,7 +138,33 @@ func (st *state) is(c carrier, e ast.Expr) bool {
 		return e == c.call
 	}
 	id, ok := e.(*ast.Ident)
-	return ok && st.info.Uses[id] == c.v
+	return ok && c.v != nil && st.info.Uses[id] == c.v
+}
+
+// isReply reports whether e is the carrier's reply variable.
+func (st *state) isReply(c carrier, e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	return ok && c.reply != nil && st.info.Uses[id] == c.reply
+}
+
+// mentionsReply reports whether the condition e looks at the reply.
+func (st *state) mentionsReply(e ast.Expr, c carrier) bool {
+	if c.reply == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && st.info.Uses[id] == c.reply {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// assignsCarrier reports whether node may change what c holds.
+func (st *state) assignsCarrier(node ast.Node, c carrier) bool {
+	return assigns(st.info, node, c.v) || (c.v == nil && assigns(st.info, node, c.reply))
 }
 
 // objectOf returns the object an identifier or qualified identifier
@@ -176,6 +223,20 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	none := one(labelNone)
 	other := y
 	switch {
+	case st.isReply(c, x) || st.isReply(c, y):
+		other := y
+		if st.isReply(c, y) {
+			other = x
+		}
+		if !isNil(st.info, other) {
+			return none, none
+		}
+		// reply == nil: nothing came back.
+		t, f = one(labelFailure), one(labelSuccess)
+		if !eq {
+			t, f = f, t
+		}
+		return t, f
 	case st.is(c, x):
 	case st.is(c, y):
 		other = x
@@ -311,8 +372,10 @@ func assigns(info *types.Info, node ast.Node, v *types.Var) bool {
 // transforms reports whether node is "err = f(..., err, ...)": the error
 // passed through a function that keeps nil nil (a wrapper such as
 // wrap(err)), so that later tests still tell the send's outcome.
-// fmt.Errorf and errors.New never return nil and do not count.
-func (st *state) transforms(node ast.Node, c carrier) bool {
+// fmt.Errorf and errors.New never return nil; fmt.Errorf with %w keeps
+// errors.Is seeing the send's error, so it counts on a path where the
+// error is already known not to be nil.
+func (st *state) transforms(node ast.Node, c carrier, l label) bool {
 	as, ok := node.(*ast.AssignStmt)
 	if !ok || c.v == nil || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.ASSIGN {
 		return false
@@ -321,7 +384,11 @@ func (st *state) transforms(node ast.Node, c carrier) bool {
 	if !ok {
 		return false
 	}
-	if newErrorFuncs[funcKey(calleeFunc(st.info, call))] {
+	key := funcKey(calleeFunc(st.info, call))
+	if key == "fmt.Errorf" && l != labelNone && l != labelSuccess && wraps(st.info, call) {
+		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return st.is(c, a) })
+	}
+	if newErrorFuncs[key] {
 		return false
 	}
 	for _, a := range call.Args {
@@ -352,4 +419,13 @@ func caseTags(body *ast.BlockStmt) map[ast.Expr]ast.Expr {
 		return true
 	})
 	return caseTag
+}
+
+// wraps reports whether the fmt.Errorf call has a constant format with %w.
+func wraps(info *types.Info, call *ast.CallExpr) bool {
+	if len(call.Args) < 2 {
+		return false
+	}
+	tv := info.Types[call.Args[0]]
+	return tv.Value != nil && tv.Value.Kind() == constant.String && strings.Contains(constant.StringVal(tv.Value), "%w")
 }

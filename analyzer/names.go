@@ -136,6 +136,22 @@ var shimOutcomes = map[string]label{
 	"OutcomeUnknown":  labelFailure,
 }
 
+// targetTypes name where a send goes (a parameter of these types is not
+// part of what is sent).
+var targetTypes = [][2]string{
+	{natsPath, "Conn"}, {natsPath, "EncodedConn"}, {natsPath, "JetStreamContext"}, {natsPath, "JetStream"},
+	{jetstreamPath, "JetStream"}, {jetstreamPath, "Publisher"},
+	{shimPath, "Client"}, {claimcheckPath, "Store"},
+}
+
+// receiveFuncs wait for a message: a send followed by one of them whose
+// result is tested (publish, NextMsg times out, publish again) is judged
+// by whether the message arrived.
+var receiveFuncs = setOf(
+	natsPath+".Subscription.NextMsg", natsPath+".Subscription.NextMsgWithContext",
+	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
+)
+
 // msgIDOptionFuncs set a JetStream message ID among a publish's options;
 // headerSetters set a header value; msgIDHeader is the header.
 var (
@@ -178,6 +194,15 @@ var noReturnFuncs = setOf(
 	"github.com/sirupsen/logrus.Entry.Fatal", "github.com/sirupsen/logrus.Entry.Fatalf",
 	"github.com/sirupsen/logrus.FieldLogger.Fatal", "github.com/sirupsen/logrus.FieldLogger.Fatalf",
 	"github.com/rs/zerolog/log.Fatal", "github.com/rs/zerolog/log.Panic",
+)
+
+// testFailFuncs fail a test: a loop whose success path calls one checks
+// that each send fails (a table-driven negative test), it is no retry.
+var testFailFuncs = setOf(
+	"testing.common.Fatal", "testing.common.Fatalf", "testing.common.FailNow",
+	"testing.common.Error", "testing.common.Errorf", "testing.common.Fail",
+	"testing.TB.Fatal", "testing.TB.Fatalf", "testing.TB.FailNow",
+	"testing.TB.Error", "testing.TB.Errorf", "testing.TB.Fail",
 )
 
 // pureFuncs return a result that depends only on their arguments: a

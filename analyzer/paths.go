@@ -64,32 +64,64 @@ func (st *state) locate(g *cfg.CFG, body *ast.BlockStmt, sends []sendSite) []loc
 }
 
 // pathState is a point of the search of retryPaths: a block entered with
-// the label of the path so far, whether the carrier still holds the send's
-// error, and which tracked variables changed since the send.
+// the label of the path so far, the carrier that judges it now (0: the
+// send's own; more: a receive awaiting its reply) and whether it still
+// holds that outcome, which tracked variables changed since the send, the
+// bool flags known on the path, and whether a success path has tested the
+// reply.
 type pathState struct {
-	b     *cfg.Block
-	l     label
-	valid bool
-	dirty uint64
+	b      *cfg.Block
+	l      label
+	c      uint8
+	valid  bool
+	tested bool
+	dirty  uint64
+	known  uint64 // flags whose value is known
+	flags  uint64 // of those, the ones that are true
 }
 
 // pathResult is what retryPaths found.
 type pathResult struct {
-	// reached tells which labels the paths carry when they reach the
-	// send again: [label][0] with the same arguments, [label][1] with
-	// others (or through recursion).
-	reached  [numLabels][2]bool
-	recursed bool
+	arrivals []arrival
+	// expectsFailure is set when a success path fails a test (t.Fatal,
+	// t.Error...): the loop checks that each send fails.
+	expectsFailure bool
 	states   []pathState
 	preds    [][]int
-	arrivals []arrival
 }
 
-// arrival is a path reaching the send again from a state.
+// arrival is a path reaching the send again from a state: with its label,
+// whether the body sent is the same, whether a success path tested the
+// reply on the way, and whether it came back through recursion.
 type arrival struct {
-	from int
-	l    label
-	same bool
+	from     int
+	l        label
+	same     bool
+	tested   bool
+	recursed bool
+}
+
+// reached reports whether a path labelled l reaches the send again, with
+// the same body if same is set, not counting success paths that tested
+// the reply if untested is set.
+func (r *pathResult) reached(l label, same, untested bool) bool {
+	for _, a := range r.arrivals {
+		if a.l == l && (a.same || !same) && !(untested && a.tested) {
+			return true
+		}
+	}
+	return false
+}
+
+// recursed reports whether a failure path reaches the send again through
+// recursion.
+func (r *pathResult) recursed() bool {
+	for _, a := range r.arrivals {
+		if a.recursed && a.l == labelFailure {
+			return true
+		}
+	}
+	return false
 }
 
 // region returns the nodes that run again on the failure paths back to the
@@ -133,12 +165,25 @@ func (r *pathResult) region(start *cfg.Block, same bool) []ast.Node {
 // maxStates bounds the search of retryPaths for one send.
 const maxStates = 20000
 
-// retryPaths follows the paths from the send in node i of block start and
-// reports which labels the paths carry when they reach the send again, or a
-// recursive call of self. If onReturn is not nil, it is called for each
-// return statement a path reaches, which ends the path.
-func (st *state) retryPaths(g *cfg.CFG, start *cfg.Block, i int, c carrier, self *types.Func, caseTag map[ast.Expr]ast.Expr, d *deps, onReturn func(*ast.ReturnStmt, label, bool)) *pathResult {
+// search is the input of retryPaths for one send.
+type search struct {
+	g        *cfg.CFG
+	start    *cfg.Block
+	i        int              // the send's node in start
+	carriers []carrier        // [0]: the send's; then receives awaiting a reply
+	recv     map[ast.Node]int // receive nodes: index in carriers
+	self     *types.Func      // the enclosing function, for recursion
+	caseTag  map[ast.Expr]ast.Expr
+	flags    map[*types.Var]int // bool flags of the body, by bit
+	d        *deps
+	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
+}
+
+// retryPaths follows the paths from the send and records each arrival
+// back at it, or at a recursive call of self.
+func (st *state) retryPaths(sr *search) *pathResult {
 	r := &pathResult{}
+	d, start, i := sr.d, sr.start, sr.i
 	seen := make(map[pathState]int)
 	var queue []int
 	newState := func(s pathState) int {
@@ -146,22 +191,17 @@ func (st *state) retryPaths(g *cfg.CFG, start *cfg.Block, i int, c carrier, self
 		r.preds = append(r.preds, nil)
 		return len(r.states) - 1
 	}
-	push := func(from int, b *cfg.Block, l label, valid bool, dirty uint64) {
-		if b == start {
+	push := func(from int, s pathState) {
+		if s.b == start {
 			// The nodes before the send in its block run first.
+			dirty := s.dirty
 			for k := 0; k < i; k++ {
-				dirty = d.apply(b.Nodes[k], dirty)
+				dirty = d.apply(start.Nodes[k], dirty)
 			}
-			same := dirty&d.direct == 0
-			if same {
-				r.reached[l][0] = true
-			} else {
-				r.reached[l][1] = true
-			}
-			r.arrivals = append(r.arrivals, arrival{from, l, same})
+			same := !d.nondet && dirty&d.direct == 0
+			r.arrivals = append(r.arrivals, arrival{from: from, l: s.l, same: same, tested: s.tested})
 			return
 		}
-		s := pathState{b, l, valid, dirty}
 		n, ok := seen[s]
 		if !ok {
 			if len(r.states) >= maxStates {
@@ -175,62 +215,91 @@ func (st *state) retryPaths(g *cfg.CFG, start *cfg.Block, i int, c carrier, self
 	}
 	walk := func(n int, from int) {
 		s := r.states[n]
-		b, l, valid, dirty := s.b, s.l, s.valid, s.dirty
-		for k := from; k < len(b.Nodes); k++ {
-			node := b.Nodes[k]
-			if k == i && b == start {
-				if ret, ok := node.(*ast.ReturnStmt); ok && onReturn != nil {
-					onReturn(ret, l, valid) // return send()
+		c := sr.carriers[s.c]
+		for k := from; k < len(s.b.Nodes); k++ {
+			node := s.b.Nodes[k]
+			if k == i && s.b == start {
+				if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
+					sr.onReturn(ret, s.l, s.valid) // return send()
 					return
 				}
+				// What the send assigns (the reply, the error) is new.
+				s.dirty |= d.results(node)
 				continue
 			}
-			if callsFunc(st.info, node, self) {
-				r.reached[l][1] = true
-				r.recursed = true
+			if rc := st.recursiveCall(node, sr.self); rc != nil {
+				same := !d.nondet && s.dirty&d.direct == 0 && st.sameRecursion(rc, sr.self, d)
+				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, tested: s.tested, recursed: true})
 				return
 			}
-			if ret, ok := node.(*ast.ReturnStmt); ok && onReturn != nil {
-				onReturn(ret, l, valid)
+			if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
+				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if assigns(st.info, node, c.v) && !st.transforms(node, c) {
-				valid = false
+			if s.l == labelSuccess && !r.expectsFailure && st.failsTest(node) {
+				r.expectsFailure = true
 			}
-			dirty = d.apply(node, dirty)
+			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
+				// Waiting for the reply: its arrival now says whether
+				// the send worked.
+				s.c, s.l, s.valid, c = uint8(ci), labelNone, true, sr.carriers[ci]
+				s.dirty |= d.results(node)
+				continue
+			}
+			if st.assignsCarrier(node, c) && !st.transforms(node, c, s.l) {
+				s.valid = false
+			}
+			s.dirty = d.apply(node, s.dirty)
+			s.known, s.flags = st.setFlags(node, sr.flags, s.known, s.flags)
 		}
-		dirty = d.rangeDirty(b, dirty)
-		if b.Kind == cfg.KindRangeLoop && c.v != nil {
-			if rs, ok := b.Stmt.(*ast.RangeStmt); ok && (assigns(st.info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c.v)) {
-				valid = false
+		s.dirty = d.rangeDirty(s.b, s.dirty)
+		if s.b.Kind == cfg.KindRangeLoop {
+			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && st.assignsCarrier(&ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
+				s.valid = false
 			}
 		}
-		if len(b.Succs) == 2 && len(b.Nodes) > 0 && b.Kind != cfg.KindRangeLoop {
+		if len(s.b.Succs) == 2 && len(s.b.Nodes) > 0 && s.b.Kind != cfg.KindRangeLoop {
 			t, f := one(labelNone), one(labelNone)
-			if e, ok := b.Nodes[len(b.Nodes)-1].(ast.Expr); ok && valid && (l == labelNone || l == labelFailure) {
-				if tag, ok := caseTag[e]; ok {
+			e, isExpr := s.b.Nodes[len(s.b.Nodes)-1].(ast.Expr)
+			if isExpr && s.valid && (s.l == labelNone || s.l == labelFailure) {
+				if tag, ok := sr.caseTag[e]; ok {
 					t, f = st.compare(c, tag, e, true)
 				} else {
 					t, f = st.cond(c, e)
 				}
 			}
-			for _, edge := range []struct {
+			tested := s.tested
+			if isExpr && s.l == labelSuccess && st.mentionsReply(e, c) {
+				tested = true
+			}
+			val, known := false, false
+			if isExpr {
+				val, known = st.evalFlags(e, sr.flags, s.known, s.flags)
+			}
+			for k, edge := range []struct {
 				b  *cfg.Block
 				ls labels
-			}{{b.Succs[0], refine(l, t)}, {b.Succs[1], refine(l, f)}} {
+			}{{s.b.Succs[0], refine(s.l, t)}, {s.b.Succs[1], refine(s.l, f)}} {
+				if known && val != (k == 0) {
+					continue // a flag decides the branch
+				}
 				for nl := labelNone; nl < numLabels; nl++ {
 					if edge.ls&one(nl) != 0 {
-						push(n, edge.b, nl, valid, dirty)
+						ns := s
+						ns.b, ns.l, ns.tested = edge.b, nl, tested
+						push(n, ns)
 					}
 				}
 			}
 			return
 		}
-		for _, succ := range b.Succs {
-			push(n, succ, l, valid, dirty)
+		for _, succ := range s.b.Succs {
+			ns := s
+			ns.b = succ
+			push(n, ns)
 		}
 	}
-	first := newState(pathState{start, labelNone, true, 0})
+	first := newState(pathState{b: start, l: labelNone, valid: true})
 	walk(first, i)
 	for len(queue) > 0 {
 		n := queue[0]
@@ -238,6 +307,67 @@ func (st *state) retryPaths(g *cfg.CFG, start *cfg.Block, i int, c carrier, self
 		walk(n, 0)
 	}
 	return r
+}
+
+// failsTest reports whether node calls a testing method that fails the
+// test (outside function literals).
+func (st *state) failsTest(node ast.Node) bool {
+	found := false
+	ast.Inspect(node, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			found = found || testFailFuncs[funcKey(calleeFunc(st.info, n))]
+		}
+		return !found
+	})
+	return found
+}
+
+// recursiveCall returns the call of self in node, outside function
+// literals, or nil.
+func (st *state) recursiveCall(node ast.Node, self *types.Func) *ast.CallExpr {
+	if self == nil {
+		return nil
+	}
+	var found *ast.CallExpr
+	ast.Inspect(node, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if found == nil && calleeFunc(st.info, n) == self {
+				found = n
+			}
+		}
+		return found == nil
+	})
+	return found
+}
+
+// sameRecursion reports whether the recursive call rc passes every
+// parameter the send's body depends on unchanged (f(n-1, msg) inside
+// f(n int, msg *nats.Msg) sends msg again).
+func (st *state) sameRecursion(rc *ast.CallExpr, self *types.Func, d *deps) bool {
+	sig, _ := self.Type().(*types.Signature)
+	if sig == nil {
+		return false
+	}
+	for k := 0; k < sig.Params().Len(); k++ {
+		p := sig.Params().At(k)
+		if d.bit(p) == 0 {
+			continue
+		}
+		if k >= len(rc.Args) {
+			return false
+		}
+		id, ok := ast.Unparen(rc.Args[k]).(*ast.Ident)
+		if !ok || st.info.Uses[id] != p {
+			return false
+		}
+	}
+	return true
 }
 
 func nonNil(es ...ast.Expr) []ast.Expr {

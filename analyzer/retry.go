@@ -172,6 +172,8 @@ func (st *state) checkBody(fb *fnBody) {
 	g := cfg.New(fb.body, st.mayReturn)
 	locs := st.locate(g, fb.body, sends)
 	caseTag := caseTags(fb.body)
+	flags := flagsOf(st.info, fb.body)
+	recvCarriers, recv := st.receives(fb.body)
 	for j, s := range sends {
 		l := locs[j]
 		if l.b == nil {
@@ -181,28 +183,66 @@ func (st *state) checkBody(fb *fnBody) {
 		if !ok {
 			continue
 		}
-		d := st.depsOf(fb, s.call)
-		r := st.retryPaths(g, l.b, l.i, c, fb.self, caseTag, d, nil)
-		// The failure path reaches the send again while no path on which
-		// the error may be nil does (a path that reaches the send without
-		// testing the error may be a success path too)...
-		anyFail := r.reached[labelFailure][0] || r.reached[labelFailure][1]
-		anyOK := r.reached[labelSuccess][0] || r.reached[labelSuccess][1] || r.reached[labelNone][0] || r.reached[labelNone][1]
-		loose := anyFail && !anyOK
-		// ... or the failure path reaches it again with the same
-		// arguments while the paths on which the error may be nil only
-		// reach it with others: a retry nested in a loop over items.
-		same := !d.nondet && r.reached[labelFailure][0] && !r.reached[labelSuccess][0] && !r.reached[labelNone][0]
-		if !loose && !same {
+		d := st.depsOf(fb, s)
+		r := st.retryPaths(&search{
+			g: g, start: l.b, i: l.i,
+			carriers: append([]carrier{c}, recvCarriers...), recv: recv,
+			self: fb.self, caseTag: caseTag, flags: flags, d: d,
+		})
+		// A retry: a failure path reaches the same send again (the same
+		// body; the target may differ), while no path on which the send
+		// may have worked does, other than one that looked at the reply
+		// first (a "busy" answer). A loop that sends the same body after
+		// a success too is a periodic send, and one whose failure path
+		// moves on to another body is iteration.
+		if !r.reached(labelFailure, true, false) || r.reached(labelSuccess, true, true) || r.reached(labelNone, true, true) || r.expectsFailure {
 			continue
 		}
-		if s.info.js && st.fixedMsgID(s.call, r.region(l.b, same), nil) {
+		if s.info.js && st.fixedMsgID(s.call, r.region(l.b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"
-		if r.recursed && !same {
+		if r.recursed() {
 			how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 		}
 		st.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
+}
+
+// receives returns the carriers of the receives in body (msg, err :=
+// sub.NextMsg(d)) and the node of each, by index in the carriers that
+// follow the send's own.
+func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
+	var cs []carrier
+	var idx map[ast.Node]int
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt, *ast.DeclStmt:
+			var rhs ast.Expr
+			if a, ok := n.(*ast.AssignStmt); ok && len(a.Rhs) == 1 {
+				rhs = a.Rhs[0]
+			} else if ds, ok := n.(*ast.DeclStmt); ok {
+				if g, ok := ds.Decl.(*ast.GenDecl); ok && len(g.Specs) == 1 {
+					if vs, ok := g.Specs[0].(*ast.ValueSpec); ok && len(vs.Values) == 1 {
+						rhs = vs.Values[0]
+					}
+				}
+			}
+			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
+			if !ok || !receiveFuncs[funcKey(calleeFunc(st.info, call))] || len(cs) >= 250 {
+				return true
+			}
+			if c, ok := st.carrierOf(n, call); ok {
+				if idx == nil {
+					idx = make(map[ast.Node]int)
+				}
+				cs = append(cs, c)
+				idx[n] = len(cs) // index 0 is the send's carrier
+			}
+		}
+		return true
+	})
+	return cs, idx
 }

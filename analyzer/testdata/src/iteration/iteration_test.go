@@ -1,0 +1,71 @@
+package iteration
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Table-driven negative test: every invalid name is tried once; the test
+// fails when one is accepted.
+func TestInvalidSubjects(t *testing.T) { // want TestInvalidSubjects:`sends via \(jetstream\.Publisher\)\.Publish`
+	var js jetstream.JetStream
+	invalidNames := []string{"", "a..b", "a b", ">.x"}
+	for _, name := range invalidNames {
+		_, err := js.Publish(context.Background(), name, []byte("x"))
+		if err == nil {
+			t.Fatalf("publish to %q: want an error", name)
+		}
+	}
+}
+
+// The same through a wrapper whose meaning the analyzer cannot see.
+func TestInvalidThroughHelper(t *testing.T) {
+	var nc *nats.Conn
+	op := func(name string) error { return nc.Publish(name, nil) }
+	for _, name := range []string{"", "a b"} {
+		if err := op(name); err == nil {
+			t.Fatal("accepted", name)
+		}
+	}
+}
+
+// Table-driven with subtests.
+func TestRequests(t *testing.T) {
+	var nc *nats.Conn
+	for _, tc := range []struct {
+		name    string
+		subject string
+		wantErr error
+	}{
+		{"none listening", "nobody.home", nats.ErrNoResponders},
+		{"slow", "svc.slow", nats.ErrTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := nc.Request(tc.subject, nil, 10*time.Millisecond)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("got %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// Waiting for a responder in a test: the same request again after a
+// failure, and t.Fatal on the last attempt.
+func TestWaitForService(t *testing.T) { // want TestWaitForService:`sends via \(\*nats\.Conn\)\.Request`
+	var nc *nats.Conn
+	for i := 0; ; i++ {
+		_, err := nc.Request("svc.ping", nil, 100*time.Millisecond) // want `call of \(\*nats.Conn\).Request is retried on failure`
+		if err == nil {
+			break
+		}
+		if i == 20 {
+			t.Fatal("service did not come up:", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

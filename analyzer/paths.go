@@ -86,8 +86,8 @@ type pathResult struct {
 	// expectsFailure is set when a success path fails a test (t.Fatal,
 	// t.Error...): the loop checks that each send fails.
 	expectsFailure bool
-	states   []pathState
-	preds    [][]int
+	states         []pathState
+	preds          [][]int
 }
 
 // arrival is a path reaching the send again from a state: with its label,

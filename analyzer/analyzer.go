@@ -54,7 +54,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -102,7 +102,9 @@ type state struct {
 	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
 	assigned    map[*types.Var]int          // assignments to those variables
 	litSends    map[*ast.FuncLit]*sendInfo
-	boolDefs    map[*types.Var]ast.Expr // bool variables defined from an expression
+	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
+	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
+	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
 	helperCalls []helperCall
 }
 
@@ -127,7 +129,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		closures: make(map[*types.Var]*ast.FuncLit),
 		assigned: make(map[*types.Var]int),
 		litSends: make(map[*ast.FuncLit]*sendInfo),
-		boolDefs: make(map[*types.Var]ast.Expr),
+		defs:     make(map[*types.Var]ast.Expr),
+		safePreds: make(map[*types.Func]bool),
 	}
 	st.exempt = st.set.exempt(pass.Pkg.Path())
 	for _, f := range pass.Files {
@@ -148,6 +151,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			st.scan(f)
 		}
 		st.propagate()
+		st.inferPredicates()
 		for v, n := range st.assigned {
 			if n != 1 {
 				delete(st.closures, v)

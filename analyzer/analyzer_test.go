@@ -172,3 +172,10 @@ func TestRetryVersusIteration(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "iteration")
 }
+
+// TestErrorFlow checks the error tests the retry check reads.
+func TestErrorFlow(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "errpreds", "errflow")
+}

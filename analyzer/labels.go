@@ -199,6 +199,12 @@ func isNil(info *types.Info, e ast.Expr) bool {
 
 // classifyOf reports whether e is shim.Classify(carrier).
 func (st *state) classifyOf(c carrier, e ast.Expr) bool {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		// o := shim.Classify(err); o == shim.OutcomeNotRun
+		if v, ok := st.info.Uses[id].(*types.Var); ok && st.assigned[v] == 1 && st.defs[v] != nil {
+			e = st.defs[v]
+		}
+	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	return ok && len(call.Args) == 1 && funcKey(calleeFunc(st.info, call)) == shimClassify && st.is(c, call.Args[0])
 }
@@ -257,6 +263,13 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 		}
 		return t, f
 	default:
+		if l, ok := st.refusedCode(x, y); ok {
+			t, f = l, none
+			if !eq {
+				t, f = f, t
+			}
+			return t, f
+		}
 		return none, none
 	}
 	if isNil(st.info, other) {
@@ -283,7 +296,7 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 	case *ast.Ident:
 		// ok := err == nil; if ok { ... }
 		if v, ok := st.info.Uses[e].(*types.Var); ok && st.assigned[v] == 1 {
-			if def := st.boolDefs[v]; def != nil {
+			if def := st.defs[v]; def != nil && isBool(v.Type()) {
 				return st.cond(c, def)
 			}
 		}
@@ -318,7 +331,11 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		if !uses {
 			return none, none
 		}
-		switch fn := calleeFunc(st.info, e); funcKey(fn) {
+		fn := calleeFunc(st.info, e)
+		if st.isSafePredicate(fn) {
+			return one(labelSafe), none
+		}
+		switch funcKey(fn) {
 		case "errors.Is":
 			if len(e.Args) == 2 && st.nothingSent(e.Args[1]) {
 				return one(labelSafe), none

@@ -174,6 +174,7 @@ type search struct {
 	recv     map[ast.Node]int // receive nodes: index in carriers
 	self     *types.Func      // the enclosing function, for recursion
 	caseTag  map[ast.Expr]ast.Expr
+	typeCase map[*cfg.Block]typeCase
 	flags    map[*types.Var]int // bool flags of the body, by bit
 	d        *deps
 	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
@@ -258,10 +259,19 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				s.valid = false
 			}
 		}
-		if len(s.b.Succs) == 2 && len(s.b.Nodes) > 0 && s.b.Kind != cfg.KindRangeLoop {
+		_, isTypeCase := sr.typeCase[succ(s.b, 1)]
+		if len(s.b.Succs) == 2 && (len(s.b.Nodes) > 0 || isTypeCase) && s.b.Kind != cfg.KindRangeLoop {
 			t, f := one(labelNone), one(labelNone)
-			e, isExpr := s.b.Nodes[len(s.b.Nodes)-1].(ast.Expr)
-			if isExpr && s.valid && (s.l == labelNone || s.l == labelFailure) {
+			var e ast.Expr
+			isExpr := false
+			if len(s.b.Nodes) > 0 {
+				e, isExpr = s.b.Nodes[len(s.b.Nodes)-1].(ast.Expr)
+			}
+			judged := s.valid && (s.l == labelNone || s.l == labelFailure)
+			switch {
+			case isTypeCase && judged:
+				t, f = st.typeCaseLabels(c, sr.typeCase[s.b.Succs[1]])
+			case isExpr && judged:
 				if tag, ok := sr.caseTag[e]; ok {
 					t, f = st.compare(c, tag, e, true)
 				} else {
@@ -307,6 +317,14 @@ func (st *state) retryPaths(sr *search) *pathResult {
 		walk(n, 0)
 	}
 	return r
+}
+
+// succ returns the i'th successor of b, or nil.
+func succ(b *cfg.Block, i int) *cfg.Block {
+	if i < len(b.Succs) {
+		return b.Succs[i]
+	}
+	return nil
 }
 
 // failsTest reports whether node calls a testing method that fails the

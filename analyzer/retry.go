@@ -187,7 +187,7 @@ func (st *state) checkBody(fb *fnBody) {
 		r := st.retryPaths(&search{
 			g: g, start: l.b, i: l.i,
 			carriers: append([]carrier{c}, recvCarriers...), recv: recv,
-			self: fb.self, caseTag: caseTag, flags: flags, d: d,
+			self: fb.self, caseTag: caseTag, typeCase: typeCases(g, fb.body), flags: flags, d: d,
 		})
 		// A retry: a failure path reaches the same send again (the same
 		// body; the target may differ), while no path on which the send

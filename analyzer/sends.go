@@ -17,6 +17,7 @@ func (st *state) scan(file *ast.File) {
 		case *ast.CallExpr:
 			st.call(n, stack)
 		case *ast.FuncDecl:
+			st.predicateCandidate(n)
 			if n.Body != nil {
 				self, _ := st.info.Defs[n.Name].(*types.Func)
 				st.bodies[n.Body] = &fnBody{body: n.Body, self: self}
@@ -46,8 +47,8 @@ func (st *state) scan(file *ast.File) {
 					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
-					if n.Tok == token.DEFINE && isBool(v.Type()) {
-						st.boolDefs[v] = n.Rhs[i]
+					if n.Tok == token.DEFINE {
+						st.defs[v] = n.Rhs[i]
 					}
 				}
 			}

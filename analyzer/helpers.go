@@ -10,9 +10,10 @@ import (
 
 // helperCall is a call of a configured retry helper.
 type helperCall struct {
-	call *ast.CallExpr
-	key  string // e.g. "github.com/cenkalti/backoff/v4.Retry"
-	name string // e.g. "backoff.Retry"
+	call     *ast.CallExpr
+	key      string // e.g. "github.com/cenkalti/backoff/v4.Retry"
+	name     string // e.g. "backoff.Retry"
+	inferred bool   // an in-house helper found to retry its function argument
 }
 
 // helperKind says when a retry helper calls its function again.
@@ -43,6 +44,12 @@ func helperKindOf(key string) (helperKind, []string) {
 // passed.
 func (st *state) checkHelper(h helperCall) {
 	kind, markers := helperKindOf(h.key)
+	if h.inferred {
+		kind, markers = helperOnError, nil
+	}
+	if onlyConflictHelpers[h.key] || st.retriesOnlyNotDelivered(h) {
+		return
+	}
 	for _, arg := range h.call.Args {
 		if lit := st.closureOf(arg); lit != nil {
 			fb := st.bodies[lit.Body]
@@ -140,6 +147,22 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 			return
 		}
 		harmless := l == labelSuccess || l == labelSafe
+		if kind == helperPoll {
+			// (false, nil) polls again; an error or done stops.
+			if len(ret.Results) != 2 || !isNil(st.info, ret.Results[1]) || l == labelSafe || l == labelSuccess {
+				return
+			}
+			done := ret.Results[0]
+			if v, ok := boolConst(st.info, done); ok {
+				retried = retried || (!v && l == labelFailure)
+				return
+			}
+			if valid || l == labelNone {
+				_, f := st.cond(c, done)
+				retried = retried || one(l).then(f)&one(labelFailure) != 0
+			}
+			return
+		}
 		switch {
 		case isNil(st.info, e):
 		case kind == helperOnError:
@@ -160,4 +183,64 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 		}
 	}})
 	return retried
+}
+
+// retriesOnlyNotDelivered reports whether the helper call is told to retry
+// only errors that prove nothing was delivered: a retry-go RetryIf option
+// or a client-go OnError predicate that is true only for them.
+func (st *state) retriesOnlyNotDelivered(h helperCall) bool {
+	if i, ok := predicateArgs[h.key]; ok && i < len(h.call.Args) {
+		return st.safePredicateExpr(h.call.Args[i])
+	}
+	for _, a := range h.call.Args {
+		opt, ok := ast.Unparen(a).(*ast.CallExpr)
+		if ok && len(opt.Args) == 1 && retryIfOptions[funcKey(calleeFunc(st.info, opt))] {
+			return st.safePredicateExpr(opt.Args[0])
+		}
+	}
+	return false
+}
+
+// safePredicateExpr reports whether e, a func(error) bool, is true only for
+// errors proving nothing was delivered: a predicate known to be, or a
+// function literal each of whose returns is false or such a test of its
+// parameter.
+func (st *state) safePredicateExpr(e ast.Expr) bool {
+	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
+		return st.isSafePredicate(fn)
+	}
+	lit := st.closureOf(e)
+	if lit == nil || len(lit.Type.Params.List) != 1 || len(lit.Type.Params.List[0].Names) != 1 {
+		return false
+	}
+	param, _ := st.info.Defs[lit.Type.Params.List[0].Names[0]].(*types.Var)
+	if param == nil {
+		return false
+	}
+	// Follow the paths through the body, reading the tests of the error
+	// on the way: every true result must be a test (or on a path) that
+	// proves nothing was delivered.
+	g := cfg.New(lit.Body, st.mayReturn)
+	if len(g.Blocks) == 0 {
+		return false
+	}
+	safe, any := true, false
+	c := carrier{v: param}
+	st.retryPaths(&search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
+		d: &deps{st: st, effects: make(map[ast.Node][]effect)},
+		onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
+			any = true
+			if len(ret.Results) != 1 {
+				safe = false
+				return
+			}
+			r := ret.Results[0]
+			if v, ok := boolConst(st.info, r); ok {
+				safe = safe && (!v || l == labelSafe)
+				return
+			}
+			t, _ := st.cond(c, r)
+			safe = safe && valid && one(l).then(t) == one(labelSafe)
+		}})
+	return safe && any
 }

@@ -221,6 +221,16 @@ var pureFuncs = setOf(
 	"github.com/google/uuid.NewSHA1", "github.com/google/uuid.NewMD5",
 )
 
+// retryIfOptions are helper options whose predicate argument decides
+// which errors are retried; predicateArgs are helpers taking such a
+// predicate, by argument index; onlyConflictHelpers retry only Kubernetes
+// conflict errors, which no NATS send returns.
+var (
+	retryIfOptions      = setOf("github.com/avast/retry-go.RetryIf", "github.com/avast/retry-go/v4.RetryIf")
+	predicateArgs       = map[string]int{"k8s.io/client-go/util/retry.OnError": 1}
+	onlyConflictHelpers = setOf("k8s.io/client-go/util/retry.RetryOnConflict")
+)
+
 // helperSemantics says how the known retry libraries decide to call their
 // function again, by package path: the functions marking an error
 // permanent (helperOnError) or retryable (helperOnMarked).
@@ -228,12 +238,13 @@ var helperSemantics = map[string]struct {
 	kind    helperKind
 	markers []string
 }{
-	"github.com/cenkalti/backoff/v4": {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
-	"github.com/cenkalti/backoff/v5": {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
-	"github.com/avast/retry-go":      {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
-	"github.com/avast/retry-go/v4":   {helperOnError, []string{"github.com/avast/retry-go/v4.Unrecoverable"}},
-	"k8s.io/client-go/util/retry":    {helperOnError, nil},
-	"github.com/sethvargo/go-retry":  {helperOnMarked, []string{"github.com/sethvargo/go-retry.RetryableError"}},
+	"github.com/cenkalti/backoff/v4":    {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
+	"github.com/cenkalti/backoff/v5":    {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
+	"github.com/avast/retry-go":         {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
+	"github.com/avast/retry-go/v4":      {helperOnError, []string{"github.com/avast/retry-go/v4.Unrecoverable"}},
+	"k8s.io/client-go/util/retry":       {helperOnError, nil},
+	"github.com/sethvargo/go-retry":     {helperOnMarked, []string{"github.com/sethvargo/go-retry.RetryableError"}},
+	"k8s.io/apimachinery/pkg/util/wait": {helperPoll, nil},
 }
 
 // DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the

@@ -310,7 +310,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 		}
 	}
 	first := newState(pathState{b: start, l: labelNone, valid: true})
-	walk(first, i)
+	walk(first, max(i, 0)) // i < 0: from the start of the block, no send
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]

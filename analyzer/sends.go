@@ -178,7 +178,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		return
 	}
 	if st.set.helpers[funcKey(fn)] {
-		st.helperCalls = append(st.helperCalls, helperCall{call, funcKey(fn), fn.Pkg().Name() + "." + fn.Name()})
+		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: fn.Pkg().Name() + "." + fn.Name()})
 	}
 	if options, ok := isConnect(fn); ok {
 		st.checkConnect(call, options, stack)

@@ -82,6 +82,7 @@ func TestConfigValidate(t *testing.T) {
 		{RetryHelpers: []string{"Retry"}},
 		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4"}},
 		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4."}},
+		{RetryHelpers: []string{"example.com/r.(*T.Do"}},
 		{ShimPackages: []string{""}},
 		{ShimPackages: []string{"example.com/shim/"}},
 	} {
@@ -154,7 +155,7 @@ func TestDefaultRetryHelpers(t *testing.T) {
 // TestHelpersConfigurable checks that only the configured helpers count.
 func TestHelpersConfigurable(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
-	cfg.RetryHelpers = []string{"customretry.Do"}
+	cfg.RetryHelpers = []string{"customretry.Do", "customretry.(*Retrier).Do", "customretry.(Retrier).Run", "customretry.Retrier.Again"}
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "customretry")
 }

@@ -44,11 +44,15 @@ type Config struct {
 	// applies inside them.
 	ShimPackages []string
 
-	// RetryHelpers lists functions, as "importpath.Func", that call a
-	// function argument repeatedly until it succeeds. A send inside a
-	// closure passed to one of them, or a named function that sends passed
-	// to one of them, is reported as a retry. The list replaces the
-	// default one: include DefaultRetryHelpers entries to extend it.
+	// RetryHelpers lists functions, as "importpath.Func", and methods, as
+	// "importpath.Type.Method", that call a function argument repeatedly
+	// until it succeeds (importpath.(Type).Method and
+	// importpath.(*Type).Method are accepted as the same method). A send
+	// inside a closure passed to one of them, or a named function that
+	// sends passed to one of them, is reported as a retry. The list
+	// replaces the default one: include DefaultRetryHelpers entries to
+	// extend it. In-house helpers that call a function parameter again
+	// after it failed are found without configuration.
 	RetryHelpers []string
 
 	// Categories lists the enabled checks: "rawsend", "retry" and
@@ -99,8 +103,30 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// canonicalHelper rewrites importpath.(*Type).Method and
+// importpath.(Type).Method to importpath.Type.Method, the spelling the
+// analyzer matches.
+func canonicalHelper(h string) string {
+	slash := strings.LastIndex(h, "/")
+	i := strings.Index(h[slash+1:], ".(")
+	if i < 0 {
+		return h
+	}
+	i += slash + 1
+	j := strings.Index(h[i:], ").")
+	if j < 0 {
+		return h
+	}
+	j += i
+	return h[:i] + "." + strings.TrimPrefix(h[i+2:j], "*") + h[j+1:]
+}
+
 // splitHelper splits "importpath.Func" at the last dot after the last slash.
 func splitHelper(h string) (pkg, name string, err error) {
+	h = canonicalHelper(h)
+	if strings.ContainsAny(h, "()*") {
+		return "", "", fmt.Errorf("natssend: malformed retry helper %q (want importpath.Func or importpath.Type.Method)", h)
+	}
 	slash := strings.LastIndex(h, "/")
 	dot := strings.LastIndex(h, ".")
 	if dot <= slash || dot <= 0 || dot == len(h)-1 || strings.ContainsAny(h, " \t") {
@@ -127,7 +153,7 @@ func (c Config) compile() *settings {
 		audit:    c.Audit,
 	}
 	for _, h := range c.RetryHelpers {
-		s.helpers[h] = true
+		s.helpers[canonicalHelper(h)] = true
 	}
 	if len(c.Categories) == 0 {
 		for _, cat := range categories() {

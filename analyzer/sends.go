@@ -178,7 +178,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		return
 	}
 	if st.set.helpers[funcKey(fn)] {
-		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: fn.Pkg().Name() + "." + fn.Name()})
+		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
 	}
 	if options, ok := isConnect(fn); ok {
 		st.checkConnect(call, options, stack)
@@ -284,4 +284,13 @@ func (st *state) propagate() {
 			st.sendCalls = append(st.sendCalls, lc.call)
 		}
 	}
+}
+
+// helperName names a retry helper for messages: pkg.Func, or
+// (*pkg.Type).Method.
+func helperName(fn *types.Func) string {
+	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
+		return "(" + types.TypeString(sig.Recv().Type(), func(p *types.Package) string { return p.Name() }) + ")." + fn.Name()
+	}
+	return fn.Pkg().Name() + "." + fn.Name()
 }

@@ -54,7 +54,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -106,6 +106,9 @@ type state struct {
 	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
 	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
 	helperCalls []helperCall
+	// calls of functions of this package with arguments: retry helper
+	// calls if the callee turns out to retry a function parameter
+	helperCandidates []localCall
 }
 
 // localCall is a call of a function of the package being analyzed.
@@ -151,12 +154,13 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			st.scan(f)
 		}
 		st.propagate()
-		st.inferPredicates()
 		for v, n := range st.assigned {
 			if n != 1 {
 				delete(st.closures, v)
 			}
 		}
+		st.inferPredicates()
+		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
 			if len(st.sendCalls) > 0 {
 				st.checkRetries()
@@ -168,6 +172,12 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 				st.findings = append(st.findings, &finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
 			}
 		}
+	}
+	if !dependsOnNATS(pass.Pkg) {
+		// A generic retry package needs no NATS import: look at its
+		// functions that take a function parameter only.
+		st.scanHelperCandidates()
+		st.inferHelpers()
 	}
 	st.report()
 	return nil, nil

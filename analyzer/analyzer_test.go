@@ -180,3 +180,11 @@ func TestErrorFlow(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "errpreds", "errflow")
 }
+
+// TestInferredHelpers checks in-house retry helpers found without
+// configuration, in the same package and through a fact.
+func TestInferredHelpers(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retrylib", "retryuse")
+}

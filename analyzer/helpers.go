@@ -14,6 +14,7 @@ type helperCall struct {
 	key      string // e.g. "github.com/cenkalti/backoff/v4.Retry"
 	name     string // e.g. "backoff.Retry"
 	inferred bool   // an in-house helper found to retry its function argument
+	param    int    // for an inferred helper: the retried parameter
 }
 
 // helperKind says when a retry helper calls its function again.
@@ -50,7 +51,10 @@ func (st *state) checkHelper(h helperCall) {
 	if onlyConflictHelpers[h.key] || st.retriesOnlyNotDelivered(h) {
 		return
 	}
-	for _, arg := range h.call.Args {
+	for k, arg := range h.call.Args {
+		if h.inferred && k != h.param {
+			continue
+		}
 		if lit := st.closureOf(arg); lit != nil {
 			fb := st.bodies[lit.Body]
 			if fb == nil {

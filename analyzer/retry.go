@@ -17,6 +17,7 @@ type fnBody struct {
 	calls   []*ast.CallExpr
 	loops   bool       // contains a for, range or goto
 	assigns []ast.Node // assignments in the body, outside function literals (lazily)
+	cfg     *bodyCFG   // lazily
 }
 
 // sendSite is a send call found in a function body.
@@ -169,36 +170,14 @@ func (st *state) checkBody(fb *fnBody) {
 	if len(sends) == 0 || (!fb.loops && !recursive) {
 		return
 	}
-	g := cfg.New(fb.body, st.mayReturn)
-	locs := st.locate(g, fb.body, sends)
-	caseTag := caseTags(fb.body)
-	flags := flagsOf(st.info, fb.body)
-	recvCarriers, recv := st.receives(fb.body)
+	bc := st.bodyCFG(fb)
+	locs := st.locate(bc.g, fb.body, sends)
 	for j, s := range sends {
-		l := locs[j]
-		if l.b == nil {
-			continue
-		}
-		c, ok := st.carrierOf(l.b.Nodes[l.i], s.call)
+		r, ok := st.retriedAt(fb, bc, locs[j], s)
 		if !ok {
 			continue
 		}
-		d := st.depsOf(fb, s)
-		r := st.retryPaths(&search{
-			g: g, start: l.b, i: l.i,
-			carriers: append([]carrier{c}, recvCarriers...), recv: recv,
-			self: fb.self, caseTag: caseTag, typeCase: typeCases(g, fb.body), flags: flags, d: d,
-		})
-		// A retry: a failure path reaches the same send again (the same
-		// body; the target may differ), while no path on which the send
-		// may have worked does, other than one that looked at the reply
-		// first (a "busy" answer). A loop that sends the same body after
-		// a success too is a periodic send, and one whose failure path
-		// moves on to another body is iteration.
-		if !r.reached(labelFailure, true, false) || r.reached(labelSuccess, true, true) || r.reached(labelNone, true, true) || r.expectsFailure {
-			continue
-		}
-		if s.info.js && st.fixedMsgID(s.call, r.region(l.b, true), nil) {
+		if s.info.js && st.fixedMsgID(s.call, r.region(locs[j].b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"
@@ -207,6 +186,55 @@ func (st *state) checkBody(fb *fnBody) {
 		}
 		st.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
+}
+
+// bodyCFG is the control-flow graph of a function body with what the
+// path search needs to read it.
+type bodyCFG struct {
+	g         *cfg.CFG
+	caseTag   map[ast.Expr]ast.Expr
+	typeCase  map[*cfg.Block]typeCase
+	flags     map[*types.Var]int
+	recvs     []carrier
+	recvNodes map[ast.Node]int
+}
+
+// bodyCFG builds the control-flow graph of fb, once.
+func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
+	if fb.cfg != nil {
+		return fb.cfg
+	}
+	g := cfg.New(fb.body, st.mayReturn)
+	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(st.info, fb.body)}
+	bc.recvs, bc.recvNodes = st.receives(fb.body)
+	fb.cfg = bc
+	return bc
+}
+
+// retriedAt reports whether the send s at l is retried: a failure path
+// reaches the same send again (the same body; the target may differ),
+// while no path on which the send may have worked does, other than one
+// that looked at the reply first (a "busy" answer). A loop that sends the
+// same body after a success too is a periodic send, one whose failure path
+// moves on to another body is iteration, and one whose success path fails
+// a test checks that each send fails.
+func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathResult, bool) {
+	if l.b == nil {
+		return nil, false
+	}
+	c, ok := st.carrierOf(l.b.Nodes[l.i], s.call)
+	if !ok {
+		return nil, false
+	}
+	r := st.retryPaths(&search{
+		g: bc.g, start: l.b, i: l.i,
+		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
+		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: st.depsOf(fb, s),
+	})
+	if !r.reached(labelFailure, true, false) || r.reached(labelSuccess, true, true) || r.reached(labelNone, true, true) || r.expectsFailure {
+		return nil, false
+	}
+	return r, true
 }
 
 // receives returns the carriers of the receives in body (msg, err :=

@@ -179,6 +179,10 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	}
 	if st.set.helpers[funcKey(fn)] {
 		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
+	} else if i, ok := st.importedHelper(fn); ok {
+		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
+	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
+		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
 	}
 	if options, ok := isConnect(fn); ok {
 		st.checkConnect(call, options, stack)

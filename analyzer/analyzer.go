@@ -101,11 +101,13 @@ type state struct {
 	bodies      map[*ast.BlockStmt]*fnBody
 	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
 	assigned    map[*types.Var]int          // assignments to those variables
+	funcVals    map[*types.Var][]ast.Expr   // the values assigned to local variables of function type
 	litSends    map[*ast.FuncLit]*sendInfo
 	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
 	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
 	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
 	helperCalls []helperCall
+	reach       map[[2]*types.Func]bool // memo of reaches
 	// calls of functions of this package with arguments: retry helper
 	// calls if the callee turns out to retry a function parameter
 	helperCandidates []localCall
@@ -131,9 +133,11 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		bodies:    make(map[*ast.BlockStmt]*fnBody),
 		closures:  make(map[*types.Var]*ast.FuncLit),
 		assigned:  make(map[*types.Var]int),
+		funcVals:  make(map[*types.Var][]ast.Expr),
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),
+		reach:     make(map[[2]*types.Func]bool),
 	}
 	st.exempt = st.set.exempt(pass.Pkg.Path())
 	for _, f := range pass.Files {

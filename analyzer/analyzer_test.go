@@ -188,3 +188,11 @@ func TestInferredHelpers(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retrylib", "retryuse")
 }
+
+// TestIndirectSends checks retries of sends reached through method
+// values, function variables, mutual recursion and timers.
+func TestIndirectSends(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "indirect")
+}

@@ -44,7 +44,7 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 func (st *state) inferHelpers() {
 	helpers := make(map[*types.Func]int)
 	for _, fb := range st.bodies {
-		if fb.self == nil || !fb.loops && !st.recursive(fb) {
+		if fb.self == nil || !fb.loops && !st.mayRecurse(fb) {
 			continue
 		}
 		sig := fb.self.Type().(*types.Signature)
@@ -99,16 +99,6 @@ func (st *state) importedHelper(fn *types.Func) (int, bool) {
 		return 0, false
 	}
 	return f.Param, true
-}
-
-// recursive reports whether fb calls its own function.
-func (st *state) recursive(fb *fnBody) bool {
-	for _, call := range fb.calls {
-		if fb.self != nil && calleeFunc(st.info, call) == fb.self {
-			return true
-		}
-	}
-	return false
 }
 
 // scanHelperCandidates builds the bodies of the top-level functions that

@@ -152,6 +152,10 @@ var receiveFuncs = setOf(
 	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
 )
 
+// reschedulers run their last argument later: a function that passes
+// itself to one on failure retries.
+var reschedulers = setOf("time.AfterFunc")
+
 // msgIDOptionFuncs set a JetStream message ID among a publish's options;
 // headerSetters set a header value; msgIDHeader is the header.
 var (

@@ -18,6 +18,26 @@ type fnBody struct {
 	loops   bool       // contains a for, range or goto
 	assigns []ast.Node // assignments in the body, outside function literals (lazily)
 	cfg     *bodyCFG   // lazily
+	// reschedules: the body calls time.AfterFunc (outside literals)
+	reschedules bool
+}
+
+// mayRecurse reports whether fb's function may run again from its body:
+// it calls itself, a function of this package that calls it back, or
+// reschedules itself with time.AfterFunc.
+func (st *state) mayRecurse(fb *fnBody) bool {
+	if fb.self == nil {
+		return false
+	}
+	if fb.reschedules {
+		return true
+	}
+	for _, call := range fb.calls {
+		if fn := calleeFunc(st.info, call); fn == fb.self || (fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, fb.self)) {
+			return true
+		}
+	}
+	return false
 }
 
 // sendSite is a send call found in a function body.
@@ -73,7 +93,60 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 			return sendSite{call, sendInfo{via: si.via, kind: si.kind}, name}, true
 		}
 	}
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := st.info.Uses[id].(*types.Var); ok {
+			if si, ok := st.funcVarSends(v); ok {
+				return sendSite{call, si, id.Name}, true
+			}
+		}
+	}
 	return sendSite{}, false
+}
+
+// funcVarSends reports whether every value assigned to the local function
+// variable v sends: method values of sends (pub := nc.Publish), functions
+// known to send, function literals that send (send = publishA; send =
+// publishB). A single method value of a send API keeps its kind, so its
+// arguments read as the API's.
+func (st *state) funcVarSends(v *types.Var) (sendInfo, bool) {
+	vals := st.funcVals[v]
+	if len(vals) == 0 || st.assigned[v] != len(vals) {
+		return sendInfo{}, false
+	}
+	var first sendInfo
+	for i, val := range vals {
+		var si sendInfo
+		switch x := ast.Unparen(val).(type) {
+		case *ast.FuncLit:
+			li := st.litInfo(x)
+			if li == nil {
+				return sendInfo{}, false
+			}
+			si = sendInfo{via: li.via, kind: li.kind}
+		case *ast.SelectorExpr, *ast.Ident:
+			var fn *types.Func
+			if sel, ok := x.(*ast.SelectorExpr); ok {
+				fn = selectedFunc(st.info, sel)
+			} else {
+				fn, _ = st.info.Uses[x.(*ast.Ident)].(*types.Func)
+			}
+			if fn == nil {
+				return sendInfo{}, false
+			}
+			var ok bool
+			if si, ok = st.sendVia(fn); !ok {
+				return sendInfo{}, false
+			}
+		default:
+			return sendInfo{}, false
+		}
+		if i == 0 {
+			first = si
+		} else {
+			first.direct, first.js = false, false
+		}
+	}
+	return first, true
 }
 
 // funcName names fn as the user wrote it: Name or (*T).Name in this
@@ -158,16 +231,12 @@ func (st *state) mayReturn(call *ast.CallExpr) bool {
 // checkBody checks the sends of one function body.
 func (st *state) checkBody(fb *fnBody) {
 	var sends []sendSite
-	recursive := false
 	for _, call := range fb.calls {
 		if s, ok := st.sendOf(call); ok {
 			sends = append(sends, s)
 		}
-		if fb.self != nil && calleeFunc(st.info, call) == fb.self {
-			recursive = true
-		}
 	}
-	if len(sends) == 0 || (!fb.loops && !recursive) {
+	if len(sends) == 0 || (!fb.loops && !st.mayRecurse(fb)) {
 		return
 	}
 	bc := st.bodyCFG(fb)

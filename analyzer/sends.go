@@ -47,6 +47,9 @@ func (st *state) scan(file *ast.File) {
 					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
+					if _, isFunc := v.Type().Underlying().(*types.Signature); isFunc {
+						st.funcVals[v] = append(st.funcVals[v], n.Rhs[i])
+					}
 					if n.Tok == token.DEFINE {
 						st.defs[v] = n.Rhs[i]
 					}
@@ -58,10 +61,17 @@ func (st *state) scan(file *ast.File) {
 				if !ok {
 					continue
 				}
+				_, isFunc := v.Type().Underlying().(*types.Signature)
+				if len(n.Values) == 0 && isFunc {
+					continue // var f func() error: nil until assigned
+				}
 				st.assigned[v]++
 				if len(n.Values) == len(n.Names) {
 					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
+					}
+					if isFunc {
+						st.funcVals[v] = append(st.funcVals[v], n.Values[i])
 					}
 				}
 			}
@@ -183,6 +193,9 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
 	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
 		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
+	}
+	if reschedulers[funcKey(fn)] && fb != nil {
+		fb.reschedules = true
 	}
 	if options, ok := isConnect(fn); ok {
 		st.checkConnect(call, options, stack)

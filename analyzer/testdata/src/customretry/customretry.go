@@ -13,8 +13,8 @@ func Do(f func() error) error { return f() }
 // Retrier is a helper with methods, configured in each spelling.
 type Retrier struct{ n int }
 
-func (r *Retrier) Do(f func() error) error { return f() }
-func (r Retrier) Run(f func() error) error { return f() }
+func (r *Retrier) Do(f func() error) error    { return f() }
+func (r Retrier) Run(f func() error) error    { return f() }
 func (r *Retrier) Again(f func() error) error { return f() }
 func (r *Retrier) Other(f func() error) error { return f() }
 

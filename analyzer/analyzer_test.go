@@ -196,3 +196,11 @@ func TestIndirectSends(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "indirect")
 }
+
+// TestMessageIDs checks that a JetStream message ID fixed outside the
+// retry exempts it however it is set, and a fresh one does not.
+func TestMessageIDs(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "msgids")
+}

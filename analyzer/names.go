@@ -49,13 +49,11 @@ var rawSends = map[string]rawSend{
 }
 
 // jetStreamPublishers are the interfaces declaring JetStream publishes:
-// legacy nats.JetStream (embedded in nats.JetStreamContext; both names
-// are accepted in case a type declares the methods itself) and
-// jetstream.Publisher (embedded in jetstream.JetStream).
+// legacy nats.JetStream (embedded in nats.JetStreamContext, whose methods
+// resolve to it) and jetstream.Publisher (embedded in jetstream.JetStream).
 var jetStreamPublishers = map[string]string{
-	natsPath + ".JetStream":        "nats.JetStream",
-	natsPath + ".JetStreamContext": "nats.JetStreamContext",
-	jetstreamPath + ".Publisher":   "jetstream.Publisher",
+	natsPath + ".JetStream":      "nats.JetStream",
+	jetstreamPath + ".Publisher": "jetstream.Publisher",
 }
 
 func init() {

@@ -191,4 +191,3 @@ func exportedSenders(p *packages.Package) []*types.Func {
 	}
 	return out
 }
-

@@ -204,3 +204,29 @@ func TestMessageIDs(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "msgids")
 }
+
+// TestMessages checks that every diagnostic says what and why in one
+// short sentence and links to its category's documentation.
+func TestMessages(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	a := newAnalyzer(t, cfg)
+	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit"}
+	quiet := &quietT{T: t}
+	for _, r := range analysistest.Run(quiet, analysistest.TestData(), a, pkgs...) {
+		for _, d := range r.Diagnostics {
+			if n := len([]rune(d.Message)); n > 150 {
+				t.Errorf("%s: message of %d characters (> 150): %s", r.Pass.Fset.Position(d.Pos), n, d.Message)
+			}
+			if want := "https://github.com/natssend/natssend/blob/main/docs/checks.md#" + d.Category; d.URL != want {
+				t.Errorf("%s: URL %q, want %q", r.Pass.Fset.Position(d.Pos), d.URL, want)
+			}
+		}
+	}
+}
+
+// quietT runs analysistest without failing on its expectations: the
+// packages' want comments are written for other configurations.
+type quietT struct{ *testing.T }
+
+func (q *quietT) Errorf(format string, args ...any) {}

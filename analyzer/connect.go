@@ -19,7 +19,7 @@ const (
 	bufUnknown                  // something the analyzer cannot see may set it
 )
 
-const reconnectWhy = "while reconnecting, nats.go buffers outgoing messages and delivers a request after its caller already timed out"
+const reconnectWhy = "a buffered request goes out after its timeout"
 
 // checkConnect reports nats.Connect and (nats.Options).Connect calls that
 // leave outgoing reconnect buffering on. Only what is visible at the call is
@@ -57,12 +57,12 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 	switch state {
 	case bufDefault:
 		if options {
-			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default, an 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or set ReconnectBufSize to -1", api, reconnectWhy)
+			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default (8 MiB): %s; use shim.Connect", api, reconnectWhy)
 		} else {
-			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or pass nats.ReconnectBufSize(-1)", api, reconnectWhy)
+			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the reconnect buffer: %s; use shim.Connect", api, reconnectWhy)
 		}
 	case bufSet:
-		msg = fmt.Sprintf("%s with reconnect buffer size %d keeps outgoing reconnect buffering (only -1 disables it; 0 means 8 MiB): %s; use shim.Connect, or use -1", api, size, reconnectWhy)
+		msg = fmt.Sprintf("%s with ReconnectBufSize(%d) still buffers (-1 disables it): %s; use shim.Connect", api, size, reconnectWhy)
 	default:
 		return
 	}

@@ -27,22 +27,6 @@ const (
 	kindStore                     // a claim-check upload (claimcheck (*Store).Prepare)
 )
 
-// retryAdvice says why retrying a send of kind k is unsafe and what to do
-// instead.
-func retryAdvice(k sendKind) string {
-	switch k {
-	case kindRequest:
-		return "a timeout can follow a request that already ran, so the retry can run it twice: reconcile (look the result up) before trying again, or make the operation idempotent"
-	case kindReply:
-		return "a reply that failed may still have been written, so the requester can get it twice: reply once, or make the reply idempotent for the requester"
-	case kindJetStream:
-		return "an error can follow a publish the stream already stored, so the retry can store it twice: use a fixed message ID (jetstream.WithMsgID) so the server de-duplicates"
-	case kindStore:
-		return "an error can follow an upload that already stored the payload, so the retry can store it again: reconcile before trying again"
-	}
-	return "nats.go mostly fails a publish before writing it, but after a flush or connection error it may already be out, so the retry can deliver it twice: de-duplicate downstream, or publish to JetStream with a fixed message ID"
-}
-
 // rawSend describes one raw NATS send API.
 type rawSend struct {
 	display   string  // how messages name the API, e.g. "(*nats.Conn).Publish"

@@ -19,33 +19,35 @@ const (
 	claimcheckPath = "github.com/natssend/natssend/claimcheck"
 )
 
+// The reason and the replacement of each raw send, for rawsend messages
+// ("raw API <why>: use <what>").
 const (
-	adviceSizing  = "bypasses claim checks and exact sizing"
-	adviceRequest = "capped size, one deadline, no replay"
-	adviceReply   = "the reply size is checked header-accurately; an oversized reply otherwise leaves the caller waiting for a timeout"
-	adviceMicro   = "micro wraps ErrMaxPayload, so an oversized reply is lost and the caller waits for a timeout"
-	adviceJS      = "bypasses claim checks: a stream's max_msg_size counts headers and body, and an oversized message is refused"
+	whySizing  = "bypasses claim checks and exact sizing"
+	whyRequest = "can be replayed after its timeout and is not size-capped"
+	whyReply   = "drops an oversized reply and the caller waits for a timeout"
+	whyMicro   = "loses an oversized reply (micro wraps ErrMaxPayload)"
+	whyJS      = "bypasses claim checks, so an oversized message is refused"
 )
 
 // rawSends is the catalogue of raw nats.go send APIs, by funcKey. The
 // JetStream publishes are added by init for each interface that declares
 // them.
 var rawSends = map[string]rawSend{
-	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", adviceSizing + ": use shim.Publish", fixPublish, false, kindPublish},
-	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", adviceSizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish},
-	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request: use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", "use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", "use (*shim.Client).RequestMsg: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", "use shim.Respond: " + adviceReply, fixRespond, false, kindReply},
-	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", "use shim.Respond with the reply's data and header: " + adviceReply, fixNone, false, kindReply},
-	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", adviceSizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish},
-	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request: encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
-	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", "encode the value and use (*shim.Client).Request: " + adviceRequest, fixNone, false, kindRequest},
-	microPath + ".Request.Respond":           {"(micro.Request).Respond", "use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply},
-	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", "encode the value and use shim.RespondMicro: " + adviceMicro, fixNone, false, kindReply},
-	microPath + ".Request.Error":             {"(micro.Request).Error", "use shim.RespondMicroError: " + adviceMicro, fixNone, false, kindReply},
+	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", whySizing + ": use shim.Publish", fixPublish, false, kindPublish},
+	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", whySizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish},
+	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request with no deadline or size cap: use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
+	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", whyReply + ": use shim.Respond", fixRespond, false, kindReply},
+	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", whyReply + ": use shim.Respond with its data and header", fixNone, false, kindReply},
+	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", whySizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish},
+	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request with no deadline or size cap: encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", whyRequest + ": encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
+	microPath + ".Request.Respond":           {"(micro.Request).Respond", whyMicro + ": use shim.RespondMicro", fixNone, false, kindReply},
+	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", whyMicro + ": encode the value and use shim.RespondMicro", fixNone, false, kindReply},
+	microPath + ".Request.Error":             {"(micro.Request).Error", whyMicro + ": use shim.RespondMicroError", fixNone, false, kindReply},
 }
 
 // jetStreamPublishers are the interfaces declaring JetStream publishes:
@@ -61,7 +63,7 @@ func init() {
 		for _, m := range []string{"Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync"} {
 			rawSends[path+"."+m] = rawSend{
 				display:   "(" + iface + ")." + m,
-				advice:    adviceJS + ": use claimcheck (*Store).PublishJetStream",
+				advice:    whyJS + ": use claimcheck (*Store).PublishJetStream",
 				jetStream: true,
 				kind:      kindJetStream,
 			}

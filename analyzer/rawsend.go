@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"fmt"
 	"go/ast"
 	"go/types"
 	"strings"
@@ -49,7 +48,7 @@ func (st *state) selector(sel *ast.SelectorExpr, stack []ast.Node) {
 	if strings.HasPrefix(rs.advice, "use ") || strings.HasPrefix(rs.advice, "encode ") {
 		sep = ": "
 	}
-	f.message = fmt.Sprintf("%s%s%s, or mark it %s <reason>", subject, sep, rs.advice, directivePrefix)
+	f.message = subject + sep + rs.advice
 	isExpr := st.info.Selections[sel] != nil && st.info.Selections[sel].Kind() == types.MethodExpr
 	if call != nil && !isExpr && rs.fix != fixNone {
 		f.fix = func() []analysis.SuggestedFix { return st.rawFix(call, sel, rs.fix) }

@@ -99,9 +99,9 @@ func (st *state) report() {
 		}
 		msg := f.message
 		if uncovered {
-			msg += " (" + directivePrefix + " covers a retry only when its reason starts with \"" + retryPrefix + "\")"
+			msg += " (a directive needs \"" + retryPrefix + " <reason>\")"
 		}
-		d := analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.category, Message: msg}
+		d := analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.category, Message: msg, URL: categoryURL(f.category)}
 		if f.fix != nil {
 			d.SuggestedFixes = f.fix()
 		}
@@ -117,6 +117,7 @@ func (st *state) report() {
 				Pos:      a.pos,
 				End:      a.end,
 				Category: CategoryReviewed,
+				URL:      categoryURL(CategoryReviewed),
 				Message:  fmt.Sprintf("reviewed %s (%s): %s", a.api, strings.Join(a.cats, ", "), reason),
 			})
 		}
@@ -142,7 +143,7 @@ func (st *state) report() {
 			default:
 				continue
 			}
-			st.pass.Report(analysis.Diagnostic{Pos: d.pos, End: d.end, Category: CategoryDirective, Message: msg})
+			st.pass.Report(analysis.Diagnostic{Pos: d.pos, End: d.end, Category: CategoryDirective, Message: msg, URL: categoryURL(CategoryDirective)})
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	_ "embed"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -10,15 +11,11 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
-const doc = `report raw NATS sends, retried sends and buffered reconnects
+//go:embed doc.go
+var docFile string
 
-The natssend analyzer reports NATS sends that bypass the natssend shim
-(category rawsend), sends whose failure path leads back to the same send
-(category retry), and connections that keep nats.go's outgoing reconnect
-buffer (category reconnectbuf). A statement marked
-//natssend:reviewed <reason> is not reported for raw sends and
-connections; a retry needs a reason starting with "retry:"
-(//natssend:reviewed retry: idempotent upsert keyed by order ID).`
+// doc is the Analyzer's Doc: the "Analyzer natssend" section of doc.go.
+var doc = mustExtractDoc(docFile, "natssend")
 
 // Analyzer is the natssend analysis pass with DefaultConfig. Its Flags set
 // the configuration for command-line drivers: -shim-packages,

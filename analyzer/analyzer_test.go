@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
@@ -230,3 +231,20 @@ func TestMessages(t *testing.T) {
 type quietT struct{ *testing.T }
 
 func (q *quietT) Errorf(format string, args ...any) {}
+
+// TestDoc checks that the Analyzer's Doc is doc.go's analyzer section.
+func TestDoc(t *testing.T) {
+	doc := analyzer.Analyzer.Doc
+	summary, rest, _ := strings.Cut(doc, "\n")
+	if summary != "report raw NATS sends, retried sends and buffered reconnects" {
+		t.Errorf("Doc summary = %q", summary)
+	}
+	for _, want := range []string{"The rule.", "Errors that prove nothing happened.", "What the analyzer cannot see", "Reviewed exceptions"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("Doc lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ReplaceAll(doc, `"// natssend:reviewed"`, ""), "// ") {
+		t.Error("Doc contains comment markers")
+	}
+}

@@ -23,7 +23,7 @@ const reconnectWhy = "a buffered request goes out after its timeout"
 
 // checkConnect reports nats.Connect and (nats.Options).Connect calls that
 // leave outgoing reconnect buffering on. Only what is visible at the call is
-// judged: a spread option slice, an option built by another function, an
+// judged: a spread option slice not built in the function, an option built by another function, an
 // Options value that is a parameter or escapes by address all make the
 // state unknown, and unknown is not reported.
 func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node) {
@@ -39,11 +39,18 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		state, size = st.optionsValue(sel.X, stack)
 	} else {
 		api = "nats.Connect"
+		args := call.Args[min(1, len(call.Args)):]
 		if call.Ellipsis.IsValid() {
-			return
+			// opts := []nats.Option{...}; opts = append(opts, ...);
+			// nats.Connect(url, opts...): the elements built here.
+			elems, ok := st.optionSlice(args[len(args)-1])
+			if !ok {
+				return
+			}
+			args = append(args[:len(args)-1:len(args)-1], elems...)
 		}
 		state, size = bufDefault, 0
-		for _, arg := range call.Args[min(1, len(call.Args)):] {
+		for _, arg := range args {
 			s, n := st.optionArg(arg)
 			if s == bufUnknown {
 				return
@@ -312,4 +319,49 @@ func (st *state) optionsInit(e ast.Expr) optState {
 		}
 	}
 	return optState{}
+}
+
+// optionSlice returns the options a local slice variable is built from in
+// its function: the elements of its literals and of append(opts, ...) to
+// itself, in source order. Any other assignment, an element assignment or
+// its address taken makes it unknown.
+func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
+	v := localVar(st.info, e)
+	body := st.bodyOf(v)
+	if v == nil || body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		return nil, false // a parameter: built elsewhere
+	}
+	var elems []ast.Expr
+	ok, assigned := true, false
+	st.assignmentsTo(body, v, func(rhs ast.Expr) {
+		assigned = true
+		switch r := ast.Unparen(rhs).(type) {
+		case *ast.CompositeLit:
+			elems = append(elems, r.Elts...)
+			return
+		case *ast.CallExpr:
+			if id, isIdent := ast.Unparen(r.Fun).(*ast.Ident); isIdent && id.Name == "append" && len(r.Args) > 0 &&
+				localVar(st.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
+				elems = append(elems, r.Args[1:]...)
+				return
+			}
+		}
+		ok = false
+	})
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if ix, isIndex := ast.Unparen(l).(*ast.IndexExpr); isIndex && localVar(st.info, ix.X) == v {
+					ok = false
+				}
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND && localVar(st.info, n.X) == v {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return elems, ok && assigned
 }

@@ -10,6 +10,9 @@ import (
 
 // bodyOf returns the body of the function that declares the local variable v.
 func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
+	if v == nil {
+		return nil
+	}
 	var best *ast.BlockStmt
 	for body := range st.bodies {
 		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {

@@ -69,3 +69,27 @@ func options(url string, param nats.Options) {
 }
 
 func configure(o *nats.Options) { o.ReconnectBufSize = -1 }
+
+// Options built in the function and spread.
+func optionSlices(url string, name string, quiet bool) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(10)}
+	_, _ = nats.Connect(url, opts...) // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the reconnect buffer`
+
+	safe := []nats.Option{nats.Name(name)}
+	safe = append(safe, nats.ReconnectBufSize(-1))
+	_, _ = nats.Connect(url, safe...)
+
+	sized := []nats.Option{nats.Name(name)}
+	sized = append(sized, nats.ReconnectBufSize(1<<20))
+	_, _ = nats.Connect(url, sized...) // want `nats.Connect with ReconnectBufSize\(1048576\) still buffers`
+
+	// Not judged: a slice from elsewhere, or changed by index.
+	_, _ = nats.Connect(url, defaultOptions()...)
+	built := []nats.Option{nats.Name(name)}
+	built[0] = optionFrom(quiet)
+	_, _ = nats.Connect(url, built...)
+}
+
+func defaultOptions() []nats.Option { return []nats.Option{nats.Name("x")} }
+
+func optionFrom(bool) nats.Option { return nats.Name("y") }

@@ -98,7 +98,9 @@ type state struct {
 	bodies      map[*ast.BlockStmt]*fnBody
 	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
 	assigned    map[*types.Var]int          // assignments to those variables
-	funcVals    map[*types.Var][]ast.Expr   // the values assigned to local variables of function type
+	funcVals    map[*types.Var][]ast.Expr   // the values assigned to local variables of function or interface type
+	fieldVals   map[*types.Var][]ast.Expr   // the values stored in unexported fields of function or interface type
+	fieldBad    map[*types.Var]bool         // such fields stored in a way not followed (address taken)
 	litSends    map[*ast.FuncLit]*sendInfo
 	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
 	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
@@ -131,6 +133,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		closures:  make(map[*types.Var]*ast.FuncLit),
 		assigned:  make(map[*types.Var]int),
 		funcVals:  make(map[*types.Var][]ast.Expr),
+		fieldVals: make(map[*types.Var][]ast.Expr),
+		fieldBad:  make(map[*types.Var]bool),
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),

@@ -212,7 +212,7 @@ func TestMessages(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Audit = true
 	a := newAnalyzer(t, cfg)
-	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit"}
+	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit", "flows"}
 	quiet := &quietT{T: t}
 	for _, r := range analysistest.Run(quiet, analysistest.TestData(), a, pkgs...) {
 		for _, d := range r.Diagnostics {
@@ -247,4 +247,10 @@ func TestDoc(t *testing.T) {
 	if strings.Contains(strings.ReplaceAll(doc, `"// natssend:reviewed"`, ""), "// ") {
 		t.Error("Doc contains comment markers")
 	}
+}
+
+// TestFlows checks NATS values flowing into the user's own interfaces,
+// and sends through interfaces and fields whose values are known.
+func TestFlows(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "flows")
 }

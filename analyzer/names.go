@@ -156,6 +156,13 @@ var receiveFuncs = setOf(
 // itself to one on failure retries.
 var reschedulers = setOf("time.AfterFunc")
 
+// carrierTypes are the NATS values whose methods include raw sends: one
+// flowing into an interface of the user's own is reported (flows.go).
+var carrierTypes = [][2]string{
+	{natsPath, "Conn"}, {natsPath, "EncodedConn"}, {natsPath, "JetStreamContext"}, {natsPath, "JetStream"},
+	{jetstreamPath, "JetStream"}, {jetstreamPath, "Publisher"}, {microPath, "Request"},
+}
+
 // msgIDOptionFuncs set a JetStream message ID among a publish's options;
 // headerSetters set a header value; msgIDHeader is the header.
 var (

@@ -94,7 +94,7 @@ func TestNamesExist(t *testing.T) {
 		_, ok := objs[shimPath+"."+name].(*types.Const)
 		check("outcome constant", shimPath+"."+name, ok)
 	}
-	for _, tt := range slices.Concat(targetTypes, apiErrorTypes) {
+	for _, tt := range slices.Concat(targetTypes, apiErrorTypes, carrierTypes) {
 		_, ok := objs[tt[0]+"."+tt[1]].(*types.TypeName)
 		check("type", tt[0]+"."+tt[1], ok)
 	}

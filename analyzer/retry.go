@@ -76,6 +76,11 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 	if fn := calleeFunc(st.info, call); fn != nil {
 		si, ok := st.sendVia(fn)
 		if !ok {
+			// A method of an interface whose value is known: p.Publish
+			// with p (or s.p) only ever holding a *nats.Conn.
+			if si, ok := st.concreteSend(call, fn); ok {
+				return sendSite{call, si, st.funcName(fn)}, true
+			}
 			return sendSite{}, false
 		}
 		name := si.via
@@ -100,6 +105,13 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 			}
 		}
 	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if vals, ok := st.valuesOf(sel); ok {
+			if si, ok := st.valuesSend(vals); ok {
+				return sendSite{call, si, sel.Sel.Name}, true
+			}
+		}
+	}
 	return sendSite{}, false
 }
 
@@ -113,6 +125,11 @@ func (st *state) funcVarSends(v *types.Var) (sendInfo, bool) {
 	if len(vals) == 0 || st.assigned[v] != len(vals) {
 		return sendInfo{}, false
 	}
+	return st.valuesSend(vals)
+}
+
+// valuesSend reports whether every function value in vals sends.
+func (st *state) valuesSend(vals []ast.Expr) (sendInfo, bool) {
 	var first sendInfo
 	for i, val := range vals {
 		var si sendInfo

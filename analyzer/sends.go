@@ -11,6 +11,8 @@ import (
 // scan walks one file for raw sends, connects and calls that may send.
 func (st *state) scan(file *ast.File) {
 	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
+		st.flowsAt(n, stack)
+		st.fieldStores(n)
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			st.selector(n, stack)
@@ -47,7 +49,7 @@ func (st *state) scan(file *ast.File) {
 					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
-					if _, isFunc := v.Type().Underlying().(*types.Signature); isFunc {
+					if tracksValues(v) {
 						st.funcVals[v] = append(st.funcVals[v], n.Rhs[i])
 					}
 					if n.Tok == token.DEFINE {
@@ -61,8 +63,7 @@ func (st *state) scan(file *ast.File) {
 				if !ok {
 					continue
 				}
-				_, isFunc := v.Type().Underlying().(*types.Signature)
-				if len(n.Values) == 0 && isFunc {
+				if len(n.Values) == 0 && tracksValues(v) {
 					continue // var f func() error: nil until assigned
 				}
 				st.assigned[v]++
@@ -70,7 +71,7 @@ func (st *state) scan(file *ast.File) {
 					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
 						st.closures[v] = lit
 					}
-					if isFunc {
+					if tracksValues(v) {
 						st.funcVals[v] = append(st.funcVals[v], n.Values[i])
 					}
 				}
@@ -180,12 +181,17 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		// Perhaps a local variable bound to a function literal, or a
 		// function literal called on the spot.
 		switch ast.Unparen(call.Fun).(type) {
-		case *ast.Ident, *ast.FuncLit:
+		case *ast.Ident, *ast.FuncLit, *ast.SelectorExpr: // a function field too
 			if fb != nil {
 				fb.calls = append(fb.calls, call)
 			}
 		}
 		return
+	}
+	if sig, _ := fn.Type().(*types.Signature); fb != nil && sig != nil && sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) && fn.Pkg() != st.pass.Pkg {
+		// An interface method: a send if its receiver only holds NATS
+		// values (concreteSend).
+		fb.calls = append(fb.calls, call)
 	}
 	if st.set.helpers[funcKey(fn)] {
 		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})

@@ -129,7 +129,7 @@ func lookalikes(oc *other.Conn, p publisher, nc *nats.Conn) {
 	_ = oc.Publish("a", nil)
 	_ = p.Publish("a", nil) // an interface: not resolvable to nats.go
 	_ = generic(&c)
-	_ = generic(nc) // instantiation with *nats.Conn: not visible statically
+	_ = generic(nc) // want `\*nats.Conn instantiates generic's T, whose Publish is raw \(\*nats.Conn\).Publish`
 	_ = genericPtr[Conn](&c)
 	{
 		nc := &c // shadows the *nats.Conn parameter

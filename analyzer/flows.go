@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // Blind spots made visible: a NATS value (a *nats.Conn, a JetStream
@@ -213,9 +214,17 @@ func (st *state) addFlow(at ast.Expr, what string, rs rawSend) {
 		pos:      at.Pos(),
 		end:      at.End(),
 		api:      "raw " + rs.display,
-		message:  fmt.Sprintf("%s is raw %s, which %s", what, rs.display, rs.advice),
+		message:  fmt.Sprintf("%s is raw %s out of sight; %s", what, rs.display, useOf(rs.advice)),
 		report:   st.set.enabled[CategoryRawSend] && !st.exempt,
 	})
+}
+
+// useOf returns the replacement part of a raw send's advice ("use ...").
+func useOf(advice string) string {
+	if i := strings.LastIndex(advice, ": "); i >= 0 {
+		return advice[i+2:]
+	}
+	return advice
 }
 
 // typeName names t for messages, qualified by package name outside this

@@ -36,7 +36,7 @@ type OrderService struct {
 // raw send, chosen here.
 func NewOrderService(nc *nats.Conn) *OrderService {
 	return &OrderService{
-		pub:   nc, // want `\*nats.Conn flows into Publisher, whose Publish is raw \(\*nats.Conn\).Publish, which bypasses claim checks and exact sizing: use shim.Publish`
+		pub:   nc, // want `\*nats\.Conn flows into Publisher, whose Publish is raw \(\*nats\.Conn\)\.Publish out of sight; use shim\.Publish`
 		flush: nc,
 	}
 }

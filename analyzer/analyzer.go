@@ -178,9 +178,10 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	if !dependsOnNATS(pass.Pkg) {
+	if !dependsOnNATS(pass.Pkg) && !st.inGOROOT() {
 		// A generic retry package needs no NATS import: look at its
-		// functions that take a function parameter only.
+		// functions that take a function parameter only (not in the
+		// standard library, which has no retry helpers).
 		st.scanHelperCandidates()
 		st.inferHelpers()
 	}

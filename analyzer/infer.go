@@ -3,8 +3,11 @@ package analyzer
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/token"
 	"go/types"
+	"path/filepath"
+	"strings"
 )
 
 // retryHelperFact marks a function that retries one of its function
@@ -143,4 +146,15 @@ func hasFuncParam(sig *types.Signature) bool {
 		}
 	}
 	return false
+}
+
+// inGOROOT reports whether the package's files are in the Go root (the
+// standard library).
+func (st *state) inGOROOT() bool {
+	root := build.Default.GOROOT
+	if root == "" || len(st.pass.Files) == 0 {
+		return false
+	}
+	tf := st.pass.Fset.File(st.pass.Files[0].FileStart)
+	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
 }

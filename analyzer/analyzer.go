@@ -51,7 +51,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -107,6 +107,7 @@ type state struct {
 	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
 	helperCalls []helperCall
 	reach       map[[2]*types.Func]bool // memo of reaches
+	noReturn    map[*types.Func]bool    // functions of this package that do not return
 	// calls of functions of this package with arguments: retry helper
 	// calls if the callee turns out to retry a function parameter
 	helperCandidates []localCall
@@ -139,6 +140,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),
 		reach:     make(map[[2]*types.Func]bool),
+		noReturn:  make(map[*types.Func]bool),
 	}
 	st.exempt = st.set.exempt(pass.Pkg.Path())
 	for _, f := range pass.Files {
@@ -151,6 +153,9 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		if fd := parseDirectives(f, tf, st.tests[tf], func() []byte { return st.content(tf) }); fd != nil {
 			st.dirs[tf] = fd
 		}
+	}
+	if !st.inGOROOT() && !isNATSPackage(pass.Pkg.Path()) {
+		st.inferNoReturn()
 	}
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.

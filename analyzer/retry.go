@@ -242,7 +242,13 @@ func (st *state) mayReturn(call *ast.CallExpr) bool {
 	if fn == nil {
 		return true
 	}
-	return !noReturnFuncs[funcKey(fn)]
+	if noReturnFuncs[funcKey(fn)] || st.noReturn[fn] {
+		return false
+	}
+	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
+		return !st.pass.ImportObjectFact(fn, new(noReturnFact))
+	}
+	return true
 }
 
 // checkBody checks the sends of one function body.

@@ -241,3 +241,12 @@ func importedPredicateTransient(nc *nats.Conn, data []byte) error { // want impo
 		return err
 	}
 }
+
+// A success path ended by another package's function that does not return.
+func publishThenExit(nc *nats.Conn, data []byte) { // want publishThenExit:`sends via \(\*nats\.Conn\)\.Publish`
+	for {
+		if err := nc.Publish("final", data); err == nil { // want `call of \(\*nats.Conn\).Publish is retried on failure`
+			errpreds.Die("done")
+		}
+	}
+}

@@ -3,6 +3,7 @@ package errpreds
 
 import (
 	"errors"
+	"os"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,4 +17,10 @@ func NotDelivered(err error) bool { // want NotDelivered:`true only when nothing
 // Transient is true for timeouts too: not a proof of anything.
 func Transient(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
+}
+
+// Die logs and exits.
+func Die(msg string) { // want Die:`does not return`
+	println(msg)
+	os.Exit(2)
 }

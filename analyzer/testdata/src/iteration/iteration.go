@@ -308,3 +308,29 @@ func announceEach(nc *nats.Conn, anns [][]byte) { // want announceEach:`sends vi
 		}
 	}
 }
+
+// fatalf does not return: its last call exits.
+func fatalf(format string, args ...any) { // want fatalf:`does not return`
+	log.Printf(format, args...)
+	os.Exit(1)
+}
+
+// A success path ended by a function of the package that does not return.
+func announceOrDie(nc *nats.Conn, data []byte) { // want announceOrDie:`sends via \(\*nats\.Conn\)\.Publish`
+	for {
+		if err := nc.Publish("boot", data); err == nil { // want `call of \(\*nats.Conn\).Publish is retried on failure`
+			fatalf("announced %d bytes", len(data))
+		}
+	}
+}
+
+// logf returns: the success path loops too, a periodic send.
+func logf(format string, args ...any) { log.Printf(format, args...) }
+
+func announceForever(nc *nats.Conn, data []byte) { // want announceForever:`sends via \(\*nats\.Conn\)\.Publish`
+	for {
+		if err := nc.Publish("boot", data); err == nil {
+			logf("announced %d bytes", len(data))
+		}
+	}
+}

@@ -38,6 +38,19 @@
 // generic code), and so are method values (f := nc.Publish) and method
 // expressions ((*nats.Conn).Publish).
 //
+// A NATS value hidden behind an interface of the user's own is reported
+// where it flows in, since calls through the interface cannot be resolved:
+// a *nats.Conn, *nats.EncodedConn, nats.JetStreamContext, nats.JetStream,
+// jetstream.JetStream, jetstream.Publisher or micro.Request assigned,
+// passed, returned, stored in a composite literal, sent on a channel or
+// converted to an interface (named or not, declared outside nats.go) whose
+// method it implements with a raw send ("*nats.Conn flows into Publisher,
+// whose Publish is raw (*nats.Conn).Publish ..."), and a generic function
+// instantiated with one for a type parameter whose constraint has such a
+// method. The directive works there. An interface with no send method
+// (Flush, Close) is not reported, nor a type of your own that puts the
+// shim behind the interface.
+//
 // Suggested fixes rewrite nc.Publish(s, d) to shim.Publish(nc, s, d),
 // nc.PublishMsg(m) to shim.PublishMsg(nc, m) and m.Respond(d) to
 // shim.Respond(m, d, nil), adding the shim import (or reusing it, or
@@ -57,7 +70,11 @@
 // and claimcheck packages: only their listed functions are sends. A call
 // of a function literal that sends, of a local variable every value of
 // which sends (a literal, a method value pub := nc.Publish, a sending
-// function), counts too.
+// function), counts too, and so does a call through an interface method or
+// a function field whose receiver (a local variable, or an unexported
+// field of the package) only ever holds NATS values implementing it with a
+// send, or send method values (s.pub.Publish with s.pub only ever set to a
+// *nats.Conn).
 //
 // The rule. A send is reported when a failure path from it reaches the
 // same operation again: the same body, to the same or another target, and
@@ -97,8 +114,9 @@
 //   - The success path may leave the loop by return, break, goto, or a
 //     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
 //     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
-//     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog.
-//     (The list is kept in names.go rather than taken from x/tools
+//     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog,
+//     and functions inferred not to return (their body ends with such a
+//     call and has no return statement; exported as facts). (The list is kept in names.go rather than taken from x/tools
 //     ctrlflow facts: ctrlflow builds a CFG of every function of every
 //     dependency, which costs more than the whole check, and it cannot see
 //     through interface methods such as testing.TB.Fatal.)
@@ -199,10 +217,11 @@
 // non-negative constant size (0 also means the 8 MiB default): while
 // reconnecting, nats.go buffers outgoing messages and delivers a request
 // after its caller already timed out. The message points to shim.Connect.
-// Only what is visible at the call is judged: options spread from a slice
-// (opts...), option values held in variables, options built by other
-// functions and non-constant sizes make the outcome unknown, and unknown is
-// not reported. Function-literal options are read for assignments to
+// Only what is visible in the function is judged: options spread from a
+// slice built there (opts := []nats.Option{...}; opts = append(opts, ...))
+// are read; a slice from elsewhere or changed by index, option values held
+// in variables, options built by other functions and non-constant sizes
+// make the outcome unknown, and unknown is not reported. Function-literal options are read for assignments to
 // ReconnectBufSize and AllowReconnect. (nats.Options).Connect is reported
 // for a composite literal that allows reconnecting, for
 // nats.GetDefaultOptions(), and for a local variable initialized from
@@ -211,16 +230,18 @@
 // # What the analyzer cannot see
 //
 // It reads one function's control flow plus facts about the functions it
-// calls. Not seen: a send through an interface or function type of your
-// own (type Publisher interface{ Publish(string, []byte) error } satisfied
-// by *nats.Conn) or a type parameter, unless its concrete value is
-// visible in the same function; sends through reflection, maps and
-// channels of functions; a retry spread over goroutines, channels or a
-// scheduler other than time.AfterFunc; loop counters (for i := 0; i < 3
-// is read as "may loop"); error predicates with more than one statement;
-// what a wrapper's arguments mean (each is part of the body); a send
-// inside a function literal that is only registered (a Subscribe handler)
-// is not a send of the registering function.
+// calls. Not seen: a call through an interface, a function value or a type
+// parameter whose concrete value is not visible (it is reported where a
+// NATS value flows in, if that is in analyzed code; a value that comes
+// from another package's exported field or function result is not
+// followed); sends through reflection, maps and channels of functions; a
+// retry spread over goroutines, channels or a scheduler other than
+// time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// error predicates with more than one statement; what a wrapper's
+// arguments mean (each is part of the body); a send inside a function
+// literal that is only registered (a Subscribe handler) is not a send of
+// the registering function, and a function that sends only through an
+// interface whose value is known is not exported as a sender.
 //
 // # Reviewed exceptions (directive)
 //

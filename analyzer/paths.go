@@ -75,6 +75,7 @@ type pathState struct {
 	c      uint8
 	valid  bool
 	tested bool
+	looped bool // the path went through a loop header since the send
 	dirty  uint64
 	known  uint64 // flags whose value is known
 	flags  uint64 // of those, the ones that are true
@@ -84,7 +85,8 @@ type pathState struct {
 type pathResult struct {
 	arrivals []arrival
 	// expectsFailure is set when a success path fails a test (t.Fatal,
-	// t.Error...): the loop checks that each send fails.
+	// t.Error...) or returns a new error (return fmt.Errorf("accepted
+	// %q", subj)): the loop checks that each send fails.
 	expectsFailure bool
 	states         []pathState
 	preds          [][]int
@@ -216,6 +218,10 @@ func (st *state) retryPaths(sr *search) *pathResult {
 	}
 	walk := func(n int, from int) {
 		s := r.states[n]
+		switch s.b.Kind {
+		case cfg.KindForLoop, cfg.KindForPost, cfg.KindRangeLoop:
+			s.looped = true
+		}
 		c := sr.carriers[s.c]
 		for k := from; k < len(s.b.Nodes); k++ {
 			node := s.b.Nodes[k]
@@ -237,7 +243,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if s.l == labelSuccess && !r.expectsFailure && st.failsTest(node) {
+			if s.l == labelSuccess && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
 				r.expectsFailure = true
 			}
 			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
@@ -341,6 +347,17 @@ func (st *state) failsTest(node ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// returnsNewError reports whether node returns a new error as its last
+// result (fmt.Errorf, errors.New).
+func (st *state) returnsNewError(node ast.Node) bool {
+	ret, ok := node.(*ast.ReturnStmt)
+	if !ok || len(ret.Results) == 0 {
+		return false
+	}
+	call, ok := ast.Unparen(ret.Results[len(ret.Results)-1]).(*ast.CallExpr)
+	return ok && newErrorFuncs[funcKey(calleeFunc(st.info, call))]
 }
 
 // recursiveCall returns the call in node, outside function literals, by

@@ -79,6 +79,21 @@ func checkRejections(ctx context.Context, js jetstream.JetStream, cases []struct
 	return nil
 }
 
+// Conformance loop with one payload: the subjects vary, and a request
+// that succeeds is the failure being tested for.
+func checkBadSubjects(nc *nats.Conn, subjects []string) error { // want checkBadSubjects:`sends via \(\*nats\.Conn\)\.Request`
+	for _, subj := range subjects {
+		_, err := nc.Request(subj, nil, time.Second)
+		if err == nil {
+			return fmt.Errorf("%s: accepted, want a rejection", subj)
+		}
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) {
+			return err
+		}
+	}
+	return nil
+}
+
 // Pagination: the cursor comes from the reply, so each request asks for
 // another page.
 func listAll(nc *nats.Conn) ([]string, error) { // want listAll:`sends via \(\*nats\.Conn\)\.Request`

@@ -102,8 +102,10 @@
 //     whatever its success path does: for _, name := range names { err :=
 //     op(name); if err == nil { t.Fatal(...) } } is not reported, nor is a
 //     conformance loop that returns unless each case fails as expected.
-//     A loop whose success path fails a test (t.Fatal, t.Error) checks
-//     that each send fails: not reported either.
+//     A loop whose success path fails a test (t.Fatal, t.Error) or
+//     returns a new error (return fmt.Errorf("%s: accepted", subj)) before
+//     going round again checks that each send fails: not reported either,
+//     even with one payload for every subject.
 //   - A loop that sends the same body after a success too (a heartbeat,
 //     a ticker) is a periodic send, not a retry. The paths on which the
 //     send may have worked are its success paths and the paths that never

@@ -59,7 +59,8 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 
 // checker holds the configuration of one Analyzer.
 type checker struct {
-	cfg Config
+	cfg  Config
+	deps natsDeps
 }
 
 // sendsFact marks a function or method whose body (outside function
@@ -159,7 +160,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	}
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
-	if dependsOnNATS(pass.Pkg) && !isNATSPackage(pass.Pkg.Path()) {
+	nats := c.deps.dependsOnNATS(pass.Pkg)
+	if nats && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
@@ -183,7 +185,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	if !dependsOnNATS(pass.Pkg) && !st.inGOROOT() {
+	if !nats && !st.inGOROOT() {
 		// A generic retry package needs no NATS import: look at its
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).

@@ -97,7 +97,9 @@ func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
 			st.flowInto(n.Value, ch.Elem())
 		}
 	case *ast.Ident:
-		st.instanceFlow(n)
+		if len(info.Instances) > 0 {
+			st.instanceFlow(n)
+		}
 	}
 }
 
@@ -122,6 +124,14 @@ func enclosingSig(info *types.Info, stack []ast.Node) *types.Signature {
 // isNATSCarrier reports whether t is a NATS value whose methods include
 // raw sends.
 func isNATSCarrier(t types.Type) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || !isNATSPackage(n.Obj().Pkg().Path()) {
+		return false // the common case, decided cheaply
+	}
 	for _, c := range carrierTypes {
 		if isNamed(t, c[0], c[1]) {
 			return true

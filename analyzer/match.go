@@ -3,6 +3,7 @@ package analyzer
 import (
 	"go/types"
 	"strings"
+	"sync"
 )
 
 // fixKind says which mechanical rewrite a raw send admits.
@@ -144,23 +145,31 @@ func isNamed(t types.Type, pkgpath, name string) bool {
 	return obj.Name() == name && obj.Pkg() != nil && obj.Pkg().Path() == pkgpath
 }
 
+// natsDeps memoizes dependsOnNATS for one Analyzer: a driver that runs
+// many packages in one process (cmd/natssend-lint) shares the
+// *types.Package of a dependency between its importers, so each package's
+// imports are walked once. Under go vet each process sees one package.
+type natsDeps struct {
+	m sync.Map // *types.Package -> bool
+}
+
 // dependsOnNATS reports whether pkg is, or transitively imports, a nats.go
 // package. Only such packages can contain a send, so the analyzer skips all
 // others (the standard library in particular) after a comment scan.
-func dependsOnNATS(pkg *types.Package) bool {
-	seen := make(map[*types.Package]bool)
-	stack := []*types.Package{pkg}
-	for len(stack) > 0 {
-		p := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		if isNATSPackage(p.Path()) {
-			return true
-		}
-		stack = append(stack, p.Imports()...)
+func (nd *natsDeps) dependsOnNATS(pkg *types.Package) bool {
+	if v, ok := nd.m.Load(pkg); ok {
+		return v.(bool)
 	}
-	return false
+	r := isNATSPackage(pkg.Path())
+	if !r {
+		nd.m.Store(pkg, false) // import cycles cannot happen; this only guards re-entry
+		for _, imp := range pkg.Imports() {
+			if nd.dependsOnNATS(imp) {
+				r = true
+				break
+			}
+		}
+	}
+	nd.m.Store(pkg, r)
+	return r
 }

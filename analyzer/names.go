@@ -185,7 +185,8 @@ const (
 // the builtin panic): they end a path. ctrlflow would infer most of them,
 // but not interface methods (testing.TB) or loggers that exit through a
 // hook (zap), and requiring it costs a CFG of every function of every
-// dependency.
+// dependency (measured: about 15% of the no-op floor's CPU). Functions of
+// the analyzed packages are inferred instead (noreturn.go).
 var noReturnFuncs = setOf(
 	"os.Exit", "runtime.Goexit", "syscall.Exit",
 	"log.Fatal", "log.Fatalf", "log.Fatalln", "log.Panic", "log.Panicf", "log.Panicln",

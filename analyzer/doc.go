@@ -156,7 +156,8 @@
 // Errors that prove nothing happened. A repeat only on them is not a
 // finding, wherever the test comes (first, after err != nil, or as a later
 // switch case): nats.ErrNoResponders and jetstream.ErrNoStreamResponse
-// (nobody received it), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
+// (nobody received it), nats.ErrTooManyStalledMsgs and its jetstream
+// twin (an async publish refused locally), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
 // claimcheck.ErrTooLarge and jetstream.ErrStreamMessageExceedsMaximum
 // (refused), claimcheck.ErrNotPublished and claimcheck.ErrClosed (nothing
 // published), shim.Classify(err) == shim.OutcomeNotRun or
@@ -169,7 +170,10 @@
 // jetstream.JSErrCodeStreamWrongLastSequence), never from strings. An
 // error predicate of the package (func isNoResponders(err error) bool {
 // return errors.Is(err, nats.ErrNoResponders) }, one return statement) is
-// read the same way, and exported as a fact for other packages.
+// read the same way, and exported as a fact for other packages. A call
+// statement passing the error and such a sentinel (require.ErrorIs(t,
+// err, nats.ErrNoResponders), a test helper that stops the test
+// otherwise) counts as a test that the error is that one.
 //
 // Message IDs. A JetStream publish whose message ID is the same on every
 // attempt is not a finding: the stream de-duplicates it within its

@@ -145,11 +145,12 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	if isNil(st.info, other) {
 		t, f = one(labelSuccess), one(labelFailure)
 	} else {
+		// err == X: true is that error; false is nil or another one.
 		fail := labelFailure
 		if st.nothingSent(other) {
 			fail = labelSafe
 		}
-		t, f = one(fail), none
+		t, f = one(fail), one(labelSuccess)|one(labelFailure)
 	}
 	if !eq {
 		t, f = f, t

@@ -96,6 +96,8 @@ var notDeliveredErrors = map[string]bool{
 	natsPath + ".ErrNoResponders":                     true,
 	natsPath + ".ErrMaxPayload":                       true,
 	jetstreamPath + ".ErrNoStreamResponse":            true,
+	natsPath + ".ErrTooManyStalledMsgs":               true, // async publish refused locally
+	jetstreamPath + ".ErrTooManyStalledMsgs":          true,
 	jetstreamPath + ".ErrStreamMessageExceedsMaximum": true,
 	shimPath + ".ErrPayloadTooLarge":                  true,
 	claimcheckPath + ".ErrTooLarge":                   true,

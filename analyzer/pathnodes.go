@@ -67,3 +67,24 @@ func (st *state) returnsNewError(node ast.Node) bool {
 	call, ok := ast.Unparen(ret.Results[len(ret.Results)-1]).(*ast.CallExpr)
 	return ok && newErrorFuncs[funcKey(calleeFunc(st.info, call))]
 }
+
+// assertsNotDelivered reports whether node is a call statement passing the
+// carried error and an error proving nothing was delivered, such as a
+// test assertion (require.ErrorIs(t, err, nats.ErrNoResponders)) that
+// stops the test unless the error is that one.
+func (st *state) assertsNotDelivered(node ast.Node, c carrier) bool {
+	es, ok := node.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	hasErr, hasSentinel := false, false
+	for _, a := range call.Args {
+		hasErr = hasErr || st.is(c, a)
+		hasSentinel = hasSentinel || st.nothingSent(a)
+	}
+	return hasErr && hasSentinel
+}

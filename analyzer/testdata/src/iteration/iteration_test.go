@@ -69,3 +69,44 @@ func TestWaitForService(t *testing.T) { // want TestWaitForService:`sends via \(
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// requireIs stops the test unless err is target.
+func requireIs(t testing.TB, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("got %v, want %v", err, target)
+	}
+}
+
+// Publishing async until the client accepts it again: the only error that
+// loops is a local refusal, asserted by the helper.
+func publishAsyncWhenReady(t testing.TB, js nats.JetStreamContext, data []byte) nats.PubAckFuture { // want publishAsyncWhenReady:`sends via \(nats\.JetStream\)\.PublishAsync`
+	for {
+		f, err := js.PublishAsync("events", data)
+		if err == nil {
+			return f
+		}
+		requireIs(t, err, nats.ErrTooManyStalledMsgs)
+	}
+}
+
+// Near miss: the helper asserts a timeout, which may follow a delivery.
+func publishAsyncAfterTimeout(t testing.TB, js nats.JetStreamContext, data []byte) nats.PubAckFuture { // want publishAsyncAfterTimeout:`sends via \(nats\.JetStream\)\.PublishAsync`
+	for {
+		f, err := js.PublishAsync("events", data) // want `call of \(nats.JetStream\).PublishAsync is retried on failure`
+		if err == nil {
+			return f
+		}
+		requireIs(t, err, nats.ErrTimeout)
+	}
+}
+
+// Requests that must time out, one after another: a reply fails the test.
+func TestQueueUpWaiters(t *testing.T) { // want TestQueueUpWaiters:`sends via \(\*nats\.Conn\)\.Request`
+	var nc *nats.Conn
+	for i := 0; i < 10; i++ {
+		if _, err := nc.Request("work.next", nil, time.Microsecond); err != nats.ErrTimeout {
+			t.Fatalf("want a timeout, got %v", err)
+		}
+	}
+}

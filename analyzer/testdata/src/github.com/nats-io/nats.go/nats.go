@@ -14,6 +14,8 @@ var (
 	ErrConnectionClosed = errors.New("nats: connection closed")
 	ErrNoResponders     = errors.New("nats: no responders available for request")
 	ErrMaxPayload       = errors.New("nats: maximum payload exceeded")
+
+	ErrTooManyStalledMsgs = errors.New("nats: stalled with too many outstanding async published messages")
 )
 
 const MsgIdHdr = "Nats-Msg-Id"

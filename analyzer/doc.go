@@ -213,7 +213,9 @@
 // calls it again (the same rule as for sends), is a retry helper for its
 // callers, in its package and in others through a fact, even when the
 // helper's package imports no NATS code: withRetry(3, func() error {
-// return nc.Publish(...) }) is reported.
+// return nc.Publish(...) }) is reported. A function passing its function
+// parameter on to a retry helper at the retried position (checkFor(t, d,
+// f) calling checkForErr(d, f)) is a retry helper too.
 //
 // Not reported either: a send in a go statement, or one whose error and
 // reply are discarded.

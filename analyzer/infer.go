@@ -79,6 +79,21 @@ func (st *state) inferHelpers() {
 			}
 		}
 	}
+	// A function passing its function parameter on to a retry helper, at
+	// the helper's retried position, is one too (checkFor(t, d, f) calling
+	// checkForErr(d, f)).
+	for changed := true; changed; {
+		changed = false
+		for _, fb := range st.bodies {
+			if fb.self == nil || hasHelper(helpers, fb.self) {
+				continue
+			}
+			if i, ok := st.passesToHelper(fb, helpers); ok {
+				helpers[fb.self] = i
+				changed = true
+			}
+		}
+	}
 	if !isKnownShim(st.pass.Pkg.Path()) {
 		for fn, i := range helpers {
 			st.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
@@ -157,4 +172,40 @@ func (st *state) inGOROOT() bool {
 	}
 	tf := st.pass.Fset.File(st.pass.Files[0].FileStart)
 	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
+}
+
+func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
+	_, ok := helpers[fn]
+	return ok
+}
+
+// passesToHelper reports whether fb passes one of its function parameters
+// to a retry helper at the position the helper retries, and which.
+func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+	sig := fb.self.Type().(*types.Signature)
+	for _, call := range fb.calls {
+		callee := calleeFunc(st.info, call)
+		if callee == nil {
+			continue
+		}
+		k, ok := helpers[callee]
+		if !ok {
+			if k, ok = st.importedHelper(callee); !ok {
+				continue
+			}
+		}
+		if k >= len(call.Args) {
+			continue
+		}
+		id, ok := ast.Unparen(call.Args[k]).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		if v, ok := st.info.Uses[id].(*types.Var); ok {
+			if i := funcParam(sig, v); i >= 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
 }

@@ -197,6 +197,9 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
 	} else if i, ok := st.importedHelper(fn); ok {
 		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
+		if fb != nil {
+			fb.calls = append(fb.calls, call) // for helpers passing their parameter on
+		}
 	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
 		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
 	}

@@ -52,3 +52,10 @@ func Twice(op func() error) error {
 	}
 	return nil
 }
+
+// Eventually passes op on to WithContext: a retry helper too.
+func Eventually(ctx context.Context, d time.Duration, op func(context.Context) error) error { // want Eventually:`retries parameter 2`
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return WithContext(ctx, op)
+}

@@ -70,3 +70,18 @@ func useLocal(nc *nats.Conn, data []byte) error {
 	}
 	return forEach([]string{"a", "b"}, func(s string) error { return nc.Publish(s, data) })
 }
+
+// A helper that passes its parameter on to another package's helper.
+func retryEventually(ctx context.Context, nc *nats.Conn, body []byte) error {
+	return retrylib.Eventually(ctx, time.Minute, func(ctx context.Context) error {
+		_, err := nc.RequestWithContext(ctx, "orders.create", body) // want `retried on failure by retrylib.Eventually`
+		return err
+	})
+}
+
+// checkFor is this package's helper built on withRetry.
+func checkFor(f func() error) error { return withRetry(5, f) } // want checkFor:`retries parameter 0`
+
+func useCheckFor(nc *nats.Conn) error {
+	return checkFor(func() error { return nc.Publish("audit", nil) }) // want `call of \(\*nats.Conn\).Publish is retried on failure by retryuse.checkFor`
+}

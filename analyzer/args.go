@@ -14,13 +14,20 @@ import (
 // is body, and so is a method's receiver. Contexts, durations, a message
 // ID option and the variadic publish options are neither: a retry may
 // pass a fresh context or deadline and still repeat the same operation.
-func bodyParts(info *types.Info, s sendSite) []ast.Expr {
-	var parts []ast.Expr
+//
+// The target parts are returned too: a retry to the next server is the
+// same body to another target, while a batch that moves on to another
+// target after a success is not a periodic send of the same operation.
+func bodyParts(info *types.Info, s sendSite) (parts, targets []ast.Expr) {
 	call := s.call
 	switch fun := ast.Unparen(call.Fun).(type) {
 	case *ast.SelectorExpr:
-		if info.Selections[fun] != nil && !s.info.direct {
-			parts = append(parts, fun.X)
+		if info.Selections[fun] != nil {
+			if s.info.direct {
+				targets = append(targets, fun.X)
+			} else {
+				parts = append(parts, fun.X)
+			}
 		}
 	default:
 		parts = append(parts, fun)
@@ -44,14 +51,17 @@ func bodyParts(info *types.Info, s sendSite) []ast.Expr {
 		}
 		if s.info.direct {
 			if isTargetType(pt) {
+				targets = append(targets, a)
 				continue
 			}
 			if b, ok := pt.Underlying().(*types.Basic); ok && b.Kind() == types.String && !subjectSeen {
 				subjectSeen = true // the subject
+				targets = append(targets, a)
 				continue
 			}
 			if s.info.kind == kindReply && i == 0 && isNamed(pt, natsPath, "Msg") && sig.Recv() == nil {
-				continue // the request a reply answers
+				targets = append(targets, a) // the request a reply answers
+				continue
 			}
 			if sig.Variadic() && i >= sig.Params().Len()-1 {
 				continue // publish options
@@ -59,7 +69,7 @@ func bodyParts(info *types.Info, s sendSite) []ast.Expr {
 		}
 		parts = append(parts, a)
 	}
-	return parts
+	return parts, targets
 }
 
 // paramType returns the type of the parameter argument i binds to.

@@ -17,7 +17,10 @@ const maxDeps = 64
 type deps struct {
 	st      *state
 	index   map[*types.Var]int
-	direct  uint64 // the variables the call itself mentions
+	direct  uint64 // the variables the call's body mentions
+	target  uint64 // the variables its target (receiver, subject) mentions
+	// targetNondet: the target may differ on each evaluation
+	targetNondet bool
 	nondet  bool   // the arguments may differ on each evaluation (a receive, a method call...)
 	effects map[ast.Node][]effect
 }
@@ -165,12 +168,20 @@ func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
 			d.index[v] = len(d.index)
 		}
 	}
-	for _, p := range bodyParts(st.info, s) {
+	body, targets := bodyParts(st.info, s)
+	for _, p := range body {
 		d.nondet = d.nondet || nondet(st.info, p)
 		dataVarsIn(st.info, p, add)
 	}
 	for _, i := range d.index {
 		d.direct |= 1 << i
+	}
+	for _, p := range targets {
+		d.targetNondet = d.targetNondet || nondet(st.info, p)
+		dataVarsIn(st.info, p, func(v *types.Var) {
+			add(v)
+			d.target |= 1 << d.index[v]
+		})
 	}
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {

@@ -43,17 +43,18 @@ type pathResult struct {
 type arrival struct {
 	from     int
 	l        label
-	same     bool
+	same     bool // the same body
+	exact    bool // the same body to the same target
 	tested   bool
 	recursed bool
 }
 
 // reached reports whether a path labelled l reaches the send again, with
-// the same body if same is set, not counting success paths that tested
-// the reply if untested is set.
-func (r *pathResult) reached(l label, same, untested bool) bool {
+// the same body if same is set (and to the same target if exact is set),
+// not counting success paths that tested the reply if untested is set.
+func (r *pathResult) reached(l label, same, exact, untested bool) bool {
 	for _, a := range r.arrivals {
-		if a.l == l && (a.same || !same) && !(untested && a.tested) {
+		if a.l == l && (a.same || !same) && (a.exact || !exact) && !(untested && a.tested) {
 			return true
 		}
 	}
@@ -147,7 +148,8 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				dirty = d.apply(start.Nodes[k], dirty)
 			}
 			same := !d.nondet && dirty&d.direct == 0
-			r.arrivals = append(r.arrivals, arrival{from: from, l: s.l, same: same, tested: s.tested})
+			exact := same && !d.targetNondet && dirty&d.target == 0
+			r.arrivals = append(r.arrivals, arrival{from: from, l: s.l, same: same, exact: exact, tested: s.tested})
 			return
 		}
 		n, ok := seen[s]
@@ -181,14 +183,15 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			}
 			if rc, direct := st.recursiveCall(node, sr.self); rc != nil {
 				same := !d.nondet && s.dirty&d.direct == 0 && st.sameRecursion(rc, direct, sr.self, d)
-				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, tested: s.tested, recursed: true})
+				exact := same && !d.targetNondet && s.dirty&d.target == 0
+				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
 				return
 			}
 			if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
 				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if s.l == labelSuccess && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
+			if s.l == labelSuccess && s.valid && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
 				r.expectsFailure = true
 			}
 			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {

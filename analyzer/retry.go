@@ -323,10 +323,21 @@ func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathRes
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
 		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: st.depsOf(fb, s),
 	})
-	if !r.reached(labelFailure, true, false) || r.reached(labelSuccess, true, true) || r.reached(labelNone, true, true) || r.expectsFailure {
+	if r.expectsFailure {
 		return nil, false
 	}
-	return r, true
+	// The same operation to the same target after a failure, and after a
+	// success only to other targets or with other bodies: a retry, also
+	// one nested in a batch over targets (acks to each reply subject).
+	// The same body to another target after a failure, and never the same
+	// body after a success: trying the next server.
+	worked := func(exact bool) bool {
+		return r.reached(labelSuccess, true, exact, true) || r.reached(labelNone, true, exact, true)
+	}
+	if r.reached(labelFailure, true, true, false) && !worked(true) || r.reached(labelFailure, true, false, false) && !worked(false) {
+		return r, true
+	}
+	return nil, false
 }
 
 // receives returns the carriers of the receives in body (msg, err :=

@@ -349,3 +349,26 @@ func announceForever(nc *nats.Conn, data []byte) { // want announceForever:`send
 		}
 	}
 }
+
+// A retry nested in a batch over targets: each message's ack goes to its
+// own reply subject with the same body; a failed ack is sent again.
+func ackAll(nc *nats.Conn, msgs []*nats.Msg) { // want ackAll:`sends via \(\*nats\.Conn\)\.Request`
+	for _, m := range msgs {
+		for i := 0; i < 10; i++ {
+			if _, err := nc.Request(m.Reply, []byte("+ACK"), 500*time.Millisecond); err == nil { // want `call of \(\*nats.Conn\).Request is retried on failure`
+				break
+			}
+		}
+	}
+}
+
+// Near miss: a fan-out of the same body to every connection, logging
+// failures: each target once.
+func broadcast(conns []*nats.Conn, evt []byte) { // want broadcast:`sends via \(\*nats\.Conn\)\.Publish`
+	for _, nc := range conns {
+		if err := nc.Publish("config.changed", evt); err != nil {
+			log.Print(err)
+			continue
+		}
+	}
+}

@@ -110,3 +110,21 @@ func TestQueueUpWaiters(t *testing.T) { // want TestQueueUpWaiters:`sends via \(
 		}
 	}
 }
+
+// Waiting for the service, then checking something else: the t.Fatal on
+// the success path is about another error, so this is still a retry.
+func TestAfterServiceUp(t *testing.T) { // want TestAfterServiceUp:`sends via \(\*nats\.Conn\)\.Request`
+	var nc *nats.Conn
+	check := func() error { return nil }
+	for {
+		_, err := nc.Request("svc.info", nil, time.Second) // want `call of \(\*nats.Conn\).Request is retried on failure`
+		if err != nil {
+			continue
+		}
+		err = check()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+}

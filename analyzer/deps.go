@@ -15,14 +15,14 @@ const maxDeps = 64
 // depend on, directly or through assignments, indexed for a bit mask, with
 // the effects of the nodes of the control-flow graph on them.
 type deps struct {
-	st      *state
-	index   map[*types.Var]int
-	direct  uint64 // the variables the call's body mentions
-	target  uint64 // the variables its target (receiver, subject) mentions
+	st     *state
+	index  map[*types.Var]int
+	direct uint64 // the variables the call's body mentions
+	target uint64 // the variables its target (receiver, subject) mentions
 	// targetNondet: the target may differ on each evaluation
 	targetNondet bool
-	nondet  bool   // the arguments may differ on each evaluation (a receive, a method call...)
-	effects map[ast.Node][]effect
+	nondet       bool // the arguments may differ on each evaluation (a receive, a method call...)
+	effects      map[ast.Node][]effect
 }
 
 // effect is one change to a tracked variable made by a node.

@@ -21,6 +21,7 @@ type pathState struct {
 	valid  bool
 	tested bool
 	looped bool // the path went through a loop header since the send
+	judged bool // the block was entered by a branch on the send's outcome
 	dirty  uint64
 	known  uint64 // flags whose value is known
 	flags  uint64 // of those, the ones that are true
@@ -191,7 +192,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if s.l == labelSuccess && s.valid && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
+			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
 				r.expectsFailure = true
 			}
 			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
@@ -256,6 +257,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 					if edge.ls&one(nl) != 0 {
 						ns := s
 						ns.b, ns.l, ns.tested = edge.b, nl, tested
+						ns.judged = t != one(labelNone) || f != one(labelNone)
 						push(n, ns)
 					}
 				}
@@ -264,7 +266,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 		}
 		for _, succ := range s.b.Succs {
 			ns := s
-			ns.b = succ
+			ns.b, ns.judged = succ, false
 			push(n, ns)
 		}
 	}

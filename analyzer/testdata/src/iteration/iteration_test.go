@@ -128,3 +128,18 @@ func TestAfterServiceUp(t *testing.T) { // want TestAfterServiceUp:`sends via \(
 		return
 	}
 }
+
+// The same with the callback's error in its own variable.
+func TestAfterServiceUpShadowed(t *testing.T) { // want TestAfterServiceUpShadowed:`sends via \(\*nats\.Conn\)\.Request`
+	var nc *nats.Conn
+	check := func() error { return nil }
+	for {
+		if _, err := nc.Request("svc.info", nil, time.Second); err != nil { // want `call of \(\*nats.Conn\).Request is retried on failure`
+			continue
+		}
+		if err := check(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+}

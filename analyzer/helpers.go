@@ -137,7 +137,19 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	own := func(e ast.Expr, valid bool) bool {
 		return ast.Unparen(e) == s.call || (valid && st.is(c, e))
 	}
-	retried := false
+	// failAgain: a path on which the send failed asks for another
+	// attempt; okAgain: so does a path on which it may have worked (the
+	// literal repeats whatever the send did, until some other condition
+	// holds). As for loops, only the first without the second is a retry.
+	failAgain, okAgain := false, false
+	again := func(l label) {
+		switch l {
+		case labelFailure:
+			failAgain = true
+		case labelSuccess, labelNone:
+			okAgain = true
+		}
+	}
 	d := &deps{st: st, effects: make(map[ast.Node][]effect)}
 	st.retryPaths(&search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 		var e ast.Expr
@@ -147,25 +159,41 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 		case len(ret.Results) == 1:
 			e = ret.Results[0] // return f() with f's results
 		default:
-			retried = retried || kind == helperOnError // a bare return: unknown
+			failAgain = failAgain || kind == helperOnError // a bare return: unknown
 			return
 		}
-		harmless := l == labelSuccess || l == labelSafe
 		if kind == helperPoll {
 			// (false, nil) polls again; an error or done stops.
-			if len(ret.Results) != 2 || !isNil(st.info, ret.Results[1]) || l == labelSafe || l == labelSuccess {
+			if len(ret.Results) != 2 || !isNil(st.info, ret.Results[1]) || l == labelSafe {
 				return
 			}
 			done := ret.Results[0]
 			if v, ok := boolConst(st.info, done); ok {
-				retried = retried || (!v && l == labelFailure)
+				if !v {
+					again(l)
+				}
 				return
 			}
 			if valid || l == labelNone {
 				_, f := st.cond(c, done)
-				retried = retried || one(l).then(f)&one(labelFailure) != 0
+				for _, fl := range []label{labelFailure, labelSuccess} {
+					if one(l).then(f)&one(fl) != 0 {
+						again(fl)
+					}
+				}
 			}
 			return
+		}
+		// ownAgain: the send's own error is returned, asking again
+		// exactly when it failed.
+		ownAgain := func(x ast.Expr) bool {
+			if !own(x, valid) {
+				return false
+			}
+			if l == labelFailure || l == labelNone {
+				failAgain = true
+			}
+			return true
 		}
 		switch {
 		case isNil(st.info, e):
@@ -173,20 +201,16 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 			if _, ok := isMarker(e); ok {
 				return
 			}
-			if own(e, valid) && harmless {
-				return
+			if !ownAgain(e) {
+				again(l)
 			}
-			retried = true
 		case kind == helperOnMarked:
-			if m, ok := isMarker(e); ok && len(m.Args) == 1 {
-				if own(m.Args[0], valid) && harmless {
-					return
-				}
-				retried = true
+			if m, ok := isMarker(e); ok && len(m.Args) == 1 && !ownAgain(m.Args[0]) {
+				again(l)
 			}
 		}
 	}})
-	return retried
+	return failAgain && !okAgain
 }
 
 // retriesOnlyNotDelivered reports whether the helper call is told to retry

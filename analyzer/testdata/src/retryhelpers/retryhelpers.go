@@ -236,12 +236,22 @@ func notPermanent(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvarg
 		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry`
 	}), backoff4.NewExponentialBackOff())
 
-	// Success followed by another error repeats the send too.
+	// Near miss: the failure stops, only a success is followed by another
+	// attempt (until some other condition holds): a repeat, not a retry,
+	// as in loops.
 	_ = backoff4.Retry(func() error {
-		if err := shim.Publish(nc, "a", nil); err != nil { // want `call of shim.Publish is retried on failure by backoff.Retry`
+		if err := shim.Publish(nc, "a", nil); err != nil {
 			return backoff4.Permanent(err)
 		}
 		return errors.New("not yet")
+	}, backoff4.NewExponentialBackOff())
+
+	// A retry that also repeats after a success is a repeat too.
+	_ = backoff4.Retry(func() error {
+		if err := shim.Publish(nc, "a", nil); err != nil {
+			return err
+		}
+		return errors.New("condition not met yet")
 	}, backoff4.NewExponentialBackOff())
 }
 

@@ -118,7 +118,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	}
 	c, ok := st.carrierOf(locs[0].b.Nodes[locs[0].i], s.call)
 	if !ok {
-		return true
+		return false // its error is discarded (or it has none): as in loops
 	}
 	isMarker := func(e ast.Expr) (*ast.CallExpr, bool) {
 		call, ok := ast.Unparen(e).(*ast.CallExpr)

@@ -205,8 +205,12 @@
 // its predicate accepts (the same reading), and RetryOnConflict only
 // Kubernetes conflict errors, which no NATS send returns, so it is not
 // reported; a wait.Poll* or ExponentialBackoff condition polls again on
-// (false, nil) and stops on an error. Other configured helpers report
-// every send inside.
+// (false, nil) and stops on an error. As in loops, a literal that asks
+// for another attempt after a success too (return errors.New("not yet")
+// once the send worked, until some other condition holds) repeats rather
+// than retries and is not reported, and a send whose error the literal
+// discards is not judged. Other configured helpers report every send
+// inside.
 //
 // In-house helpers are found without configuration: a function that calls
 // a parameter of function type returning an error, and whose failure path

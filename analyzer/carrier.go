@@ -20,8 +20,8 @@ type carrier struct {
 }
 
 // carrierOf finds how the error of the send call in node is held.
-func (st *state) carrierOf(node ast.Node, call *ast.CallExpr) (carrier, bool) {
-	t := st.info.TypeOf(call.Fun)
+func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bool) {
+	t := info.TypeOf(call.Fun)
 	if t == nil {
 		return carrier{}, false
 	}
@@ -56,11 +56,11 @@ func (st *state) carrierOf(node ast.Node, call *ast.CallExpr) (carrier, bool) {
 	}
 	var c carrier
 	if id, ok := lhs[n-1].(*ast.Ident); ok {
-		c.v, _ = st.info.ObjectOf(id).(*types.Var) // nil if blank
+		c.v, _ = info.ObjectOf(id).(*types.Var) // nil if blank
 	}
 	if n >= 2 {
 		if id, ok := lhs[0].(*ast.Ident); ok {
-			if v, ok := st.info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
+			if v, ok := info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
 				c.reply = v
 			}
 		}
@@ -85,29 +85,29 @@ func isErrorType(t types.Type) bool {
 }
 
 // is reports whether e is the carrier.
-func (st *state) is(c carrier, e ast.Expr) bool {
+func carries(info *types.Info, c carrier, e ast.Expr) bool {
 	e = ast.Unparen(e)
 	if c.call != nil {
 		return e == c.call
 	}
 	id, ok := e.(*ast.Ident)
-	return ok && c.v != nil && st.info.Uses[id] == c.v
+	return ok && c.v != nil && info.Uses[id] == c.v
 }
 
 // isReply reports whether e is the carrier's reply variable.
-func (st *state) isReply(c carrier, e ast.Expr) bool {
+func carriesReply(info *types.Info, c carrier, e ast.Expr) bool {
 	id, ok := ast.Unparen(e).(*ast.Ident)
-	return ok && c.reply != nil && st.info.Uses[id] == c.reply
+	return ok && c.reply != nil && info.Uses[id] == c.reply
 }
 
 // mentionsReply reports whether the condition e looks at the reply.
-func (st *state) mentionsReply(e ast.Expr, c carrier) bool {
+func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
 	if c.reply == nil {
 		return false
 	}
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && st.info.Uses[id] == c.reply {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.reply {
 			found = true
 		}
 		return !found
@@ -116,8 +116,8 @@ func (st *state) mentionsReply(e ast.Expr, c carrier) bool {
 }
 
 // assignsCarrier reports whether node may change what c holds.
-func (st *state) assignsCarrier(node ast.Node, c carrier) bool {
-	return assigns(st.info, node, c.v) || (c.v == nil && assigns(st.info, node, c.reply))
+func assignsCarrier(info *types.Info, node ast.Node, c carrier) bool {
+	return assigns(info, node, c.v) || (c.v == nil && assigns(info, node, c.reply))
 }
 
 // objectOf returns the object an identifier or qualified identifier
@@ -189,13 +189,13 @@ func (st *state) transforms(node ast.Node, c carrier, l label) bool {
 	}
 	key := funcKey(calleeFunc(st.info, call))
 	if key == "fmt.Errorf" && l != labelNone && l != labelSuccess && wraps(st.info, call) {
-		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return st.is(c, a) })
+		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return carries(st.info, c, a) })
 	}
 	if newErrorFuncs[key] {
 		return false
 	}
 	for _, a := range call.Args {
-		if st.is(c, a) {
+		if carries(st.info, c, a) {
 			return true
 		}
 	}

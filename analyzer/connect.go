@@ -84,8 +84,8 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 }
 
 // intConst returns the constant integer value of e, if it has one.
-func (st *state) intConst(e ast.Expr) (int64, bool) {
-	tv, ok := st.info.Types[e]
+func intConst(info *types.Info, e ast.Expr) (int64, bool) {
+	tv, ok := info.Types[e]
 	if !ok || tv.Value == nil {
 		return 0, false
 	}
@@ -106,7 +106,7 @@ func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
 			if len(e.Args) != 1 {
 				return bufUnknown, 0
 			}
-			n, ok := st.intConst(e.Args[0])
+			n, ok := intConst(st.info, e.Args[0])
 			if !ok {
 				return bufUnknown, 0
 			}
@@ -156,7 +156,7 @@ func (o optState) result() (bufState, int64) {
 func (st *state) assign(o *optState, field string, expr ast.Expr) {
 	switch field {
 	case "ReconnectBufSize":
-		n, ok := st.intConst(expr)
+		n, ok := intConst(st.info, expr)
 		switch {
 		case !ok:
 			o.buf = bufUnknown
@@ -333,7 +333,7 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 	}
 	var elems []ast.Expr
 	ok, assigned := true, false
-	st.assignmentsTo(body, v, func(rhs ast.Expr) {
+	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
 		assigned = true
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:

@@ -88,10 +88,10 @@ func (st *state) isSafePredicate(fn *types.Func) bool {
 // ErrorCode field of a JetStream API error and the other a code by which
 // the stream refused the message (refusedCodes): nothing was stored.
 func (st *state) refusedCode(x, y ast.Expr) (labels, bool) {
-	if st.isAPIErrorCode(y) {
+	if isAPIErrorCode(st.info, y) {
 		x, y = y, x
 	}
-	if !st.isAPIErrorCode(x) {
+	if !isAPIErrorCode(st.info, x) {
 		return 0, false
 	}
 	tv := st.info.Types[y]
@@ -107,12 +107,12 @@ func (st *state) refusedCode(x, y ast.Expr) (labels, bool) {
 
 // isAPIErrorCode reports whether e is the ErrorCode field of a
 // jetstream.APIError or nats.APIError.
-func (st *state) isAPIErrorCode(e ast.Expr) bool {
+func isAPIErrorCode(info *types.Info, e ast.Expr) bool {
 	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 	if !ok || sel.Sel.Name != "ErrorCode" {
 		return false
 	}
-	t := st.info.TypeOf(sel.X)
+	t := info.TypeOf(sel.X)
 	if t == nil {
 		return false
 	}
@@ -187,7 +187,7 @@ func (st *state) typeCaseLabels(c carrier, tc typeCase) (t, f labels) {
 		subject = a.X
 	}
 	ta, ok := ast.Unparen(subject).(*ast.TypeAssertExpr)
-	if !ok || !st.is(c, ta.X) {
+	if !ok || !carries(st.info, c, ta.X) {
 		return none, none
 	}
 	if isNil(st.info, tc.typ) {

@@ -68,18 +68,18 @@ func boolConst(info *types.Info, e ast.Expr) (bool, bool) {
 }
 
 // setFlags returns the known flags and their values after node runs.
-func (st *state) setFlags(node ast.Node, flags map[*types.Var]int, known, vals uint64) (uint64, uint64) {
+func setFlags(info *types.Info, node ast.Node, flags map[*types.Var]int, known, vals uint64) (uint64, uint64) {
 	if len(flags) == 0 {
 		return known, vals
 	}
 	set := func(l, r ast.Expr, tok token.Token) {
-		v := localVar(st.info, l)
+		v := localVar(info, l)
 		i, ok := flags[v]
 		if !ok {
 			return
 		}
 		bit := uint64(1) << i
-		if b, ok := boolConst(st.info, r); ok && r != nil && (tok == token.ASSIGN || tok == token.DEFINE) {
+		if b, ok := boolConst(info, r); ok && r != nil && (tok == token.ASSIGN || tok == token.DEFINE) {
 			known |= bit
 			if b {
 				vals |= bit
@@ -106,7 +106,7 @@ func (st *state) setFlags(node ast.Node, flags map[*types.Var]int, known, vals u
 			for i, name := range n.Names {
 				if i < len(n.Values) {
 					set(name, n.Values[i], token.DEFINE)
-				} else if i, ok := flags[localVar(st.info, name)]; ok && len(n.Values) == 0 {
+				} else if i, ok := flags[localVar(info, name)]; ok && len(n.Values) == 0 {
 					known |= 1 << i // var sent bool: false
 					vals &^= 1 << i
 				}

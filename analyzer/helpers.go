@@ -112,11 +112,11 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	if n == 0 || !isErrorType(sig.Results().At(n-1).Type()) {
 		return true
 	}
-	locs := st.locate(g, lit.Body, []sendSite{s})
+	locs := locate(st.info, g, lit.Body, []sendSite{s})
 	if locs[0].b == nil {
 		return true
 	}
-	c, ok := st.carrierOf(locs[0].b.Nodes[locs[0].i], s.call)
+	c, ok := carrierOf(st.info, locs[0].b.Nodes[locs[0].i], s.call)
 	if !ok {
 		return false // its error is discarded (or it has none): as in loops
 	}
@@ -135,7 +135,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	}
 	// own reports whether e is the send's own error, still held.
 	own := func(e ast.Expr, valid bool) bool {
-		return ast.Unparen(e) == s.call || (valid && st.is(c, e))
+		return ast.Unparen(e) == s.call || (valid && carries(st.info, c, e))
 	}
 	// failAgain: a path on which the send failed asks for another
 	// attempt; okAgain: so does a path on which it may have worked (the

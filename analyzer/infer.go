@@ -71,7 +71,7 @@ func (st *state) inferHelpers() {
 			continue
 		}
 		bc := st.bodyCFG(fb)
-		locs := st.locate(bc.g, fb.body, sites)
+		locs := locate(st.info, bc.g, fb.body, sites)
 		for j, s := range sites {
 			if _, ok := st.retriedAt(fb, bc, locs[j], s); ok {
 				helpers[fb.self] = params[j]

@@ -59,8 +59,8 @@ func (x labels) then(y labels) labels {
 // nats.ErrMaxPayload, shim.ErrPayloadTooLarge and claimcheck.ErrTooLarge
 // (refused before sending), claimcheck.ErrNotPublished and
 // claimcheck.ErrClosed (nothing published).
-func (st *state) nothingSent(e ast.Expr) bool {
-	obj, ok := objectOf(st.info, e).(*types.Var)
+func nothingSent(info *types.Info, e ast.Expr) bool {
+	obj, ok := objectOf(info, e).(*types.Var)
 	if !ok || obj.Pkg() == nil {
 		return false
 	}
@@ -76,13 +76,13 @@ func (st *state) classifyOf(c carrier, e ast.Expr) bool {
 		}
 	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
-	return ok && len(call.Args) == 1 && funcKey(calleeFunc(st.info, call)) == shimClassify && st.is(c, call.Args[0])
+	return ok && len(call.Args) == 1 && funcKey(calleeFunc(st.info, call)) == shimClassify && carries(st.info, c, call.Args[0])
 }
 
 // outcome returns the labels of "shim.Classify(err) == e" being true, if e
 // is one of the shim.Outcome constants.
-func (st *state) outcome(e ast.Expr) (labels, bool) {
-	obj, ok := objectOf(st.info, e).(*types.Const)
+func outcome(info *types.Info, e ast.Expr) (labels, bool) {
+	obj, ok := objectOf(info, e).(*types.Const)
 	if !ok || obj.Pkg() == nil || obj.Pkg().Path() != shimPath {
 		return 0, false
 	}
@@ -99,9 +99,9 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	none := one(labelNone)
 	other := y
 	switch {
-	case st.isReply(c, x) || st.isReply(c, y):
+	case carriesReply(st.info, c, x) || carriesReply(st.info, c, y):
 		other := y
-		if st.isReply(c, y) {
+		if carriesReply(st.info, c, y) {
 			other = x
 		}
 		if !isNil(st.info, other) {
@@ -113,14 +113,14 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 			t, f = f, t
 		}
 		return t, f
-	case st.is(c, x):
-	case st.is(c, y):
+	case carries(st.info, c, x):
+	case carries(st.info, c, y):
 		other = x
 	case st.classifyOf(c, x), st.classifyOf(c, y):
 		if st.classifyOf(c, y) {
 			y = x // the Outcome constant is on the left
 		}
-		l, ok := st.outcome(y)
+		l, ok := outcome(st.info, y)
 		if !ok {
 			return none, none
 		}
@@ -147,7 +147,7 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	} else {
 		// err == X: true is that error; false is nil or another one.
 		fail := labelFailure
-		if st.nothingSent(other) {
+		if nothingSent(st.info, other) {
 			fail = labelSafe
 		}
 		t, f = one(fail), one(labelSuccess)|one(labelFailure)
@@ -194,9 +194,9 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		// of the error: true means it is some error.
 		uses := false
 		for _, a := range e.Args {
-			uses = uses || st.is(c, a)
+			uses = uses || carries(st.info, c, a)
 		}
-		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && st.is(c, sel.X) {
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && carries(st.info, c, sel.X) {
 			uses = true
 		}
 		if !uses {
@@ -208,7 +208,7 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		}
 		switch funcKey(fn) {
 		case "errors.Is":
-			if len(e.Args) == 2 && st.nothingSent(e.Args[1]) {
+			if len(e.Args) == 2 && nothingSent(st.info, e.Args[1]) {
 				return one(labelSafe), none
 			}
 		case shimMayHaveRun:

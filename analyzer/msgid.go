@@ -19,7 +19,7 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 	inv := &invariance{st: st, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if st.optionHasFixedID(arg, inv) {
+		if optionHasFixedID(st.info, arg, inv) {
 			return true
 		}
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && st.optsHaveFixedID(arg, inv) {
@@ -33,9 +33,9 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 }
 
 // optionHasFixedID reports whether e is a message ID option with a fixed ID.
-func (st *state) optionHasFixedID(e ast.Expr, inv *invariance) bool {
+func optionHasFixedID(info *types.Info, e ast.Expr, inv *invariance) bool {
 	opt, ok := ast.Unparen(e).(*ast.CallExpr)
-	return ok && len(opt.Args) == 1 && isMsgIDOption(st.info, opt) && inv.fixed(opt.Args[0], 0)
+	return ok && len(opt.Args) == 1 && isMsgIDOption(info, opt) && inv.fixed(opt.Args[0], 0)
 }
 
 // optsHaveFixedID reports whether the options slice variable e holds a
@@ -49,10 +49,10 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 	found := false
 	check := func(elts []ast.Expr) {
 		for _, x := range elts {
-			found = found || st.optionHasFixedID(x, inv)
+			found = found || optionHasFixedID(st.info, x, inv)
 		}
 	}
-	st.assignmentsTo(body, v, func(rhs ast.Expr) {
+	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
 			check(r.Elts)
@@ -67,7 +67,7 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 
 // assignmentsTo calls f with the value of each assignment to the whole
 // variable v in body.
-func (st *state) assignmentsTo(body ast.Node, v *types.Var, f func(rhs ast.Expr)) {
+func assignmentsTo(info *types.Info, body ast.Node, v *types.Var, f func(rhs ast.Expr)) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
@@ -75,13 +75,13 @@ func (st *state) assignmentsTo(body ast.Node, v *types.Var, f func(rhs ast.Expr)
 				return true
 			}
 			for i, l := range n.Lhs {
-				if localVar(st.info, l) == v {
+				if localVar(info, l) == v {
 					f(n.Rhs[i])
 				}
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
-				if i < len(n.Values) && len(n.Values) == len(n.Names) && st.info.Defs[name] == v {
+				if i < len(n.Values) && len(n.Values) == len(n.Names) && info.Defs[name] == v {
 					f(n.Values[i])
 				}
 			}
@@ -104,7 +104,7 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return false
 	}
 	fixed := false
-	st.assignmentsTo(body, v, func(rhs ast.Expr) {
+	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
 		if lit, ok := unaddr(rhs).(*ast.CompositeLit); ok {
 			fixed = fixed || st.literalHasFixedID(lit, inv)
 		}
@@ -114,7 +114,7 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) == v
 	}
-	fixed = fixed || st.headerSetIn(body, isHeader, inv)
+	fixed = fixed || headerSetIn(st.info, body, isHeader, inv)
 	ast.Inspect(body, func(n ast.Node) bool {
 		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
 			for i, l := range as.Lhs {
@@ -163,25 +163,25 @@ func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 		return false
 	}
 	fixed := false
-	st.assignmentsTo(body, v, func(rhs ast.Expr) {
+	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
 		if hl, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
 			fixed = fixed || st.headerHasFixedID(hl, inv)
 		}
 	})
-	return fixed || st.headerSetIn(body, func(e ast.Expr) bool { return localVar(st.info, e) == v }, inv)
+	return fixed || headerSetIn(st.info, body, func(e ast.Expr) bool { return localVar(st.info, e) == v }, inv)
 }
 
 // headerSetIn reports whether body sets a fixed Nats-Msg-Id on a header
 // that isHeader recognizes: hdr.Set(key, id), hdr.Add(key, id) or
 // hdr[key] = []string{id}.
-func (st *state) headerSetIn(body ast.Node, isHeader func(ast.Expr) bool, inv *invariance) bool {
+func headerSetIn(info *types.Info, body ast.Node, isHeader func(ast.Expr) bool, inv *invariance) bool {
 	fixed := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
-			if ok && len(n.Args) == 2 && headerSetters[funcKey(calleeFunc(st.info, n))] && isHeader(sel.X) &&
-				isMsgIDKey(st.info, n.Args[0]) && inv.fixed(n.Args[1], 0) {
+			if ok && len(n.Args) == 2 && headerSetters[funcKey(calleeFunc(info, n))] && isHeader(sel.X) &&
+				isMsgIDKey(info, n.Args[0]) && inv.fixed(n.Args[1], 0) {
 				fixed = true
 			}
 		case *ast.AssignStmt:
@@ -190,7 +190,7 @@ func (st *state) headerSetIn(body ast.Node, isHeader func(ast.Expr) bool, inv *i
 			}
 			for i, l := range n.Lhs {
 				ix, ok := ast.Unparen(l).(*ast.IndexExpr)
-				if !ok || !isHeader(ix.X) || !isMsgIDKey(st.info, ix.Index) {
+				if !ok || !isHeader(ix.X) || !isMsgIDKey(info, ix.Index) {
 					continue
 				}
 				if vals, ok := ast.Unparen(n.Rhs[i]).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/types"
 
 	"golang.org/x/tools/go/cfg"
 )
@@ -14,7 +15,7 @@ type loc struct {
 }
 
 // locate finds the block and node of each send in g.
-func (st *state) locate(g *cfg.CFG, body *ast.BlockStmt, sends []sendSite) []loc {
+func locate(info *types.Info, g *cfg.CFG, body *ast.BlockStmt, sends []sendSite) []loc {
 	want := make(map[*ast.CallExpr]int, len(sends))
 	for i, s := range sends {
 		want[s.call] = i
@@ -43,14 +44,14 @@ func (st *state) locate(g *cfg.CFG, body *ast.BlockStmt, sends []sendSite) []loc
 
 // failsTest reports whether node calls a testing method that fails the
 // test (outside function literals).
-func (st *state) failsTest(node ast.Node) bool {
+func failsTest(info *types.Info, node ast.Node) bool {
 	found := false
 	ast.Inspect(node, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.CallExpr:
-			found = found || testFailFuncs[funcKey(calleeFunc(st.info, n))]
+			found = found || testFailFuncs[funcKey(calleeFunc(info, n))]
 		}
 		return !found
 	})
@@ -59,13 +60,13 @@ func (st *state) failsTest(node ast.Node) bool {
 
 // returnsNewError reports whether node returns a new error as its last
 // result (fmt.Errorf, errors.New).
-func (st *state) returnsNewError(node ast.Node) bool {
+func returnsNewError(info *types.Info, node ast.Node) bool {
 	ret, ok := node.(*ast.ReturnStmt)
 	if !ok || len(ret.Results) == 0 {
 		return false
 	}
 	call, ok := ast.Unparen(ret.Results[len(ret.Results)-1]).(*ast.CallExpr)
-	return ok && newErrorFuncs[funcKey(calleeFunc(st.info, call))]
+	return ok && newErrorFuncs[funcKey(calleeFunc(info, call))]
 }
 
 // assertsNotDelivered reports whether node is a call statement passing the
@@ -83,8 +84,8 @@ func (st *state) assertsNotDelivered(node ast.Node, c carrier) bool {
 	}
 	hasErr, hasSentinel := false, false
 	for _, a := range call.Args {
-		hasErr = hasErr || st.is(c, a)
-		hasSentinel = hasSentinel || st.nothingSent(a)
+		hasErr = hasErr || carries(st.info, c, a)
+		hasSentinel = hasSentinel || nothingSent(st.info, a)
 	}
 	return hasErr && hasSentinel
 }

@@ -183,7 +183,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				continue
 			}
 			if rc, direct := st.recursiveCall(node, sr.self); rc != nil {
-				same := !d.nondet && s.dirty&d.direct == 0 && st.sameRecursion(rc, direct, sr.self, d)
+				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(st.info, rc, direct, sr.self, d)
 				exact := same && !d.targetNondet && s.dirty&d.target == 0
 				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
 				return
@@ -192,7 +192,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (st.failsTest(node) || st.returnsNewError(node)) {
+			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (failsTest(st.info, node) || returnsNewError(st.info, node)) {
 				r.expectsFailure = true
 			}
 			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
@@ -207,15 +207,15 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				// it, the error is one that proves nothing happened.
 				s.l = labelSafe
 			}
-			if st.assignsCarrier(node, c) && !st.transforms(node, c, s.l) {
+			if assignsCarrier(st.info, node, c) && !st.transforms(node, c, s.l) {
 				s.valid = false
 			}
 			s.dirty = d.apply(node, s.dirty)
-			s.known, s.flags = st.setFlags(node, sr.flags, s.known, s.flags)
+			s.known, s.flags = setFlags(st.info, node, sr.flags, s.known, s.flags)
 		}
 		s.dirty = d.rangeDirty(s.b, s.dirty)
 		if s.b.Kind == cfg.KindRangeLoop {
-			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && st.assignsCarrier(&ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
+			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && assignsCarrier(st.info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
 				s.valid = false
 			}
 		}
@@ -239,7 +239,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && s.l == labelSuccess && st.mentionsReply(e, c) {
+			if isExpr && s.l == labelSuccess && mentionsReply(st.info, e, c) {
 				tested = true
 			}
 			val, known := false, false

@@ -93,7 +93,7 @@ func (st *state) reaches(fn, target *types.Func) bool {
 // f(n int, msg *nats.Msg) sends msg again). Through another function or a
 // timer, only a body that depends on no parameter is known to be the
 // same.
-func (st *state) sameRecursion(rc *ast.CallExpr, direct bool, self *types.Func, d *deps) bool {
+func sameRecursion(info *types.Info, rc *ast.CallExpr, direct bool, self *types.Func, d *deps) bool {
 	sig, _ := self.Type().(*types.Signature)
 	if sig == nil {
 		return false
@@ -107,7 +107,7 @@ func (st *state) sameRecursion(rc *ast.CallExpr, direct bool, self *types.Func, 
 			return false
 		}
 		id, ok := ast.Unparen(rc.Args[k]).(*ast.Ident)
-		if !ok || st.info.Uses[id] != p {
+		if !ok || info.Uses[id] != p {
 			return false
 		}
 	}

@@ -263,7 +263,7 @@ func (st *state) checkBody(fb *fnBody) {
 		return
 	}
 	bc := st.bodyCFG(fb)
-	locs := st.locate(bc.g, fb.body, sends)
+	locs := locate(st.info, bc.g, fb.body, sends)
 	for j, s := range sends {
 		r, ok := st.retriedAt(fb, bc, locs[j], s)
 		if !ok {
@@ -314,7 +314,7 @@ func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathRes
 	if l.b == nil {
 		return nil, false
 	}
-	c, ok := st.carrierOf(l.b.Nodes[l.i], s.call)
+	c, ok := carrierOf(st.info, l.b.Nodes[l.i], s.call)
 	if !ok {
 		return nil, false
 	}
@@ -365,7 +365,7 @@ func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 			if !ok || !receiveFuncs[funcKey(calleeFunc(st.info, call))] || len(cs) >= 250 {
 				return true
 			}
-			if c, ok := st.carrierOf(n, call); ok {
+			if c, ok := carrierOf(st.info, n, call); ok {
 				if idx == nil {
 					idx = make(map[ast.Node]int)
 				}

@@ -333,7 +333,7 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 	}
 	var elems []ast.Expr
 	ok, assigned := true, false
-	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
 		assigned = true
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
@@ -348,20 +348,12 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 		}
 		ok = false
 	})
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				if ix, isIndex := ast.Unparen(l).(*ast.IndexExpr); isIndex && localVar(st.info, ix.X) == v {
-					ok = false
-				}
-			}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND && localVar(st.info, n.X) == v {
-				ok = false
-			}
+	if fb := st.bodies[body]; fb == nil || st.index(fb).addressed[v] {
+		ok = false
+	} else {
+		for _, a := range st.index(fb).byVar[v] {
+			ok = ok && a.whole // opts[i] = x
 		}
-		return ok
-	})
+	}
 	return elems, ok && assigned
 }

@@ -140,24 +140,6 @@ func isMsgIDOption(info *types.Info, e ast.Expr) bool {
 	return false
 }
 
-// assignNodes returns the assignments of a function body, outside function
-// literals.
-func (fb *fnBody) assignNodes() []ast.Node {
-	if fb.assigns == nil {
-		fb.assigns = []ast.Node{}
-		ast.Inspect(fb.body, func(n ast.Node) bool {
-			switch n.(type) {
-			case *ast.FuncLit:
-				return false
-			case *ast.AssignStmt, *ast.ValueSpec:
-				fb.assigns = append(fb.assigns, n)
-			}
-			return true
-		})
-	}
-	return fb.assigns
-}
-
 // depsOf computes the variables the body of the send call depends on in
 // fb: what is sent, not where (bodyParts). The closure over assignments
 // skips message headers (see dataVarsIn).
@@ -186,7 +168,7 @@ func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {
 		n := len(d.index)
-		for _, node := range fb.assignNodes() {
+		for _, node := range st.index(fb).stmts {
 			switch a := node.(type) {
 			case *ast.AssignStmt:
 				for i, l := range a.Lhs {

@@ -14,50 +14,6 @@ import (
 // maxFlags bounds the flags tracked in one function body.
 const maxFlags = 64
 
-// flagsOf returns the flags of a function body, by bit: bool local
-// variables assigned a constant somewhere in the body, whose address is
-// not taken and that no function literal assigns.
-func flagsOf(info *types.Info, body *ast.BlockStmt) map[*types.Var]int {
-	flags := make(map[*types.Var]int)
-	bad := make(map[*types.Var]bool)
-	var visit func(n ast.Node, inLit bool) bool
-	visit = func(n ast.Node, inLit bool) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			ast.Inspect(n.Body, func(m ast.Node) bool { return visit(m, true) })
-			return false
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				v := localVar(info, l)
-				if v == nil || !isBool(v.Type()) {
-					continue
-				}
-				if inLit || len(n.Rhs) != len(n.Lhs) {
-					bad[v] = true
-					continue
-				}
-				if _, ok := boolConst(info, n.Rhs[i]); ok {
-					if _, seen := flags[v]; !seen && len(flags) < maxFlags {
-						flags[v] = len(flags)
-					}
-				}
-			}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				if v := localVar(info, n.X); v != nil {
-					bad[v] = true
-				}
-			}
-		}
-		return true
-	}
-	ast.Inspect(body, func(n ast.Node) bool { return visit(n, false) })
-	for v := range bad {
-		delete(flags, v)
-	}
-	return flags
-}
-
 // boolConst returns the value of a constant bool expression.
 func boolConst(info *types.Info, e ast.Expr) (bool, bool) {
 	tv := info.Types[e]

@@ -52,7 +52,7 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 			found = found || optionHasFixedID(st.info, x, inv)
 		}
 	}
-	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
 			check(r.Elts)
@@ -63,31 +63,6 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 		}
 	})
 	return found
-}
-
-// assignmentsTo calls f with the value of each assignment to the whole
-// variable v in body.
-func assignmentsTo(info *types.Info, body ast.Node, v *types.Var, f func(rhs ast.Expr)) {
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			if len(n.Lhs) != len(n.Rhs) {
-				return true
-			}
-			for i, l := range n.Lhs {
-				if localVar(info, l) == v {
-					f(n.Rhs[i])
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				if i < len(n.Values) && len(n.Values) == len(n.Names) && info.Defs[name] == v {
-					f(n.Values[i])
-				}
-			}
-		}
-		return true
-	})
 }
 
 // msgHasFixedID reports whether the message expression m gets a fixed
@@ -104,7 +79,7 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return false
 	}
 	fixed := false
-	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
 		if lit, ok := unaddr(rhs).(*ast.CompositeLit); ok {
 			fixed = fixed || st.literalHasFixedID(lit, inv)
 		}
@@ -163,7 +138,7 @@ func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 		return false
 	}
 	fixed := false
-	assignmentsTo(st.info, body, v, func(rhs ast.Expr) {
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
 		if hl, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
 			fixed = fixed || st.headerHasFixedID(hl, inv)
 		}

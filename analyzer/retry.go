@@ -11,13 +11,13 @@ import (
 // fnBody is a function body (declaration or literal) with calls that may
 // matter to the retry check.
 type fnBody struct {
-	body    *ast.BlockStmt
-	self    *types.Func  // the declared function, for recursion; nil for a literal
-	lit     *ast.FuncLit // the literal, nil for a declaration
-	calls   []*ast.CallExpr
-	loops   bool       // contains a for, range or goto
-	assigns []ast.Node // assignments in the body, outside function literals (lazily)
-	cfg     *bodyCFG   // lazily
+	body  *ast.BlockStmt
+	self  *types.Func  // the declared function, for recursion; nil for a literal
+	lit   *ast.FuncLit // the literal, nil for a declaration
+	calls []*ast.CallExpr
+	loops bool         // contains a for, range or goto
+	idx   *assignIndex // lazily
+	cfg   *bodyCFG     // lazily
 	// reschedules: the body calls time.AfterFunc (outside literals)
 	reschedules bool
 }
@@ -297,7 +297,7 @@ func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
 		return fb.cfg
 	}
 	g := cfg.New(fb.body, st.mayReturn)
-	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(st.info, fb.body)}
+	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: st.flagsOf(fb)}
 	bc.recvs, bc.recvNodes = st.receives(fb.body)
 	fb.cfg = bc
 	return bc

@@ -96,7 +96,7 @@ func (st *state) valuesAssigned(body *ast.BlockStmt, v *types.Var, f func(rhs as
 	}
 }
 
-// flags returns the flags of a function body, by bit: bool local
+// flagsOf returns the flags of a function body, by bit: bool local
 // variables assigned a constant somewhere in the body, whose address is
 // not taken and that no function literal assigns (see flags.go).
 func (st *state) flagsOf(fb *fnBody) map[*types.Var]int {

@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
@@ -82,6 +83,7 @@ func TestConfigValidate(t *testing.T) {
 		{RetryHelpers: []string{"Retry"}},
 		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4"}},
 		{RetryHelpers: []string{"github.com/cenkalti/backoff/v4."}},
+		{RetryHelpers: []string{"example.com/r.(*T.Do"}},
 		{ShimPackages: []string{""}},
 		{ShimPackages: []string{"example.com/shim/"}},
 	} {
@@ -154,7 +156,7 @@ func TestDefaultRetryHelpers(t *testing.T) {
 // TestHelpersConfigurable checks that only the configured helpers count.
 func TestHelpersConfigurable(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
-	cfg.RetryHelpers = []string{"customretry.Do"}
+	cfg.RetryHelpers = []string{"customretry.Do", "customretry.(*Retrier).Do", "customretry.(Retrier).Run", "customretry.Retrier.Again"}
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "customretry")
 }
@@ -163,4 +165,92 @@ func TestRetryNested(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retrynested")
+}
+
+// TestRetryVersusIteration checks the rule that tells a retry (the same
+// operation sent again after a failure) from iteration over items.
+func TestRetryVersusIteration(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "iteration")
+}
+
+// TestErrorFlow checks the error tests the retry check reads.
+func TestErrorFlow(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "errpreds", "errflow")
+}
+
+// TestInferredHelpers checks in-house retry helpers found without
+// configuration, in the same package and through a fact.
+func TestInferredHelpers(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retrylib", "retryuse")
+}
+
+// TestIndirectSends checks retries of sends reached through method
+// values, function variables, mutual recursion and timers.
+func TestIndirectSends(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "indirect")
+}
+
+// TestMessageIDs checks that a JetStream message ID fixed outside the
+// retry exempts it however it is set, and a fresh one does not.
+func TestMessageIDs(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "msgids")
+}
+
+// TestMessages checks that every diagnostic says what and why in one
+// short sentence and links to its category's documentation.
+func TestMessages(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	a := newAnalyzer(t, cfg)
+	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit", "flows"}
+	quiet := &quietT{T: t}
+	for _, r := range analysistest.Run(quiet, analysistest.TestData(), a, pkgs...) {
+		for _, d := range r.Diagnostics {
+			if n := len([]rune(d.Message)); n > 150 {
+				t.Errorf("%s: message of %d characters (> 150): %s", r.Pass.Fset.Position(d.Pos), n, d.Message)
+			}
+			if want := "https://github.com/natssend/natssend/blob/main/docs/checks.md#" + d.Category; d.URL != want {
+				t.Errorf("%s: URL %q, want %q", r.Pass.Fset.Position(d.Pos), d.URL, want)
+			}
+		}
+	}
+}
+
+// quietT runs analysistest without failing on its expectations: the
+// packages' want comments are written for other configurations.
+type quietT struct{ *testing.T }
+
+func (q *quietT) Errorf(format string, args ...any) {}
+
+// TestDoc checks that the Analyzer's Doc is doc.go's analyzer section.
+func TestDoc(t *testing.T) {
+	doc := analyzer.Analyzer.Doc
+	summary, rest, _ := strings.Cut(doc, "\n")
+	if summary != "report raw NATS sends, retried sends and buffered reconnects" {
+		t.Errorf("Doc summary = %q", summary)
+	}
+	for _, want := range []string{"The rule.", "Errors that prove nothing happened.", "What the analyzer cannot see", "Reviewed exceptions"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("Doc lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ReplaceAll(doc, `"// natssend:reviewed"`, ""), "// ") {
+		t.Error("Doc contains comment markers")
+	}
+}
+
+// TestFlows checks NATS values flowing into the user's own interfaces,
+// and sends through interfaces and fields whose values are known.
+func TestFlows(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "flows")
 }

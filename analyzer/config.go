@@ -44,11 +44,15 @@ type Config struct {
 	// applies inside them.
 	ShimPackages []string
 
-	// RetryHelpers lists functions, as "importpath.Func", that call a
-	// function argument repeatedly until it succeeds. A send inside a
-	// closure passed to one of them, or a named function that sends passed
-	// to one of them, is reported as a retry. The list replaces the
-	// default one: include DefaultRetryHelpers entries to extend it.
+	// RetryHelpers lists functions, as "importpath.Func", and methods, as
+	// "importpath.Type.Method", that call a function argument repeatedly
+	// until it succeeds (importpath.(Type).Method and
+	// importpath.(*Type).Method are accepted as the same method). A send
+	// inside a closure passed to one of them, or a named function that
+	// sends passed to one of them, is reported as a retry. The list
+	// replaces the default one: include DefaultRetryHelpers entries to
+	// extend it. In-house helpers that call a function parameter again
+	// after it failed are found without configuration.
 	RetryHelpers []string
 
 	// Categories lists the enabled checks: "rawsend", "retry" and
@@ -77,34 +81,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
-// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
-// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
-// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
-// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
-func DefaultRetryHelpers() []string {
-	const (
-		backoff4 = "github.com/cenkalti/backoff/v4"
-		backoff5 = "github.com/cenkalti/backoff/v5"
-		avast    = "github.com/avast/retry-go"
-		avast4   = "github.com/avast/retry-go/v4"
-		sethvgo  = "github.com/sethvargo/go-retry"
-		k8sretry = "k8s.io/client-go/util/retry"
-		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
-	)
-	return []string{
-		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
-		backoff5 + ".Retry", backoff5 + ".RetryNotify",
-		avast + ".Do", avast + ".DoWithData",
-		avast4 + ".Do", avast4 + ".DoWithData",
-		sethvgo + ".Do", sethvgo + ".DoValue",
-		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
-		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
-		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
-		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
-	}
-}
-
 // Validate reports an error for an unknown category or a malformed retry
 // helper or shim package entry.
 func (c Config) Validate() error {
@@ -127,8 +103,30 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// canonicalHelper rewrites importpath.(*Type).Method and
+// importpath.(Type).Method to importpath.Type.Method, the spelling the
+// analyzer matches.
+func canonicalHelper(h string) string {
+	slash := strings.LastIndex(h, "/")
+	i := strings.Index(h[slash+1:], ".(")
+	if i < 0 {
+		return h
+	}
+	i += slash + 1
+	j := strings.Index(h[i:], ").")
+	if j < 0 {
+		return h
+	}
+	j += i
+	return h[:i] + "." + strings.TrimPrefix(h[i+2:j], "*") + h[j+1:]
+}
+
 // splitHelper splits "importpath.Func" at the last dot after the last slash.
 func splitHelper(h string) (pkg, name string, err error) {
+	h = canonicalHelper(h)
+	if strings.ContainsAny(h, "()*") {
+		return "", "", fmt.Errorf("natssend: malformed retry helper %q (want importpath.Func or importpath.Type.Method)", h)
+	}
 	slash := strings.LastIndex(h, "/")
 	dot := strings.LastIndex(h, ".")
 	if dot <= slash || dot <= 0 || dot == len(h)-1 || strings.ContainsAny(h, " \t") {
@@ -155,7 +153,7 @@ func (c Config) compile() *settings {
 		audit:    c.Audit,
 	}
 	for _, h := range c.RetryHelpers {
-		s.helpers[h] = true
+		s.helpers[canonicalHelper(h)] = true
 	}
 	if len(c.Categories) == 0 {
 		for _, cat := range categories() {

@@ -19,11 +19,11 @@ const (
 	bufUnknown                  // something the analyzer cannot see may set it
 )
 
-const reconnectWhy = "while reconnecting, nats.go buffers outgoing messages and delivers a request after its caller already timed out"
+const reconnectWhy = "a buffered request goes out after its timeout"
 
 // checkConnect reports nats.Connect and (nats.Options).Connect calls that
 // leave outgoing reconnect buffering on. Only what is visible at the call is
-// judged: a spread option slice, an option built by another function, an
+// judged: a spread option slice not built in the function, an option built by another function, an
 // Options value that is a parameter or escapes by address all make the
 // state unknown, and unknown is not reported.
 func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node) {
@@ -39,11 +39,18 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		state, size = st.optionsValue(sel.X, stack)
 	} else {
 		api = "nats.Connect"
+		args := call.Args[min(1, len(call.Args)):]
 		if call.Ellipsis.IsValid() {
-			return
+			// opts := []nats.Option{...}; opts = append(opts, ...);
+			// nats.Connect(url, opts...): the elements built here.
+			elems, ok := st.optionSlice(args[len(args)-1])
+			if !ok {
+				return
+			}
+			args = append(args[:len(args)-1:len(args)-1], elems...)
 		}
 		state, size = bufDefault, 0
-		for _, arg := range call.Args[min(1, len(call.Args)):] {
+		for _, arg := range args {
 			s, n := st.optionArg(arg)
 			if s == bufUnknown {
 				return
@@ -57,12 +64,12 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 	switch state {
 	case bufDefault:
 		if options {
-			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default, an 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or set ReconnectBufSize to -1", api, reconnectWhy)
+			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default (8 MiB): %s; use shim.Connect", api, reconnectWhy)
 		} else {
-			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the 8 MiB outgoing reconnect buffer: %s; use shim.Connect, or pass nats.ReconnectBufSize(-1)", api, reconnectWhy)
+			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the reconnect buffer: %s; use shim.Connect", api, reconnectWhy)
 		}
 	case bufSet:
-		msg = fmt.Sprintf("%s with reconnect buffer size %d keeps outgoing reconnect buffering (only -1 disables it; 0 means 8 MiB): %s; use shim.Connect, or use -1", api, size, reconnectWhy)
+		msg = fmt.Sprintf("%s with ReconnectBufSize(%d) still buffers (-1 disables it): %s; use shim.Connect", api, size, reconnectWhy)
 	default:
 		return
 	}
@@ -77,8 +84,8 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 }
 
 // intConst returns the constant integer value of e, if it has one.
-func (st *state) intConst(e ast.Expr) (int64, bool) {
-	tv, ok := st.pass.TypesInfo.Types[e]
+func intConst(info *types.Info, e ast.Expr) (int64, bool) {
+	tv, ok := info.Types[e]
 	if !ok || tv.Value == nil {
 		return 0, false
 	}
@@ -90,7 +97,7 @@ func (st *state) intConst(e ast.Expr) (int64, bool) {
 func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
 	switch e := ast.Unparen(arg).(type) {
 	case *ast.CallExpr:
-		fn := st.calleeFunc(e)
+		fn := calleeFunc(st.info, e)
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
 			return bufUnknown, 0
 		}
@@ -99,7 +106,7 @@ func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
 			if len(e.Args) != 1 {
 				return bufUnknown, 0
 			}
-			n, ok := st.intConst(e.Args[0])
+			n, ok := intConst(st.info, e.Args[0])
 			if !ok {
 				return bufUnknown, 0
 			}
@@ -149,7 +156,7 @@ func (o optState) result() (bufState, int64) {
 func (st *state) assign(o *optState, field string, expr ast.Expr) {
 	switch field {
 	case "ReconnectBufSize":
-		n, ok := st.intConst(expr)
+		n, ok := intConst(st.info, expr)
 		switch {
 		case !ok:
 			o.buf = bufUnknown
@@ -159,7 +166,7 @@ func (st *state) assign(o *optState, field string, expr ast.Expr) {
 			o.buf, o.size = bufSet, n
 		}
 	case "AllowReconnect":
-		tv := st.pass.TypesInfo.Types[expr]
+		tv := st.info.Types[expr]
 		switch {
 		case tv.Value == nil || tv.Value.Kind() != constant.Bool:
 			o.allow = triUnknown
@@ -185,7 +192,7 @@ func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
 				continue
 			}
 			if v != nil {
-				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.pass.TypesInfo.Uses[id] != v {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.info.Uses[id] != v {
 					continue
 				}
 			}
@@ -218,7 +225,7 @@ func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
 	case *ast.CompositeLit, *ast.CallExpr:
 		return st.optionsInit(e).result()
 	case *ast.Ident:
-		v, ok := st.pass.TypesInfo.Uses[e].(*types.Var)
+		v, ok := st.info.Uses[e].(*types.Var)
 		if !ok {
 			return bufUnknown, 0
 		}
@@ -249,13 +256,13 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.pass.TypesInfo.Uses[id] == v {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.info.Uses[id] == v {
 				escapes = true
 			}
 		case *ast.AssignStmt:
 			for i, lhs := range n.Lhs {
 				id, ok := lhs.(*ast.Ident)
-				if !ok || st.pass.TypesInfo.ObjectOf(id) != v {
+				if !ok || st.info.ObjectOf(id) != v {
 					continue
 				}
 				inits++
@@ -267,7 +274,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
-				if st.pass.TypesInfo.Defs[name] != v {
+				if st.info.Defs[name] != v {
 					continue
 				}
 				inits++
@@ -307,9 +314,46 @@ func (st *state) optionsInit(e ast.Expr) optState {
 		}
 		return o
 	case *ast.CallExpr:
-		if fn := st.calleeFunc(e); funcKey(fn) == natsPath+".GetDefaultOptions" {
+		if fn := calleeFunc(st.info, e); funcKey(fn) == natsPath+".GetDefaultOptions" {
 			return optState{allow: triTrue, buf: bufDefault}
 		}
 	}
 	return optState{}
+}
+
+// optionSlice returns the options a local slice variable is built from in
+// its function: the elements of its literals and of append(opts, ...) to
+// itself, in source order. Any other assignment, an element assignment or
+// its address taken makes it unknown.
+func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
+	v := localVar(st.info, e)
+	body := st.bodyOf(v)
+	if v == nil || body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		return nil, false // a parameter: built elsewhere
+	}
+	var elems []ast.Expr
+	ok, assigned := true, false
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+		assigned = true
+		switch r := ast.Unparen(rhs).(type) {
+		case *ast.CompositeLit:
+			elems = append(elems, r.Elts...)
+			return
+		case *ast.CallExpr:
+			if id, isIdent := ast.Unparen(r.Fun).(*ast.Ident); isIdent && id.Name == "append" && len(r.Args) > 0 &&
+				localVar(st.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
+				elems = append(elems, r.Args[1:]...)
+				return
+			}
+		}
+		ok = false
+	})
+	if fb := st.bodies[body]; fb == nil || st.index(fb).addressed[v] {
+		ok = false
+	} else {
+		for _, a := range st.index(fb).byVar[v] {
+			ok = ok && a.whole // opts[i] = x
+		}
+	}
+	return elems, ok && assigned
 }

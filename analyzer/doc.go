@@ -1,181 +1,263 @@
-// Package analyzer defines the natssend analysis pass (go/analysis), which
-// reports NATS sends that bypass the natssend shim, sends that are retried
-// on failure, and connections that keep nats.go's outgoing reconnect
-// buffer.
+// Package analyzer defines the natssend analysis pass (go/analysis). This
+// comment is the analyzer's one documentation source: its "Analyzer
+// natssend" section is the Analyzer's Doc, and docs/checks.md, which
+// diagnostics link to, follows it section by section.
+//
+// Use [Analyzer] with a driver (cmd/natssend-lint, go vet -vettool,
+// go fix -fixtool=$(command -v natssend-lint) ./... for the suggested
+// fixes), or [New] with a [Config] (the golangci-lint plugin does).
+//
+// # Analyzer natssend
+//
+// natssend: report raw NATS sends, retried sends and buffered reconnects
+//
+// The natssend analyzer reports NATS sends that bypass the natssend shim
+// (category rawsend), sends retried after a failure that may have had an
+// effect (category retry), and connections that keep nats.go's outgoing
+// reconnect buffer (category reconnectbuf). Each message says what and why
+// in one sentence and links to docs/checks.md.
 //
 // The pass imports no NATS code. It recognizes the nats.go API by package
 // path, receiver type name and method name of the resolved *types.Func, so
-// linting never needs nats.go itself, and a look-alike (a local type named
-// Conn with a Publish method, another package's Publish, a shadowed
-// identifier) is never mistaken for it. Methods promoted through embedded
-// fields (a struct embedding *nats.Conn) and interface methods inherited by
-// embedding (jetstream.JetStream embeds jetstream.Publisher) resolve to the
-// declaring method and are recognized.
+// a look-alike (a local type named Conn with a Publish method, another
+// package's Publish, a shadowed identifier) is never mistaken for it.
+// Methods promoted through embedded fields and interface methods inherited
+// by embedding (jetstream.JetStream embeds jetstream.Publisher) resolve to
+// the declaring method and are recognized. Every name matched by string is
+// in names.go; a test checks them against the real packages.
 //
-// Use [Analyzer] with a driver (cmd/natssend-lint, go vet -vettool), or
-// [New] with a [Config] (the golangci-lint plugin does).
+// # Raw sends (rawsend)
 //
-// # Raw sends (category "rawsend")
+// Reported outside the shim packages ([Config.ShimPackages]): the
+// (*nats.Conn) Publish, PublishMsg, PublishRequest and Request* methods;
+// (*nats.Msg) Respond and RespondMsg; the JetStream publishes of
+// nats.JetStream (also through nats.JetStreamContext) and
+// jetstream.Publisher (also through jetstream.JetStream); micro.Request
+// Respond, RespondJSON and Error; the (*nats.EncodedConn) sends. Calls are
+// reported wherever they are (go and defer statements, function literals,
+// generic code), and so are method values (f := nc.Publish) and method
+// expressions ((*nats.Conn).Publish).
 //
-// Reported, outside the shim packages ([Config.ShimPackages]):
-//
-//   - (*nats.Conn) Publish, PublishMsg, PublishRequest, Request, RequestMsg,
-//     RequestWithContext, RequestMsgWithContext: use shim.Publish,
-//     shim.PublishMsg, or (*shim.Client).Request / RequestMsg (capped size,
-//     one deadline, no replay);
-//   - (*nats.Msg) Respond, RespondMsg: use shim.Respond, which checks the
-//     reply size header-accurately (an oversized reply otherwise leaves the
-//     caller waiting for a timeout);
-//   - the JetStream publishes of nats.JetStream (legacy, also through
-//     nats.JetStreamContext) and jetstream.Publisher (also through
-//     jetstream.JetStream): Publish, PublishMsg, PublishAsync,
-//     PublishMsgAsync: use claimcheck (*Store).PublishJetStream;
-//   - micro.Request Respond, RespondJSON, Error: use shim.RespondMicro and
-//     shim.RespondMicroError;
-//   - (*nats.EncodedConn) Publish, Request, PublishRequest.
-//
-// Calls are reported wherever they are: in go and defer statements, in
-// function literals, in generic code. So are method values (f :=
-// nc.Publish) and method expressions ((*nats.Conn).Publish). A call through
-// an interface of the caller's own (an interface with a Publish method that
-// a *nats.Conn satisfies), or through a type parameter, cannot be resolved
-// statically and is not reported.
+// A NATS value hidden behind an interface of the user's own is reported
+// where it flows in, since calls through the interface cannot be resolved:
+// a *nats.Conn, *nats.EncodedConn, nats.JetStreamContext, nats.JetStream,
+// jetstream.JetStream, jetstream.Publisher or micro.Request assigned,
+// passed, returned, stored in a composite literal, sent on a channel or
+// converted to an interface (named or not, declared outside nats.go) whose
+// method it implements with a raw send ("*nats.Conn flows into Publisher,
+// whose Publish is raw (*nats.Conn).Publish ..."), and a generic function
+// instantiated with one for a type parameter whose constraint has such a
+// method. The directive works there. An interface with no send method
+// (Flush, Close) is not reported, nor a type of your own that puts the
+// shim behind the interface.
 //
 // Suggested fixes rewrite nc.Publish(s, d) to shim.Publish(nc, s, d),
 // nc.PublishMsg(m) to shim.PublishMsg(nc, m) and m.Respond(d) to
 // shim.Respond(m, d, nil), adding the shim import (or reusing it, or
-// importing it as natsshim when the name shim is taken). A receiver reached
-// through embedded fields is spelled out (s.Publish becomes
-// shim.Publish(s.Conn, ...)). No fix is offered where the rewrite would not
-// be exact: a receiver of type nats.Conn rather than *nats.Conn, a method
-// value, RespondMsg.
+// importing it as natsshim when the name shim is taken). No fix is offered
+// where the rewrite would not be exact (a nats.Conn value rather than a
+// pointer, a method value, RespondMsg).
 //
-// # Retried sends (category "retry")
+// # Retried sends (retry)
 //
-// A send is a call of a raw send API, of the shim (shim.Publish,
-// shim.PublishMsg, shim.PublishContext, shim.PublishMsgContext,
-// shim.Respond, shim.RespondError, shim.RespondMicro,
-// shim.RespondMicroError, (*shim.Client).Request and RequestMsg), of
-// claimcheck ((*Store).PublishMsg, PublishJetStream, Prepare), or of a
-// function known to send. A function is known to send if its body, outside
-// function literals (a literal called on the spot counts as body), calls a
-// send; the analyzer exports this as an object fact, so wrappers in other
-// packages count too, transitively. A function that only sends from a
-// callback it registers (a Subscribe handler) is not a sender. nats.go's own
-// packages are not analyzed and export no facts (only the raw send APIs
-// above count there: nats.Connect, Subscribe, Flush, Ack, NextMsg... are
-// not sends), and natssend's shim and claimcheck packages export none
-// either: only their listed functions are sends, so shim.Connect is not
-// one. Other packages configured as shim packages are inferred like any
-// package. Calling a function literal that sends, on the spot or through a
-// local variable bound once to it, is a send too.
+// A send is a call of a raw send API, of a shim or claimcheck send
+// (shim.Publish*, shim.Respond*, (*shim.Client).Request and RequestMsg,
+// (*claimcheck.Store).PublishMsg, PublishJetStream and Prepare), or of a
+// function known to send: one whose body, outside function literals, calls
+// a send. Such functions are exported as facts, so wrappers in other
+// packages count. nats.go's own functions are not analyzed (Connect,
+// Subscribe, Flush, Ack, NextMsg are not sends), and neither are the shim
+// and claimcheck packages: only their listed functions are sends. A call
+// of a function literal that sends, of a local variable every value of
+// which sends (a literal, a method value pub := nc.Publish, a sending
+// function), counts too, and so does a call through an interface method or
+// a function field whose receiver (a local variable, or an unexported
+// field of the package) only ever holds NATS values implementing it with a
+// send, or send method values (s.pub.Publish with s.pub only ever set to a
+// *nats.Conn).
 //
-// The failure path of a send is a path from the send on which the tests of
-// its error (err != nil, err == nil, errors.Is(err, X), err == X, a switch
-// on them, a bool holding such a test, or any predicate taking err) say
-// the error is not nil; the success path is one on which they say it is
-// nil. An error passed through a function that keeps nil nil (err =
-// wrap(err)) is still the send's error; fmt.Errorf and errors.New results
-// are not. A send is reported when
+// The rule. A send is reported when a failure path from it reaches the
+// same operation again: the same body, to the same or another target, and
+// no path on which the send may have worked reaches it with that body.
 //
-//   - its failure path can reach the same send again while no path on
-//     which the error may be nil can (neither a success path nor a path
-//     that reaches the send again without testing the error); or
-//   - its failure path can reach the same send again with the same
-//     arguments while the paths on which the error may be nil reach it
-//     only with other arguments: a retry nested in a loop over items (a
-//     batch loop, a worker loop over a channel, an outbox relay that drops
-//     the head only on success, an index advanced only on success).
+//   - The body is what is sent: for a send API, its payload or message
+//     (the receiver, connection-like parameters, the subject, a reply's
+//     request message, contexts, durations and publish options are the
+//     target or the manner, not the body; a message's Header is not part
+//     of it either); for any other function, every argument and the
+//     receiver, because the analyzer cannot see what they mean. "The same
+//     body to another target" is a retry: trying the next server, region
+//     or subject with the same payload, the first may have run it.
+//   - The body is the same when no variable it depends on (directly or
+//     through assignments in the function) changed on the way back: a
+//     range loop's key and value, a variable incremented, assigned from
+//     itself (queue = queue[1:]), from a channel receive, a method call or
+//     a function called without arguments, or whose address is taken, and
+//     whatever the send statement itself assigns (reply, err :=
+//     Request(cursor); cursor = next(reply) is pagination) change; a
+//     variable assigned again from unchanged inputs (data, _ :=
+//     json.Marshal(o)) does not. A body that may differ on every
+//     evaluation (send(<-ch)) is never the same.
+//   - So a loop whose failure path moves on to another item is iteration,
+//     whatever its success path does: for _, name := range names { err :=
+//     op(name); if err == nil { t.Fatal(...) } } is not reported, nor is a
+//     conformance loop that returns unless each case fails as expected.
+//     A loop whose success path fails a test (t.Fatal, t.Error) or
+//     returns a new error (return fmt.Errorf("%s: accepted", subj)) before
+//     going round again checks that each send fails: not reported either,
+//     even with one payload for every subject.
+//   - A loop that sends the same body after a success too (a heartbeat,
+//     a ticker) is a periodic send, not a retry. The paths on which the
+//     send may have worked are its success paths and the paths that never
+//     tested its outcome; a success path that looked at the reply before
+//     looping (a "busy" answer: the responder said it did not run it) does
+//     not count, so a loop on both "busy" and a timeout is reported: the
+//     timeout path sends again a request that may have run.
+//   - The success path may leave the loop by return, break, goto, or a
+//     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
+//     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
+//     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog,
+//     and functions inferred not to return (their body ends with such a
+//     call and has no return statement; exported as facts). The list
+//     is kept in names.go rather than taken from x/tools ctrlflow facts:
+//     ctrlflow builds a CFG of every function of every dependency, which
+//     measured about 15% more CPU than the no-op floor on make
+//     bench-lint's module, past the analyzer's 1.25x budget, and it
+//     cannot see through interface methods such as testing.TB.Fatal.
+//   - Loop conditions over flags are decided on the path: a local bool
+//     set to a constant (for !sent && tries < 3 { ...; sent = true }) ends
+//     the loop on the path that set it. Counters are not evaluated.
+//   - Re-sending because nothing came back is a retry: a reply tested
+//     against nil stands for the error (msg, _ := nc.Request(...) looped
+//     until msg != nil), and a receive after the send (sub.NextMsg,
+//     jetstream Consumer.Next) whose failure loops back to the send judges
+//     it: publish, NextMsg times out, publish again.
+//   - The loop may be for, for range, for {} with continue, labelled
+//     continue, goto, a loop conditioned on the error (for err != nil,
+//     for errors.Is(err, X) && n < 3), a recursive call (the same body if
+//     the parameters it depends on are passed unchanged), mutual recursion
+//     through functions of the package, or a function that reschedules
+//     itself on failure (time.AfterFunc(d, func() { s.send() })). The
+//     check runs on the control-flow graph of each function (go/cfg) and
+//     decomposes && and || itself.
 //
-// "The same arguments" means that no variable the call's receiver and
-// arguments depend on (directly or through assignments in the function)
-// changed on the way back: a range loop's key and value, a variable
-// incremented, assigned from itself (queue = queue[1:]), from a channel
-// receive, a method call or a function called without arguments, or whose
-// address is taken, change; a variable assigned again from unchanged inputs
-// (data, _ := json.Marshal(o)) does not. Arguments that differ on every
-// evaluation (send(next())) are never the same.
+// Error flow. The failure path is a path on which the tests of the send's
+// error say it is not nil; they are read from err != nil and err == nil,
+// errors.Is, errors.As and other predicates taking the error, switch on
+// the error (case nil), type switches on it (case nil is a success, any
+// other type a failure), bools holding such a test, shim.Classify(err)
+// compared with or switched on the Outcome constants (also through a
+// variable holding it), !shim.MayHaveRun(err), and err = wrap(err) or
+// fmt.Errorf("...: %w", err) on a failure path (errors.Is still sees the
+// send's error; fmt.Errorf without %w, errors.New and errors.Join do not
+// keep it). Once the error variable is assigned anything else, later tests
+// are not about this send.
 //
-// The check runs on the control-flow graph of the function (go/cfg) and
-// decomposes && and || itself, so for loops, for {} with continue,
-// labelled continue, goto, switch cases and loops conditioned on the error
-// (for err != nil { err = send() }, for errors.Is(err, X) && n < 3) all
-// come out the same. Calls that do not return (panic, os.Exit,
-// runtime.Goexit, log.Fatal* and log.Panic*, and the Fatal*, FailNow and
-// Skip* methods of testing.T, B, F and TB) end a path. A recursive call of
-// the enclosing function on the failure path counts as reaching the send
-// again. The error must be held in a variable assigned from the call (or
-// the call tested directly); once the variable is assigned again, later
-// tests are not about this send.
+// Errors that prove nothing happened. A repeat only on them is not a
+// finding, wherever the test comes (first, after err != nil, or as a later
+// switch case): nats.ErrNoResponders and jetstream.ErrNoStreamResponse
+// (nobody received it), nats.ErrTooManyStalledMsgs and its jetstream
+// twin (an async publish refused locally), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
+// claimcheck.ErrTooLarge and jetstream.ErrStreamMessageExceedsMaximum
+// (refused), claimcheck.ErrNotPublished and claimcheck.ErrClosed (nothing
+// published), shim.Classify(err) == shim.OutcomeNotRun or
+// shim.OutcomeRejected, and a jetstream.APIError or nats.APIError whose
+// ErrorCode is one by which the stream refused the message: a failed
+// expectation (wrong last sequence or last message ID, wrong stream:
+// re-reading and publishing again is optimistic concurrency), the stream's
+// or account's limits and store, a message over max_msg_size, a bad TTL.
+// Codes are read from the comparison (apiErr.ErrorCode ==
+// jetstream.JSErrCodeStreamWrongLastSequence), never from strings. An
+// error predicate of the package (func isNoResponders(err error) bool {
+// return errors.Is(err, nats.ErrNoResponders) }, one return statement) is
+// read the same way, and exported as a fact for other packages. A call
+// statement passing the error and such a sentinel (require.ErrorIs(t,
+// err, nats.ErrNoResponders), a test helper that stops the test
+// otherwise) counts as a test that the error is that one.
 //
-// The message names what the user called and what it sends through, and
-// its advice depends on the kind of send: a request may have run before a
-// timeout (reconcile, or make the operation idempotent); a Core NATS
-// publish or reply mostly fails before anything is written, but not after
-// a flush or connection error (de-duplicate downstream); a JetStream
-// publish is made safe by a fixed message ID (jetstream.WithMsgID):
+// Message IDs. A JetStream publish whose message ID is the same on every
+// attempt is not a finding: the stream de-duplicates it within its
+// duplicate window. The ID may be set by jetstream.WithMsgID or nats.MsgId
+// among the options, also in an options slice passed with opts... (its
+// literal or an append), or as the Nats-Msg-Id header: in the message
+// literal, with Header.Set or Header.Add, by indexing the header, or in a
+// header map built first and assigned (Header: hdr, m.Header =
+// nats.Header{...}). The same means built from constants, parameters,
+// package-level variables and variables not assigned on the retry path,
+// through pure functions (fmt.Sprintf, strconv, crypto hashes such as
+// sha256.Sum256, hex and base64 encodings, slicing). A fresh ID per
+// attempt (a nuid, the attempt number) is still a retry; the Core NATS
+// publish has no such protection, header or not.
 //
-//	call of send (which sends through (*nats.Conn).Request) is retried on failure: a timeout can follow a request that already ran, ...
+// Retry helpers. A send inside a function literal passed to a retry helper
+// (directly, converted to the helper's function type, or through a
+// variable) is reported when its failure makes the literal ask for another
+// attempt; a named function that sends passed to one is reported at the
+// helper call. [Config.RetryHelpers] lists them ([DefaultRetryHelpers]:
+// cenkalti/backoff, avast/retry-go, sethvargo/go-retry, client-go retry,
+// apimachinery wait), as importpath.Func or importpath.Type.Method
+// (importpath.(Type).Method and importpath.(*Type).Method are accepted as
+// the same). Their semantics are read from their arguments: backoff and
+// retry-go retry any error not wrapped by backoff.Permanent or
+// retry.Unrecoverable, unless a retry.RetryIf option's predicate is true
+// only for errors that prove nothing happened; go-retry retries only
+// errors wrapped by retry.RetryableError; client-go OnError retries what
+// its predicate accepts (the same reading), and RetryOnConflict only
+// Kubernetes conflict errors, which no NATS send returns, so it is not
+// reported; a wait.Poll* or ExponentialBackoff condition polls again on
+// (false, nil) and stops on an error. As in loops, a literal that asks
+// for another attempt after a success too (return errors.New("not yet")
+// once the send worked, until some other condition holds) repeats rather
+// than retries and is not reported, and a send whose error the literal
+// discards is not judged. Other configured helpers report every send
+// inside.
 //
-// Not a retry:
+// In-house helpers are found without configuration: a function that calls
+// a parameter of function type returning an error, and whose failure path
+// calls it again (the same rule as for sends), is a retry helper for its
+// callers, in its package and in others through a fact, even when the
+// helper's package imports no NATS code: withRetry(3, func() error {
+// return nc.Publish(...) }) is reported. A function passing its function
+// parameter on to a retry helper at the retried position (checkFor(t, d,
+// f) calling checkForErr(d, f)) is a retry helper too.
 //
-//   - a loop over items where success loops too: for _, it := range items
-//     { if err := send(it); err != nil { log; continue } } reaches the send
-//     again on both paths, each time with another item, so it is a batch,
-//     not a retry;
-//   - a repeat only on an error that means nothing was delivered:
-//     nats.ErrNoResponders, jetstream.ErrNoStreamResponse (no subscriber
-//     received the message), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
-//     claimcheck.ErrTooLarge (refused before sending),
-//     claimcheck.ErrNotPublished and claimcheck.ErrClosed (nothing
-//     published), shim.Classify(err) == shim.OutcomeNotRun or
-//     shim.OutcomeRejected, !shim.MayHaveRun(err). Such a test counts
-//     wherever it comes: first, or after err != nil (if err != nil { if
-//     errors.Is(err, nats.ErrNoResponders) { continue }; return err }), or
-//     as a later switch case;
-//   - a JetStream publish whose message ID is fixed across the retry
-//     (jetstream.WithMsgID(id) or nats.MsgId(id) among its options, or a
-//     Nats-Msg-Id header set with Header.Set, Header.Add or a Header
-//     literal): the server de-duplicates it within the stream's duplicate
-//     window, so the repeat is safe. Fixed means built from constants,
-//     parameters, package-level variables and variables not assigned on
-//     the retry path, possibly through pure functions such as fmt.Sprintf;
-//     an ID set per item in an outer batch loop is fixed across the
-//     nested retry, an ID that changes per attempt (a fresh nuid) is not.
-//     The Core NATS publish has no such protection, header or not;
-//   - a send in a go statement, or one whose error is discarded.
+// Not reported either: a send in a go statement, or one whose error and
+// reply are discarded.
 //
-// A send inside a function literal passed to a retry helper
-// ([Config.RetryHelpers]: backoff.Retry, retry.Do, wait.Poll...), directly,
-// converted to the helper's function type (backoff.Operation(func() ...))
-// or through a variable, is reported, as is the helper call when a named
-// function that sends is passed to it. For the helpers whose semantics are
-// known, the send is reported only if the literal can ask for another
-// attempt after it: cenkalti/backoff (v4, v5) and avast/retry-go retry any
-// error not wrapped by backoff.Permanent or retry.Unrecoverable,
-// k8s.io/client-go/util/retry any error, and sethvargo/go-retry only errors
-// wrapped by retry.RetryableError; returning the send's own error where it
-// is nil or means nothing was delivered does not count. Other helpers
-// (wait.Poll..., configured ones) report every send inside.
-//
-// # Reconnect buffering (category "reconnectbuf")
+// # Reconnect buffering (reconnectbuf)
 //
 // nats.Connect outside the shim packages is reported when its options do
 // not include nats.ReconnectBufSize(-1) (or nats.NoReconnect()), or set a
 // non-negative constant size (0 also means the 8 MiB default): while
 // reconnecting, nats.go buffers outgoing messages and delivers a request
 // after its caller already timed out. The message points to shim.Connect.
-// Only what is visible at the call is judged: options spread from a slice
-// (opts...), option values held in variables, options built by other
-// functions and non-constant sizes make the outcome unknown, and unknown is
-// not reported. Function-literal options are read for assignments to
+// Only what is visible in the function is judged: options spread from a
+// slice built there (opts := []nats.Option{...}; opts = append(opts, ...))
+// are read; a slice from elsewhere or changed by index, option values held
+// in variables, options built by other functions and non-constant sizes
+// make the outcome unknown, and unknown is not reported. Function-literal options are read for assignments to
 // ReconnectBufSize and AllowReconnect. (nats.Options).Connect is reported
 // for a composite literal that allows reconnecting, for
 // nats.GetDefaultOptions(), and for a local variable initialized from
-// either, taking later field assignments into account; a parameter, or a
-// variable whose address is taken, is not judged.
+// either, taking later field assignments into account.
 //
-// # Reviewed exceptions
+// # What the analyzer cannot see
+//
+// It reads one function's control flow plus facts about the functions it
+// calls. Not seen: a call through an interface, a function value or a type
+// parameter whose concrete value is not visible (it is reported where a
+// NATS value flows in, if that is in analyzed code; a value that comes
+// from another package's exported field or function result is not
+// followed); sends through reflection, maps and channels of functions; a
+// retry spread over goroutines, channels or a scheduler other than
+// time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// error predicates with more than one statement; what a wrapper's
+// arguments mean (each is part of the body); a send inside a function
+// literal that is only registered (a Subscribe handler) is not a send of
+// the registering function, and a function that sends only through an
+// interface whose value is known is not exported as a sender.
+//
+// # Reviewed exceptions (directive)
 //
 // A statement carrying //natssend:reviewed <reason> on one of its lines,
 // or on its own line right above the statement (possibly heading a block of
@@ -198,14 +280,14 @@
 // unused one, which suppresses nothing (a plain directive on a statement
 // whose only finding is a retry is reported as unused, with a hint). The
 // spaced form "// natssend:reviewed" is reported as malformed only on a
-// statement with a reported finding: elsewhere it is prose (a doc comment
-// quoting the directive). A directive is not called unused when the
-// finding it covers is only hidden by the configuration: in a shim
-// package, in a disabled category, or, for a "retry:" directive, on a send
-// while the retry check is disabled. With [Config.SkipTests], nothing at
-// all is reported in _test.go files, directive problems included.
+// statement with a reported finding: elsewhere it is prose. A directive is
+// not called unused when the finding it covers is only hidden by the
+// configuration: in a shim package, in a disabled category, or, for a
+// "retry:" directive, on a send while the retry check is disabled. With
+// [Config.SkipTests], nothing at all is reported in _test.go files,
+// directive problems included.
 //
-// # Audit
+// # Audit (reviewed)
 //
 // With [Config.Audit] (flag -audit), every finding suppressed by a
 // directive is reported as a diagnostic of category "reviewed", whose
@@ -215,15 +297,11 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// With the driver's -json flag this is a review log that can be diffed in
-// code review; see cmd/natssend-lint for a jq recipe.
-//
 // # Flags
 //
-// [Analyzer].Flags: -shim-packages, -retry-helpers and -categories take
-// comma-separated lists; -skip-tests and -audit are booleans. A list
-// replaces the default: -retry-helpers=example.com/acme/retry.Do drops the
-// default helpers, so list the [DefaultRetryHelpers] entries you use as
-// well. An unknown
+// -shim-packages, -retry-helpers and -categories take comma-separated
+// lists; -skip-tests and -audit are booleans. A list replaces the default:
+// -retry-helpers=example.com/acme/retry.Do drops the default helpers, so
+// list the [DefaultRetryHelpers] entries you use as well. An unknown
 // category or a malformed list entry is a flag error.
 package analyzer

@@ -15,7 +15,7 @@ import (
 // receiver that is not a pointer, or an unexported embedded field on the way
 // to it.
 func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
-	selection := st.pass.TypesInfo.Selections[sel]
+	selection := st.info.Selections[sel]
 	if selection == nil || selection.Kind() != types.MethodVal || call.Ellipsis.IsValid() || len(call.Args) == 0 {
 		return nil
 	}
@@ -70,7 +70,7 @@ func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection,
 	if text == "" {
 		return "", false
 	}
-	t := st.pass.TypesInfo.TypeOf(sel.X)
+	t := st.info.TypeOf(sel.X)
 	index := selection.Index()
 	for _, i := range index[:len(index)-1] {
 		u := t
@@ -115,7 +115,7 @@ func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.Tex
 			continue
 		}
 		name := ""
-		if pn := st.pass.TypesInfo.PkgNameOf(imp); pn != nil {
+		if pn := st.info.PkgNameOf(imp); pn != nil {
 			name = pn.Name()
 		}
 		taken[name] = true

@@ -5,159 +5,110 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-
-	"golang.org/x/tools/go/ast/astutil"
 )
 
 // fixedMsgID reports whether a JetStream publish carries a message ID that
-// is the same on every attempt: set by jetstream.WithMsgID or nats.MsgId
-// among its options, or as the Nats-Msg-Id header of its message, from an
-// expression that does not change in region (the nodes that run again on a
-// retry). lit is the retried function literal, if any: its parameters
-// change between attempts.
+// is the same on every attempt, from an expression that does not change in
+// region (the nodes that run again on a retry): jetstream.WithMsgID or
+// nats.MsgId among its options, also in an options slice passed with
+// opts..., or the Nats-Msg-Id header of its message, set in a literal, by
+// Header.Set or Header.Add, by indexing, or in a header map built first
+// and assigned. lit is the retried function literal, if any: its
+// parameters change between attempts.
 func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
 	inv := &invariance{st: st, region: region, lit: lit}
-	for _, arg := range call.Args {
+	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if opt, ok := arg.(*ast.CallExpr); ok && len(opt.Args) == 1 {
-			switch funcKey(st.calleeFunc(opt)) {
-			case jetstreamPath + ".WithMsgID", natsPath + ".MsgId":
-				if inv.fixed(opt.Args[0], 0) {
-					return true
-				}
-			}
-			continue
+		if optionHasFixedID(st.info, arg, inv) {
+			return true
 		}
-		if t := st.pass.TypesInfo.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && st.msgHasFixedID(arg, inv) {
+		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && st.optsHaveFixedID(arg, inv) {
+			return true
+		}
+		if t := st.info.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && st.msgHasFixedID(arg, inv) {
 			return true
 		}
 	}
 	return false
 }
 
-// msgHasFixedID reports whether the message expression m gets a fixed
-// Nats-Msg-Id header: in a composite literal, or by Header.Set or
-// Header.Add on a variable holding it anywhere in the function.
-func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
-	if u, ok := m.(*ast.UnaryExpr); ok && u.Op == token.AND {
-		m = ast.Unparen(u.X)
+// optionHasFixedID reports whether e is a message ID option with a fixed ID.
+func optionHasFixedID(info *types.Info, e ast.Expr, inv *invariance) bool {
+	opt, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok && len(opt.Args) == 1 && isMsgIDOption(info, opt) && inv.fixed(opt.Args[0], 0)
+}
+
+// optsHaveFixedID reports whether the options slice variable e holds a
+// message ID option with a fixed ID: in its literal or appended to it.
+func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
+	v := localVar(st.info, e)
+	body := st.bodyOf(v)
+	if v == nil || body == nil {
+		return false
 	}
+	found := false
+	check := func(elts []ast.Expr) {
+		for _, x := range elts {
+			found = found || optionHasFixedID(st.info, x, inv)
+		}
+	}
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+		switch r := ast.Unparen(rhs).(type) {
+		case *ast.CompositeLit:
+			check(r.Elts)
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(r.Fun).(*ast.Ident); ok && id.Name == "append" && len(r.Args) > 1 {
+				check(r.Args[1:])
+			}
+		}
+	})
+	return found
+}
+
+// msgHasFixedID reports whether the message expression m gets a fixed
+// Nats-Msg-Id header: in its literal, or, for a variable, anywhere in the
+// function that declares it.
+func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
+	m = unaddr(m)
 	if lit, ok := m.(*ast.CompositeLit); ok {
 		return st.literalHasFixedID(lit, inv)
 	}
-	id, ok := m.(*ast.Ident)
-	if !ok {
-		return false
-	}
-	v, ok := st.pass.TypesInfo.Uses[id].(*types.Var)
-	if !ok {
-		return false
-	}
+	v := localVar(st.info, m)
 	body := st.bodyOf(v)
-	if body == nil {
+	if v == nil || body == nil {
 		return false
 	}
 	fixed := false
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+		if lit, ok := unaddr(rhs).(*ast.CompositeLit); ok {
+			fixed = fixed || st.literalHasFixedID(lit, inv)
+		}
+	})
+	// v.Header: set, indexed or assigned.
+	isHeader := func(e ast.Expr) bool {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) == v
+	}
+	fixed = fixed || headerSetIn(st.info, body, isHeader, inv)
 	ast.Inspect(body, func(n ast.Node) bool {
-		if fixed {
-			return false
-		}
-		switch n := n.(type) {
-		case *ast.CallExpr:
-			// v.Header.Set(key, id) or v.Header.Add(key, id)
-			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
-			if !ok || len(n.Args) != 2 {
-				return true
-			}
-			if k := funcKey(st.calleeFunc(n)); k != natsPath+".Header.Set" && k != natsPath+".Header.Add" {
-				return true
-			}
-			hdr, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
-			if !ok || hdr.Sel.Name != "Header" {
-				return true
-			}
-			if root, ok := ast.Unparen(hdr.X).(*ast.Ident); ok && st.pass.TypesInfo.Uses[root] == v &&
-				st.isMsgIDKey(n.Args[0]) && inv.fixed(n.Args[1], 0) {
-				fixed = true
-			}
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				lid, ok := l.(*ast.Ident)
-				if !ok || st.pass.TypesInfo.ObjectOf(lid) != v || len(n.Rhs) != len(n.Lhs) {
-					continue
-				}
-				rhs := ast.Unparen(n.Rhs[i])
-				if u, ok := rhs.(*ast.UnaryExpr); ok && u.Op == token.AND {
-					rhs = ast.Unparen(u.X)
-				}
-				if lit, ok := rhs.(*ast.CompositeLit); ok && st.literalHasFixedID(lit, inv) {
-					fixed = true
+		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+			for i, l := range as.Lhs {
+				if isHeader(l) {
+					fixed = fixed || st.headerHasFixedID(as.Rhs[i], inv)
 				}
 			}
 		}
-		return true
+		return !fixed
 	})
 	return fixed
 }
 
-// bodyOf returns the body of the function that declares the local variable v.
-func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
-	var best *ast.BlockStmt
-	for body := range st.bodies {
-		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {
-			best = body
-		}
-	}
-	if best != nil {
-		return best
-	}
-	// v may be a parameter: find the function whose type contains it.
-	for _, fb := range st.bodies {
-		var typ *ast.FuncType
-		if fb.lit != nil {
-			typ = fb.lit.Type
-		} else if fb.self != nil {
-			if path, _ := astutil.PathEnclosingInterval(st.files[st.pass.Fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
-				for _, n := range path {
-					if fd, ok := n.(*ast.FuncDecl); ok {
-						typ = fd.Type
-						break
-					}
-				}
-			}
-		}
-		if typ != nil && typ.Pos() <= v.Pos() && v.Pos() < typ.End() {
-			return fb.body
-		}
-	}
-	return nil
-}
-
-// literalHasFixedID reports whether a nats.Msg literal has a Header literal
-// with a fixed Nats-Msg-Id.
+// literalHasFixedID reports whether a nats.Msg literal has a Header with a
+// fixed Nats-Msg-Id.
 func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool {
 	for _, elt := range lit.Elts {
-		kv, ok := elt.(*ast.KeyValueExpr)
-		if !ok {
-			continue
-		}
-		if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Header" {
-			continue
-		}
-		hl, ok := ast.Unparen(kv.Value).(*ast.CompositeLit)
-		if !ok {
-			continue
-		}
-		for _, he := range hl.Elts {
-			hkv, ok := he.(*ast.KeyValueExpr)
-			if !ok || !st.isMsgIDKey(hkv.Key) {
-				continue
-			}
-			vals, ok := ast.Unparen(hkv.Value).(*ast.CompositeLit)
-			if !ok || len(vals.Elts) == 0 {
-				continue
-			}
-			if inv.fixed(vals.Elts[0], 0) {
+		if kv, ok := elt.(*ast.KeyValueExpr); ok {
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "Header" && st.headerHasFixedID(kv.Value, inv) {
 				return true
 			}
 		}
@@ -165,133 +116,78 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 	return false
 }
 
-func (st *state) isMsgIDKey(e ast.Expr) bool {
-	tv := st.pass.TypesInfo.Types[e]
-	return tv.Value != nil && tv.Value.Kind() == constant.String && constant.StringVal(tv.Value) == "Nats-Msg-Id"
-}
-
-// invariance decides whether an expression has the same value on every
-// run of a region of code.
-type invariance struct {
-	st     *state
-	region []ast.Node
-	lit    *ast.FuncLit
-}
-
-// fixed reports whether e has the same value each time the region runs:
-// constants, package-level variables, variables not assigned in the region
-// (or assigned once there from a fixed expression), and pure functions of
-// those.
-func (inv *invariance) fixed(e ast.Expr, depth int) bool {
-	if depth > 8 {
+// headerHasFixedID reports whether the header expression h (a nats.Header
+// literal, or a variable holding a header map) has a fixed Nats-Msg-Id.
+func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
+	h = ast.Unparen(h)
+	if hl, ok := h.(*ast.CompositeLit); ok {
+		for _, he := range hl.Elts {
+			hkv, ok := he.(*ast.KeyValueExpr)
+			if !ok || !isMsgIDKey(st.info, hkv.Key) {
+				continue
+			}
+			if vals, ok := ast.Unparen(hkv.Value).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {
+				return true
+			}
+		}
 		return false
 	}
-	info := inv.st.pass.TypesInfo
-	if tv, ok := info.Types[e]; ok && tv.Value != nil {
-		return true
+	v := localVar(st.info, h)
+	body := st.bodyOf(v)
+	if v == nil || body == nil {
+		return false
 	}
-	switch x := e.(type) {
-	case *ast.ParenExpr:
-		return inv.fixed(x.X, depth+1)
-	case *ast.BinaryExpr:
-		return inv.fixed(x.X, depth+1) && inv.fixed(x.Y, depth+1)
-	case *ast.UnaryExpr:
-		return x.Op != token.ARROW && x.Op != token.AND && inv.fixed(x.X, depth+1)
-	case *ast.SelectorExpr:
-		if _, ok := info.Uses[x.Sel].(*types.Var); ok && info.Selections[x] == nil {
-			return true // a package-level variable of another package
+	fixed := false
+	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+		if hl, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
+			fixed = fixed || st.headerHasFixedID(hl, inv)
 		}
-		return info.Selections[x] != nil && info.Selections[x].Kind() == types.FieldVal && inv.fixed(x.X, depth+1)
-	case *ast.IndexExpr:
-		return inv.fixed(x.X, depth+1) && inv.fixed(x.Index, depth+1)
-	case *ast.CallExpr:
-		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
-			return inv.fixed(x.Args[0], depth+1) // a conversion
-		}
-		if !pureFunc(funcKey(inv.st.calleeFunc(x))) {
-			return false
-		}
-		for _, a := range x.Args {
-			if !inv.fixed(a, depth+1) {
-				return false
-			}
-		}
-		return true
-	case *ast.Ident:
-		v, ok := info.Uses[x].(*types.Var)
-		if !ok {
-			return false
-		}
-		if v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
-			return true
-		}
-		if inv.lit != nil && inv.lit.Type.Pos() <= v.Pos() && v.Pos() < inv.lit.Type.End() {
-			return false // a parameter of the retried literal
-		}
-		rhs, n := inv.assignments(v)
-		switch n {
-		case 0:
-			return true
-		case 1:
-			return rhs != nil && inv.fixed(rhs, depth+1)
-		}
-	}
-	return false
+	})
+	return fixed || headerSetIn(st.info, body, func(e ast.Expr) bool { return localVar(st.info, e) == v }, inv)
 }
 
-// assignments counts the assignments to v in the region, returning the
-// right-hand side when there is exactly one simple one.
-func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
-	info := inv.st.pass.TypesInfo
-	var rhs ast.Expr
-	n := 0
-	for _, node := range inv.region {
-		ast.Inspect(node, func(x ast.Node) bool {
-			switch x := x.(type) {
-			case *ast.AssignStmt:
-				for i, l := range x.Lhs {
-					if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
-						n++
-						rhs = nil
-						if len(x.Rhs) == len(x.Lhs) && (x.Tok == token.DEFINE || x.Tok == token.ASSIGN) {
-							rhs = x.Rhs[i]
-						}
-					}
+// headerSetIn reports whether body sets a fixed Nats-Msg-Id on a header
+// that isHeader recognizes: hdr.Set(key, id), hdr.Add(key, id) or
+// hdr[key] = []string{id}.
+func headerSetIn(info *types.Info, body ast.Node, isHeader func(ast.Expr) bool, inv *invariance) bool {
+	fixed := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
+			if ok && len(n.Args) == 2 && headerSetters[funcKey(calleeFunc(info, n))] && isHeader(sel.X) &&
+				isMsgIDKey(info, n.Args[0]) && inv.fixed(n.Args[1], 0) {
+				fixed = true
+			}
+		case *ast.AssignStmt:
+			if len(n.Lhs) != len(n.Rhs) {
+				return true
+			}
+			for i, l := range n.Lhs {
+				ix, ok := ast.Unparen(l).(*ast.IndexExpr)
+				if !ok || !isHeader(ix.X) || !isMsgIDKey(info, ix.Index) {
+					continue
 				}
-			case *ast.IncDecStmt:
-				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && info.Uses[id] == v {
-					n++
-				}
-			case *ast.UnaryExpr:
-				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && x.Op == token.AND && info.Uses[id] == v {
-					n += 2 // its address escapes: never fixed
-				}
-			case *ast.ValueSpec:
-				for i, name := range x.Names {
-					if info.Defs[name] == v {
-						n++
-						rhs = nil
-						if len(x.Values) == len(x.Names) {
-							rhs = x.Values[i]
-						}
-					}
+				if vals, ok := ast.Unparen(n.Rhs[i]).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {
+					fixed = true
 				}
 			}
-			return true
-		})
-	}
-	return rhs, n
+		}
+		return !fixed
+	})
+	return fixed
 }
 
-// pureFunc reports whether the function with the given funcKey returns a
-// result that depends only on its arguments.
-func pureFunc(key string) bool {
-	switch key {
-	case "fmt.Sprint", "fmt.Sprintf", "fmt.Sprintln",
-		"strconv.Itoa", "strconv.FormatInt", "strconv.FormatUint", "strconv.Quote",
-		"strings.Join", "strings.ToLower", "strings.ToUpper", "strings.TrimSpace",
-		"path.Join":
-		return true
+// unaddr returns x for &x.
+func unaddr(e ast.Expr) ast.Expr {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		return ast.Unparen(u.X)
 	}
-	return false
+	return e
+}
+
+func isMsgIDKey(info *types.Info, e ast.Expr) bool {
+	tv := info.Types[e]
+	return tv.Value != nil && tv.Value.Kind() == constant.String && constant.StringVal(tv.Value) == msgIDHeader
 }

@@ -9,12 +9,12 @@ import (
 const noBuffer = -1
 
 func connects(url string, opts []nats.Option, mine nats.Option, n int) {
-	_, _ = nats.Connect(url)                                                       // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the 8 MiB outgoing reconnect buffer: while reconnecting, nats.go buffers outgoing messages and delivers a request after its caller already timed out; use shim.Connect, or pass nats.ReconnectBufSize\(-1\)`
+	_, _ = nats.Connect(url)                                                       // want `nats\.Connect without nats\.ReconnectBufSize\(-1\) keeps the reconnect buffer: a buffered request goes out after its timeout; use shim\.Connect`
 	_, _ = nats.Connect(url, nats.Name("svc"), nats.Timeout(time.Second))          // want `nats.Connect without nats.ReconnectBufSize\(-1\)`
-	_, _ = nats.Connect(url, nats.ReconnectBufSize(0))                             // want `nats.Connect with reconnect buffer size 0 keeps outgoing reconnect buffering \(only -1 disables it; 0 means 8 MiB\)`
-	_, _ = nats.Connect(url, nats.ReconnectBufSize(1024))                          // want `reconnect buffer size 1024`
-	_, _ = nats.Connect(url, nats.ReconnectBufSize(-1), nats.ReconnectBufSize(64)) // want `reconnect buffer size 64`
-	_, _ = nats.Connect(url, func(o *nats.Options) error {                         // want `nats.Connect with reconnect buffer size 10`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(0))                             // want `nats\.Connect with ReconnectBufSize\(0\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(1024))                          // want `nats\.Connect with ReconnectBufSize\(1024\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
+	_, _ = nats.Connect(url, nats.ReconnectBufSize(-1), nats.ReconnectBufSize(64)) // want `nats\.Connect with ReconnectBufSize\(64\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
+	_, _ = nats.Connect(url, func(o *nats.Options) error {                         // want `nats\.Connect with ReconnectBufSize\(10\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
 		o.ReconnectBufSize = 10
 		return nil
 	})
@@ -36,7 +36,7 @@ func connects(url string, opts []nats.Option, mine nats.Option, n int) {
 func custom() nats.Option { return nats.ReconnectBufSize(-1) }
 
 func options(url string, param nats.Options) {
-	_, _ = nats.GetDefaultOptions().Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default, an 8 MiB outgoing reconnect buffer`
+	_, _ = nats.GetDefaultOptions().Connect() // want `\(nats\.Options\)\.Connect leaves ReconnectBufSize at its default \(8 MiB\): a buffered request goes out after its timeout; use shim\.Connect`
 
 	o := nats.GetDefaultOptions()
 	o.Url = url
@@ -45,11 +45,11 @@ func options(url string, param nats.Options) {
 	lit := nats.Options{Url: url, AllowReconnect: true}
 	_, _ = lit.Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default`
 
-	_, _ = nats.Options{Url: url, AllowReconnect: true, ReconnectBufSize: 4096}.Connect() // want `\(nats.Options\).Connect with reconnect buffer size 4096`
+	_, _ = nats.Options{Url: url, AllowReconnect: true, ReconnectBufSize: 4096}.Connect() // want `\(nats\.Options\)\.Connect with ReconnectBufSize\(4096\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
 
 	set := nats.GetDefaultOptions()
 	set.ReconnectBufSize = 0
-	_, _ = set.Connect() // want `\(nats.Options\).Connect with reconnect buffer size 0`
+	_, _ = set.Connect() // want `\(nats\.Options\)\.Connect with ReconnectBufSize\(0\) still buffers \(-1 disables it\): a buffered request goes out after its timeout; use shim\.Connect`
 
 	// Not reported.
 	good := nats.GetDefaultOptions()
@@ -69,3 +69,27 @@ func options(url string, param nats.Options) {
 }
 
 func configure(o *nats.Options) { o.ReconnectBufSize = -1 }
+
+// Options built in the function and spread.
+func optionSlices(url string, name string, quiet bool) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(10)}
+	_, _ = nats.Connect(url, opts...) // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the reconnect buffer`
+
+	safe := []nats.Option{nats.Name(name)}
+	safe = append(safe, nats.ReconnectBufSize(-1))
+	_, _ = nats.Connect(url, safe...)
+
+	sized := []nats.Option{nats.Name(name)}
+	sized = append(sized, nats.ReconnectBufSize(1<<20))
+	_, _ = nats.Connect(url, sized...) // want `nats.Connect with ReconnectBufSize\(1048576\) still buffers`
+
+	// Not judged: a slice from elsewhere, or changed by index.
+	_, _ = nats.Connect(url, defaultOptions()...)
+	built := []nats.Option{nats.Name(name)}
+	built[0] = optionFrom(quiet)
+	_, _ = nats.Connect(url, built...)
+}
+
+func defaultOptions() []nats.Option { return []nats.Option{nats.Name("x")} }
+
+func optionFrom(bool) nats.Option { return nats.Name("y") }

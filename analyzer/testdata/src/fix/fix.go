@@ -24,6 +24,6 @@ func sends(nc *nats.Conn, m *nats.Msg, s *service, v nats.Conn, subj string, dat
 	_ = v.Publish(subj, data) // want `raw \(\*nats.Conn\).Publish`
 	f := nc.Publish           // want `raw \(\*nats.Conn\).Publish taken as a function value`
 	_ = f
-	_, _ = nc.Request(subj, data, 0) // want `raw \(\*nats.Conn\).Request:`
+	_, _ = nc.Request(subj, data, 0) // want `raw \(\*nats\.Conn\)\.Request can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
 	_ = m.RespondMsg(m)              // want `raw \(\*nats.Msg\).RespondMsg`
 }

@@ -12,21 +12,21 @@ import (
 )
 
 func coreSends(ctx context.Context, nc *nats.Conn, m *nats.Msg) { // want coreSends:`sends via \(\*nats.Conn\).Publish`
-	_ = nc.Publish("a", nil)                       // want `raw \(\*nats.Conn\).Publish bypasses claim checks and exact sizing: use shim.Publish, or mark it //natssend:reviewed <reason>`
-	_ = nc.PublishMsg(m)                           // want `raw \(\*nats.Conn\).PublishMsg bypasses claim checks and exact sizing: use shim.PublishMsg`
-	_ = nc.PublishRequest("a", "b", nil)           // want `raw \(\*nats.Conn\).PublishRequest hand-rolls a request: use \(\*shim.Client\).Request: capped size, one deadline, no replay`
-	_, _ = nc.Request("a", nil, time.Second)       // want `raw \(\*nats.Conn\).Request: use \(\*shim.Client\).Request: capped size, one deadline, no replay`
-	_, _ = nc.RequestMsg(m, time.Second)           // want `raw \(\*nats.Conn\).RequestMsg: use \(\*shim.Client\).RequestMsg`
-	_, _ = nc.RequestWithContext(ctx, "a", nil)    // want `raw \(\*nats.Conn\).RequestWithContext: use \(\*shim.Client\).Request`
-	_, _ = nc.RequestMsgWithContext(ctx, m)        // want `raw \(\*nats.Conn\).RequestMsgWithContext: use \(\*shim.Client\).RequestMsg`
-	_ = m.Respond(nil)                             // want `raw \(\*nats.Msg\).Respond: use shim.Respond: the reply size is checked header-accurately; an oversized reply otherwise leaves the caller waiting for a timeout`
-	_ = m.RespondMsg(&nats.Msg{})                  // want `raw \(\*nats.Msg\).RespondMsg: use shim.Respond with the reply's data and header`
+	_ = nc.Publish("a", nil)                       // want `raw \(\*nats\.Conn\)\.Publish bypasses claim checks and exact sizing: use shim\.Publish`
+	_ = nc.PublishMsg(m)                           // want `raw \(\*nats\.Conn\)\.PublishMsg bypasses claim checks and exact sizing: use shim\.PublishMsg`
+	_ = nc.PublishRequest("a", "b", nil)           // want `raw \(\*nats\.Conn\)\.PublishRequest hand-rolls a request with no deadline or size cap: use \(\*shim\.Client\)\.Request`
+	_, _ = nc.Request("a", nil, time.Second)       // want `raw \(\*nats\.Conn\)\.Request can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
+	_, _ = nc.RequestMsg(m, time.Second)           // want `raw \(\*nats\.Conn\)\.RequestMsg can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.RequestMsg`
+	_, _ = nc.RequestWithContext(ctx, "a", nil)    // want `raw \(\*nats\.Conn\)\.RequestWithContext can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
+	_, _ = nc.RequestMsgWithContext(ctx, m)        // want `raw \(\*nats\.Conn\)\.RequestMsgWithContext can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.RequestMsg`
+	_ = m.Respond(nil)                             // want `raw \(\*nats\.Msg\)\.Respond drops an oversized reply and the caller waits for a timeout: use shim\.Respond`
+	_ = m.RespondMsg(&nats.Msg{})                  // want `raw \(\*nats\.Msg\)\.RespondMsg drops an oversized reply and the caller waits for a timeout: use shim\.Respond with its data and header`
 	_, _ = nc.Subscribe("a", func(m *nats.Msg) {}) // not a send
 	_ = nc.Flush()                                 // not a send
 }
 
 func jetStreams(ctx context.Context, js nats.JetStreamContext, legacy nats.JetStream, njs jetstream.JetStream, pub jetstream.Publisher, m *nats.Msg) { // want jetStreams:`sends via \(nats.JetStream\).Publish`
-	_, _ = js.Publish("a", nil)          // want `raw \(nats.JetStream\).Publish bypasses claim checks: a stream's max_msg_size counts headers and body, and an oversized message is refused: use claimcheck \(\*Store\).PublishJetStream`
+	_, _ = js.Publish("a", nil)          // want `raw \(nats\.JetStream\)\.Publish bypasses claim checks, so an oversized message is refused: use claimcheck \(\*Store\)\.PublishJetStream`
 	_, _ = js.PublishMsg(m)              // want `raw \(nats.JetStream\).PublishMsg`
 	_, _ = legacy.PublishAsync("a", nil) // want `raw \(nats.JetStream\).PublishAsync`
 	_, _ = legacy.PublishMsgAsync(m)     // want `raw \(nats.JetStream\).PublishMsgAsync`
@@ -39,21 +39,21 @@ func jetStreams(ctx context.Context, js nats.JetStreamContext, legacy nats.JetSt
 }
 
 func microReplies(req micro.Request) { // want microReplies:`sends via \(micro.Request\).Respond`
-	_ = req.Respond(nil)              // want `raw \(micro.Request\).Respond: use shim.RespondMicro: micro wraps ErrMaxPayload`
-	_ = req.RespondJSON(struct{}{})   // want `raw \(micro.Request\).RespondJSON: encode the value and use shim.RespondMicro`
-	_ = req.Error("500", "boom", nil) // want `raw \(micro.Request\).Error: use shim.RespondMicroError`
+	_ = req.Respond(nil)              // want `raw \(micro\.Request\)\.Respond loses an oversized reply \(micro wraps ErrMaxPayload\): use shim\.RespondMicro`
+	_ = req.RespondJSON(struct{}{})   // want `raw \(micro\.Request\)\.RespondJSON loses an oversized reply \(micro wraps ErrMaxPayload\): encode the value and use shim\.RespondMicro`
+	_ = req.Error("500", "boom", nil) // want `raw \(micro\.Request\)\.Error loses an oversized reply \(micro wraps ErrMaxPayload\): use shim\.RespondMicroError`
 	_ = req.Data()                    // not a send
 }
 
 func encoded(ec *nats.EncodedConn) { // want encoded:`sends via \(\*nats.EncodedConn\).Publish`
-	_ = ec.Publish("a", 1)                   // want `raw \(\*nats.EncodedConn\).Publish bypasses claim checks and exact sizing: encode the value and use shim.Publish`
+	_ = ec.Publish("a", 1)                   // want `raw \(\*nats\.EncodedConn\)\.Publish bypasses claim checks and exact sizing: encode the value and use shim\.Publish`
 	_ = ec.PublishRequest("a", "b", 1)       // want `raw \(\*nats.EncodedConn\).PublishRequest hand-rolls a request`
-	_ = ec.Request("a", 1, nil, time.Second) // want `raw \(\*nats.EncodedConn\).Request: encode the value`
+	_ = ec.Request("a", 1, nil, time.Second) // want `raw \(\*nats\.EncodedConn\)\.Request can be replayed after its timeout and is not size-capped: encode the value and use \(\*shim\.Client\)\.Request`
 }
 
 // Method values, method expressions, go and defer, closures.
 func indirect(nc *nats.Conn, m *nats.Msg) { // want indirect:`sends via \(\*nats.Conn\).PublishMsg`
-	f := nc.Publish // want `raw \(\*nats.Conn\).Publish taken as a function value bypasses claim checks`
+	f := nc.Publish // want `raw \(\*nats\.Conn\)\.Publish taken as a function value bypasses claim checks and exact sizing: use shim\.Publish`
 	_ = f("a", nil)
 	g := (*nats.Conn).Publish // want `raw \(\*nats.Conn\).Publish taken as a function value`
 	_ = g(nc, "a", nil)
@@ -81,7 +81,7 @@ func embedded(s *service, w wrapped, v nats.Conn) { // want embedded:`sends via 
 	_ = w.Publish("a", nil)       // want `raw \(\*nats.Conn\).Publish bypasses`
 	_ = s.Conn.Publish("a", nil)  // want `raw \(\*nats.Conn\).Publish bypasses`
 	_ = v.Publish("a", nil)       // want `raw \(\*nats.Conn\).Publish bypasses`
-	_, _ = s.Request("a", nil, 0) // want `raw \(\*nats.Conn\).Request:`
+	_, _ = s.Request("a", nil, 0) // want `raw \(\*nats\.Conn\)\.Request can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
 }
 
 var pkgLevel = (*nats.Conn).Publish // want `raw \(\*nats.Conn\).Publish taken as a function value`
@@ -129,7 +129,7 @@ func lookalikes(oc *other.Conn, p publisher, nc *nats.Conn) {
 	_ = oc.Publish("a", nil)
 	_ = p.Publish("a", nil) // an interface: not resolvable to nats.go
 	_ = generic(&c)
-	_ = generic(nc) // instantiation with *nats.Conn: not visible statically
+	_ = generic(nc) // want `\*nats.Conn instantiates generic's T, whose Publish is raw \(\*nats.Conn\).Publish`
 	_ = genericPtr[Conn](&c)
 	{
 		nc := &c // shadows the *nats.Conn parameter

@@ -18,7 +18,7 @@ func countedBreak(c *shim.Client, ctx context.Context) (*nats.Msg, error) { // w
 	var err error
 	for i := 0; i < 3; i++ {
 		var reply *nats.Msg
-		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim.Client\).Request is retried on failure: a timeout can follow a request that already ran, so the retry can run it twice: reconcile \(look the result up\) before trying again, or make the operation idempotent$`
+		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim\.Client\)\.Request is retried on failure: it may have run already; reconcile or make it idempotent$`
 		if err == nil {
 			return reply, nil
 		}
@@ -67,7 +67,7 @@ func forWorkLoop(nc *nats.Conn, next func() []byte) { // want forWorkLoop:`sends
 func gotoRetry(nc *nats.Conn, m *nats.Msg) error { // want gotoRetry:`sends via shim.Respond`
 	attempts := 0
 retry:
-	err := shim.Respond(m, nil, nil) // want `call of shim.Respond is retried on failure: a reply that failed may still have been written`
+	err := shim.Respond(m, nil, nil) // want `call of shim\.Respond is retried on failure: it may have been written; reply once`
 	if err != nil && attempts < 3 {
 		attempts++
 		goto retry
@@ -216,7 +216,7 @@ func recursiveList(nc *nats.Conn, items [][]byte) error { // want recursiveList:
 func closureLoop(nc *nats.Conn) error {
 	send := func() error { return shim.Publish(nc, "a", nil) }
 	for i := 0; i < 3; i++ {
-		if err := send(); err == nil { // want `^call of send \(which sends through shim.Publish\) is retried on failure: nats.go mostly fails a publish`
+		if err := send(); err == nil { // want `^call of send \(which sends through shim\.Publish\) is retried on failure: it may already be out; de-duplicate downstream`
 			return nil
 		}
 	}
@@ -264,7 +264,7 @@ func jsDerivedID(ctx context.Context, js jetstream.JetStream, orderID int) error
 // JetStream: the ID changes on every attempt, no de-duplication.
 func jsFreshID(ctx context.Context, js jetstream.JetStream, next func() string) error { // want jsFreshID:`sends via \(jetstream.Publisher\).Publish`
 	for {
-		_, err := js.Publish(ctx, "orders", nil, jetstream.WithMsgID(next())) // want `call of \(jetstream.Publisher\).Publish is retried on failure: an error can follow a publish the stream already stored, so the retry can store it twice: use a fixed message ID \(jetstream.WithMsgID\) so the server de-duplicates`
+		_, err := js.Publish(ctx, "orders", nil, jetstream.WithMsgID(next())) // want `call of \(jetstream\.Publisher\)\.Publish is retried on failure: it may be stored; fix its ID with jetstream\.WithMsgID`
 		if err == nil {
 			return nil
 		}

@@ -20,7 +20,7 @@ import (
 
 func helpers(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Backoff) {
 	_ = backoff4.Retry(func() error {
-		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry: nats.go mostly fails a publish`
+		return shim.Publish(nc, "a", nil) // want `call of shim\.Publish is retried on failure by backoff\.Retry: it may already be out; de-duplicate downstream`
 	}, backoff4.NewExponentialBackOff())
 
 	_ = backoff4.RetryNotify(func() error {
@@ -44,8 +44,54 @@ func helpers(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Bac
 		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.OnError`
 	})
 
+	// RetryOnConflict retries only Kubernetes conflict errors, which a
+	// NATS send never returns.
 	_ = k8sretry.RetryOnConflict(k8sretry.DefaultRetry, func() error {
-		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.RetryOnConflict`
+		return shim.Publish(nc, "a", nil)
+	})
+
+	// OnError with a predicate true only for no responders.
+	_ = k8sretry.OnError(k8sretry.DefaultRetry, func(err error) bool { return errors.Is(err, nats.ErrNoResponders) }, func() error {
+		return shim.Publish(nc, "a", nil)
+	})
+	_ = k8sretry.OnError(k8sretry.DefaultRetry, isNoResponders, func() error {
+		return shim.Publish(nc, "a", nil)
+	})
+	// Near miss: a predicate that lets timeouts through.
+	_ = k8sretry.OnError(k8sretry.DefaultRetry, func(err error) bool {
+		return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
+	}, func() error {
+		return shim.Publish(nc, "a", nil) // want `retried on failure by retry.OnError`
+	})
+
+	// retry-go's RetryIf.
+	_ = avast.Do(func() error {
+		_, err := c.Request(ctx, "a", nil)
+		return err
+	}, avast.RetryIf(func(err error) bool {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return true
+		}
+		return false
+	}), avast.Attempts(3))
+	_ = avast.Do(func() error {
+		_, err := c.Request(ctx, "a", nil) // want `retried on failure by retry.Do`
+		return err
+	}, avast.RetryIf(func(err error) bool { return err != nil }))
+
+	// A poll condition that stops on the send's error.
+	_ = wait.Poll(time.Second, time.Minute, func() (bool, error) {
+		if err := shim.Publish(nc, "a", nil); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+	// Near miss: (false, nil) on failure polls again.
+	_ = wait.Poll(time.Second, time.Minute, func() (bool, error) {
+		if err := shim.Publish(nc, "a", nil); err != nil { // want `retried on failure by wait.Poll`
+			return false, nil
+		}
+		return true, nil
 	})
 
 	_ = wait.Poll(time.Second, time.Minute, func() (bool, error) {
@@ -190,11 +236,23 @@ func notPermanent(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvarg
 		return shim.Publish(nc, "a", nil) // want `call of shim.Publish is retried on failure by backoff.Retry`
 	}), backoff4.NewExponentialBackOff())
 
-	// Success followed by another error repeats the send too.
+	// Near miss: the failure stops, only a success is followed by another
+	// attempt (until some other condition holds): a repeat, not a retry,
+	// as in loops.
 	_ = backoff4.Retry(func() error {
-		if err := shim.Publish(nc, "a", nil); err != nil { // want `call of shim.Publish is retried on failure by backoff.Retry`
+		if err := shim.Publish(nc, "a", nil); err != nil {
 			return backoff4.Permanent(err)
 		}
 		return errors.New("not yet")
 	}, backoff4.NewExponentialBackOff())
+
+	// A retry that also repeats after a success is a repeat too.
+	_ = backoff4.Retry(func() error {
+		if err := shim.Publish(nc, "a", nil); err != nil {
+			return err
+		}
+		return errors.New("condition not met yet")
+	}, backoff4.NewExponentialBackOff())
 }
+
+func isNoResponders(err error) bool { return errors.Is(err, nats.ErrNoResponders) } // want isNoResponders:`true only when nothing was delivered`

@@ -28,7 +28,7 @@ type Item struct {
 func batchRetry(nc *nats.Conn, items [][]byte) { // want batchRetry:`sends via \(\*nats.Conn\).Request`
 	for _, b := range items {
 		for a := 0; a < 3; a++ {
-			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats.Conn\).Request is retried on failure: a timeout can follow a request`
+			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats\.Conn\)\.Request is retried on failure: it may have run already; reconcile or make it idempotent`
 				break
 			}
 		}
@@ -144,7 +144,7 @@ func jsPerAttempt(ctx context.Context, js jetstream.JetStream, items []Item, fre
 	for _, it := range items {
 		for a := 0; a < 3; a++ {
 			id := fresh()
-			if _, err := js.Publish(ctx, "x", it.Data, jetstream.WithMsgID(id)); err == nil { // want `call of \(jetstream.Publisher\).Publish is retried on failure: an error can follow a publish the stream already stored`
+			if _, err := js.Publish(ctx, "x", it.Data, jetstream.WithMsgID(id)); err == nil { // want `call of \(jetstream\.Publisher\)\.Publish is retried on failure: it may be stored; fix its ID with jetstream\.WithMsgID`
 				break
 			}
 		}
@@ -285,7 +285,7 @@ func notSends(ctx context.Context, url string, m *nats.Msg, c *shim.Client) {
 
 // The shim's listed sends are named as called.
 func shimListed(ctx context.Context, nc *nats.Conn, s *claimcheck.Store, m *nats.Msg) { // want shimListed:`sends via shim.PublishContext`
-	for shim.PublishContext(ctx, nc, "x", nil) != nil { // want `^call of shim.PublishContext is retried on failure: nats.go mostly fails a publish`
+	for shim.PublishContext(ctx, nc, "x", nil) != nil { // want `^call of shim\.PublishContext is retried on failure: it may already be out; de-duplicate downstream`
 	}
 	for {
 		if _, err := s.Prepare(ctx, m, 0); err == nil { // want `^call of \(\*claimcheck.Store\).Prepare is retried on failure`
@@ -303,7 +303,7 @@ func send(nc *nats.Conn, b []byte) error { // want send:`sends via \(\*nats.Conn
 func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\*nats.Conn\).Request`
 	var err error
 	for i := 0; i < 3; i++ {
-		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats.Conn\).Request\) is retried on failure: a timeout can follow a request that already ran`
+		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run already; reconcile or make it idempotent`
 			return nil
 		}
 	}

@@ -14,6 +14,8 @@ var (
 	ErrConnectionClosed = errors.New("nats: connection closed")
 	ErrNoResponders     = errors.New("nats: no responders available for request")
 	ErrMaxPayload       = errors.New("nats: maximum payload exceeded")
+
+	ErrTooManyStalledMsgs = errors.New("nats: stalled with too many outstanding async published messages")
 )
 
 const MsgIdHdr = "Nats-Msg-Id"
@@ -48,6 +50,12 @@ func (m *Msg) AckSync() error {
 }
 
 type Subscription struct{ Subject string }
+
+func (s *Subscription) NextMsg(timeout time.Duration) (*Msg, error) { return nil, nil }
+func (s *Subscription) NextMsgWithContext(ctx context.Context) (*Msg, error) {
+	return nil, nil
+}
+func (s *Subscription) Unsubscribe() error { return nil }
 
 type MsgHandler func(msg *Msg)
 
@@ -101,6 +109,8 @@ func (nc *Conn) RequestMsgWithContext(ctx context.Context, msg *Msg) (*Msg, erro
 func (nc *Conn) Subscribe(subj string, cb MsgHandler) (*Subscription, error) {
 	return nil, nc.PublishRequest("$sub", subj, nil)
 }
+func (nc *Conn) SubscribeSync(subj string) (*Subscription, error)  { return nil, nil }
+func (nc *Conn) NewRespInbox() string                              { return "" }
 func (nc *Conn) Flush() error                                      { return nil }
 func (nc *Conn) Close()                                            {}
 func (nc *Conn) MaxPayload() int64                                 { return 0 }

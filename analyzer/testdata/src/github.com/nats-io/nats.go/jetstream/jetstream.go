@@ -59,3 +59,34 @@ func New(nc *nats.Conn) (JetStream, error) { return nil, nil }
 func WithMsgID(id string) PublishOpt { return func(o *pubOpts) error { o.id = id; return nil } }
 
 func WithExpectLastSequence(seq uint64) PublishOpt { return func(*pubOpts) error { return nil } }
+
+func WithExpectLastMsgID(id string) PublishOpt { return func(*pubOpts) error { return nil } }
+
+type ErrorCode uint16
+
+const (
+	JSErrCodeStreamMessageExceedsMaximum ErrorCode = 10054
+	JSErrCodeStreamNotFound              ErrorCode = 10059
+	JSErrCodeStreamWrongLastSequence     ErrorCode = 10071
+)
+
+type APIError struct {
+	Code        int       `json:"code"`
+	ErrorCode   ErrorCode `json:"err_code"`
+	Description string    `json:"description,omitempty"`
+}
+
+func (e *APIError) Error() string { return e.Description }
+
+var ErrStreamMessageExceedsMaximum JetStreamError = &jsError{message: "message size exceeds maximum allowed"}
+
+type Consumer interface {
+	Next(opts ...FetchOpt) (Msg, error)
+}
+
+type FetchOpt func(*pubOpts) error
+
+type Msg interface {
+	Data() []byte
+	Ack() error
+}

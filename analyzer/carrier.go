@@ -1,0 +1,212 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+)
+
+// carrier is what holds the outcome of one send: the error variable
+// assigned from the call, or the call expression itself when it is tested
+// directly, and the reply variable when the call also returns a pointer or
+// interface (msg, _ := nc.Request(...); msg == nil is a failure).
+type carrier struct {
+	v     *types.Var
+	call  *ast.CallExpr
+	reply *types.Var
+}
+
+// carrierOf finds how the error of the send call in node is held.
+func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bool) {
+	t := info.TypeOf(call.Fun)
+	if t == nil {
+		return carrier{}, false
+	}
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok {
+		return carrier{}, false
+	}
+	n := sig.Results().Len()
+	if n == 0 || !isErrorType(sig.Results().At(n-1).Type()) {
+		return carrier{}, false
+	}
+	var lhs []ast.Expr
+	switch s := node.(type) {
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 && ast.Unparen(s.Rhs[0]) == call {
+			lhs = s.Lhs
+		}
+	case *ast.DeclStmt:
+		if g, ok := s.Decl.(*ast.GenDecl); ok && len(g.Specs) == 1 {
+			if vs, ok := g.Specs[0].(*ast.ValueSpec); ok && len(vs.Values) == 1 && ast.Unparen(vs.Values[0]) == call {
+				for _, name := range vs.Names {
+					lhs = append(lhs, name)
+				}
+			}
+		}
+	}
+	if lhs == nil {
+		return carrier{call: call}, true
+	}
+	if len(lhs) != n {
+		return carrier{}, false
+	}
+	var c carrier
+	if id, ok := lhs[n-1].(*ast.Ident); ok {
+		c.v, _ = info.ObjectOf(id).(*types.Var) // nil if blank
+	}
+	if n >= 2 {
+		if id, ok := lhs[0].(*ast.Ident); ok {
+			if v, ok := info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
+				c.reply = v
+			}
+		}
+	}
+	if c.v == nil && c.reply == nil {
+		return carrier{}, false
+	}
+	return c, true
+}
+
+// isNilable reports whether t is a pointer or an interface.
+func isNilable(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return true
+	}
+	return false
+}
+
+func isErrorType(t types.Type) bool {
+	return types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+// is reports whether e is the carrier.
+func carries(info *types.Info, c carrier, e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if c.call != nil {
+		return e == c.call
+	}
+	id, ok := e.(*ast.Ident)
+	return ok && c.v != nil && info.Uses[id] == c.v
+}
+
+// isReply reports whether e is the carrier's reply variable.
+func carriesReply(info *types.Info, c carrier, e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	return ok && c.reply != nil && info.Uses[id] == c.reply
+}
+
+// mentionsReply reports whether the condition e looks at the reply.
+func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
+	if c.reply == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.reply {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// assignsCarrier reports whether node may change what c holds.
+func assignsCarrier(info *types.Info, node ast.Node, c carrier) bool {
+	return assigns(info, node, c.v) || (c.v == nil && assigns(info, node, c.reply))
+}
+
+// objectOf returns the object an identifier or qualified identifier
+// denotes.
+func objectOf(info *types.Info, e ast.Expr) types.Object {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return info.Uses[x]
+	case *ast.SelectorExpr:
+		return info.Uses[x.Sel]
+	}
+	return nil
+}
+
+func isNil(info *types.Info, e ast.Expr) bool {
+	return info.Types[e].IsNil()
+}
+
+// assigns reports whether node (a node of the control-flow graph) may
+// change the variable v.
+func assigns(info *types.Info, node ast.Node, v *types.Var) bool {
+	if v == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(node, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
+					found = true
+				}
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[id] == v {
+				found = true
+			}
+		case *ast.ValueSpec:
+			for _, name := range n.Names {
+				if info.Defs[name] == v {
+					found = true
+				}
+			}
+		case *ast.FuncLit:
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// transforms reports whether node is "err = f(..., err, ...)": the error
+// passed through a function that keeps nil nil (a wrapper such as
+// wrap(err)), so that later tests still tell the send's outcome.
+// fmt.Errorf and errors.New never return nil; fmt.Errorf with %w keeps
+// errors.Is seeing the send's error, so it counts on a path where the
+// error is already known not to be nil.
+func (st *state) transforms(node ast.Node, c carrier, l label) bool {
+	as, ok := node.(*ast.AssignStmt)
+	if !ok || c.v == nil || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.ASSIGN {
+		return false
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	key := funcKey(calleeFunc(st.info, call))
+	if key == "fmt.Errorf" && l != labelNone && l != labelSuccess && wraps(st.info, call) {
+		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return carries(st.info, c, a) })
+	}
+	if newErrorFuncs[key] {
+		return false
+	}
+	for _, a := range call.Args {
+		if carries(st.info, c, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// wraps reports whether the fmt.Errorf call has a constant format with %w.
+func wraps(info *types.Info, call *ast.CallExpr) bool {
+	if len(call.Args) < 2 {
+		return false
+	}
+	tv := info.Types[call.Args[0]]
+	return tv.Value != nil && tv.Value.Kind() == constant.String && strings.Contains(constant.StringVal(tv.Value), "%w")
+}

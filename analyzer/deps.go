@@ -1,0 +1,345 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/cfg"
+)
+
+// maxDeps bounds the variables tracked for one send.
+const maxDeps = 64
+
+// deps are the local variables the arguments (and receiver) of one send
+// depend on, directly or through assignments, indexed for a bit mask, with
+// the effects of the nodes of the control-flow graph on them.
+type deps struct {
+	st     *state
+	index  map[*types.Var]int
+	direct uint64 // the variables the call's body mentions
+	target uint64 // the variables its target (receiver, subject) mentions
+	// targetNondet: the target may differ on each evaluation
+	targetNondet bool
+	nondet       bool // the arguments may differ on each evaluation (a receive, a method call...)
+	effects      map[ast.Node][]effect
+}
+
+// effect is one change to a tracked variable made by a node.
+type effect struct {
+	bit     uint64
+	full    bool   // the whole variable is assigned (not a field or element)
+	changed bool   // the new value differs from the old one whatever the inputs
+	inputs  uint64 // the tracked variables the new value is computed from
+}
+
+// localVar returns the local variable e (an identifier) denotes, or nil.
+func localVar(info *types.Info, e ast.Expr) *types.Var {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, ok := info.ObjectOf(id).(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() || v.Parent() == nil {
+		return nil
+	}
+	return v
+}
+
+// rootVar returns the local variable an assignment target is rooted in
+// (x, x.f, x[i], *x), and whether the target is the whole variable.
+func rootVar(info *types.Info, e ast.Expr) (*types.Var, bool) {
+	full := true
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.SelectorExpr:
+			e, full = x.X, false
+			continue
+		case *ast.IndexExpr:
+			e, full = x.X, false
+			continue
+		case *ast.StarExpr:
+			e, full = x.X, false
+			continue
+		}
+		return localVar(info, e), full
+	}
+}
+
+// varsIn calls f for each local variable mentioned in e, function literal
+// bodies included, except those declared inside e itself.
+func varsIn(info *types.Info, e ast.Node, f func(*types.Var)) {
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v := localVar(info, id); v != nil && (v.Pos() < e.Pos() || v.Pos() >= e.End()) {
+				f(v)
+			}
+		}
+		return true
+	})
+}
+
+// nondet reports whether evaluating e twice may give different values: it
+// receives from a channel, calls a method, a function value or a function
+// without arguments (other than pure ones such as context.Background). A
+// function called with arguments is taken to depend on them only.
+func nondet(info *types.Info, e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.KeyValueExpr:
+			// A message's header does not make another operation
+			// (see dataVarsIn).
+			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Header" {
+				return false
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				found = true
+			}
+		case *ast.CallExpr:
+			if tv, ok := info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				return true
+			}
+			fn := calleeFunc(info, n)
+			if fn == nil {
+				found = true
+				return false
+			}
+			key := funcKey(fn)
+			if pureFunc(key) {
+				return true
+			}
+			if sig, _ := fn.Type().(*types.Signature); sig == nil || sig.Recv() != nil || len(n.Args) == 0 {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// isMsgIDOption reports whether e is jetstream.WithMsgID(...) or
+// nats.MsgId(...): a message ID is judged by fixedMsgID, not as part of
+// what is sent.
+func isMsgIDOption(info *types.Info, e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	switch funcKey(calleeFunc(info, call)) {
+	case msgIDOptionFuncs[0], msgIDOptionFuncs[1]:
+		return true
+	}
+	return false
+}
+
+// depsOf computes the variables the body of the send call depends on in
+// fb: what is sent, not where (bodyParts). The closure over assignments
+// skips message headers (see dataVarsIn).
+func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
+	d := &deps{st: st, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
+	add := func(v *types.Var) {
+		if _, ok := d.index[v]; !ok {
+			d.index[v] = len(d.index)
+		}
+	}
+	body, targets := bodyParts(st.info, s)
+	for _, p := range body {
+		d.nondet = d.nondet || nondet(st.info, p)
+		dataVarsIn(st.info, p, add)
+	}
+	for _, i := range d.index {
+		d.direct |= 1 << i
+	}
+	for _, p := range targets {
+		d.targetNondet = d.targetNondet || nondet(st.info, p)
+		dataVarsIn(st.info, p, func(v *types.Var) {
+			add(v)
+			d.target |= 1 << d.index[v]
+		})
+	}
+	// Close over the assignments to those variables.
+	for changed := true; changed && !d.nondet; {
+		n := len(d.index)
+		for _, node := range st.index(fb).stmts {
+			switch a := node.(type) {
+			case *ast.AssignStmt:
+				for i, l := range a.Lhs {
+					if v, _ := rootVar(st.info, l); v != nil {
+						if _, ok := d.index[v]; ok {
+							if isHeaderTarget(st.info, l) {
+								continue
+							}
+							if len(a.Rhs) == len(a.Lhs) {
+								dataVarsIn(st.info, a.Rhs[i], add)
+							} else {
+								dataVarsIn(st.info, a.Rhs[0], add)
+							}
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				for i, name := range a.Names {
+					if v := localVar(st.info, name); v != nil && i < len(a.Values) {
+						if _, ok := d.index[v]; ok {
+							dataVarsIn(st.info, a.Values[i], add)
+						}
+					}
+				}
+			}
+		}
+		changed = len(d.index) > n
+		if len(d.index) > maxDeps {
+			d.nondet = true
+		}
+	}
+	return d
+}
+
+// bit returns the mask bit of a tracked variable, or 0.
+func (d *deps) bit(v *types.Var) uint64 {
+	if v == nil {
+		return 0
+	}
+	if i, ok := d.index[v]; ok {
+		return 1 << i
+	}
+	return 0
+}
+
+// mask returns the bits of the tracked variables mentioned in e.
+func (d *deps) mask(e ast.Node) uint64 {
+	var m uint64
+	dataVarsIn(d.st.info, e, func(v *types.Var) { m |= d.bit(v) })
+	return m
+}
+
+// effectsOf returns the effects of a node on the tracked variables.
+func (d *deps) effectsOf(node ast.Node) []effect {
+	if es, ok := d.effects[node]; ok {
+		return es
+	}
+	st := d.st
+	var es []effect
+	assign := func(lhs, rhs ast.Expr, tok token.Token) {
+		v, full := rootVar(st.info, lhs)
+		bit := d.bit(v)
+		if bit == 0 || isHeaderTarget(st.info, lhs) {
+			return
+		}
+		e := effect{bit: bit, full: full}
+		switch {
+		case tok != token.ASSIGN && tok != token.DEFINE:
+			e.changed = true // x += y
+		case rhs == nil:
+			// var x T: the zero value
+		default:
+			e.inputs = d.mask(rhs)
+			e.changed = nondet(st.info, rhs) || e.inputs&bit != 0
+		}
+		es = append(es, e)
+	}
+	ast.Inspect(node, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				switch {
+				case len(n.Rhs) == len(n.Lhs):
+					assign(l, n.Rhs[i], n.Tok)
+				case len(n.Rhs) == 1:
+					assign(l, n.Rhs[0], n.Tok)
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				var rhs ast.Expr
+				if i < len(n.Values) {
+					rhs = n.Values[i]
+				} else if len(n.Values) == 1 {
+					rhs = n.Values[0]
+				}
+				assign(name, rhs, token.DEFINE)
+			}
+		case *ast.IncDecStmt:
+			if v, full := rootVar(st.info, n.X); d.bit(v) != 0 {
+				es = append(es, effect{bit: d.bit(v), full: full, changed: true})
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				if v, _ := rootVar(st.info, n.X); d.bit(v) != 0 {
+					// Its address escapes: it may change anywhere.
+					es = append(es, effect{bit: d.bit(v), changed: true})
+				}
+			}
+		}
+		return true
+	})
+	d.effects[node] = es
+	return es
+}
+
+// apply returns the dirty mask after node runs: a tracked variable is
+// dirty when its value may differ from the one the send used.
+func (d *deps) apply(node ast.Node, dirty uint64) uint64 {
+	if len(d.index) == 0 {
+		return dirty
+	}
+	for _, e := range d.effectsOf(node) {
+		now := e.changed || e.inputs&dirty != 0
+		switch {
+		case now:
+			dirty |= e.bit
+		case e.full:
+			dirty &^= e.bit
+		}
+	}
+	return dirty
+}
+
+// rangeDirty returns the dirty mask after the header of a range loop
+// assigns its key and value.
+func (d *deps) rangeDirty(b *cfg.Block, dirty uint64) uint64 {
+	if r, ok := b.Stmt.(*ast.RangeStmt); ok && b.Kind == cfg.KindRangeLoop {
+		for _, e := range []ast.Expr{r.Key, r.Value} {
+			if e != nil {
+				v, _ := rootVar(d.st.info, e)
+				dirty |= d.bit(v)
+			}
+		}
+	}
+	return dirty
+}
+
+// results returns the bits of the tracked variables the send statement
+// node assigns (reply, err := send(...)): they change on every attempt,
+// so a cursor computed from the reply is another item.
+func (d *deps) results(node ast.Node) uint64 {
+	var m uint64
+	switch n := node.(type) {
+	case *ast.AssignStmt:
+		for _, l := range n.Lhs {
+			v, _ := rootVar(d.st.info, l)
+			m |= d.bit(v)
+		}
+	case *ast.DeclStmt:
+		if g, ok := n.Decl.(*ast.GenDecl); ok {
+			for _, sp := range g.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, name := range vs.Names {
+						m |= d.bit(localVar(d.st.info, name))
+					}
+				}
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,252 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// Blind spots made visible: a NATS value (a *nats.Conn, a JetStream
+// context, a micro.Request) that flows into an interface type of the
+// user's own whose methods it implements with raw sends is reported where
+// it flows in: assigned, passed, returned, stored in a composite literal or
+// sent on a channel, converted, or used as the type argument of a generic
+// function whose constraint has such a method. Calls through the interface
+// are invisible; the conversion is where the raw send is chosen.
+
+// flowsAt checks the node n of the scan for NATS values flowing into
+// interfaces; stack holds its ancestors.
+func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
+	info := st.info
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		if n.Tok == token.ASSIGN && len(n.Lhs) == len(n.Rhs) {
+			for i, l := range n.Lhs {
+				st.flowInto(n.Rhs[i], info.TypeOf(l))
+			}
+		}
+	case *ast.ValueSpec:
+		if n.Type != nil && len(n.Values) == len(n.Names) {
+			for _, v := range n.Values {
+				st.flowInto(v, info.TypeOf(n.Type))
+			}
+		}
+	case *ast.CallExpr:
+		if tv, ok := info.Types[n.Fun]; ok && tv.IsType() {
+			if len(n.Args) == 1 {
+				st.flowInto(n.Args[0], tv.Type)
+			}
+			return
+		}
+		sig, _ := info.TypeOf(n.Fun).(*types.Signature)
+		if sig == nil {
+			return
+		}
+		for i, a := range n.Args {
+			if n.Ellipsis.IsValid() && i == len(n.Args)-1 {
+				break
+			}
+			st.flowInto(a, paramType(sig, i))
+		}
+	case *ast.ReturnStmt:
+		sig := enclosingSig(info, stack)
+		if sig != nil && sig.Results().Len() == len(n.Results) {
+			for i, r := range n.Results {
+				st.flowInto(r, sig.Results().At(i).Type())
+			}
+		}
+	case *ast.CompositeLit:
+		t := info.TypeOf(n)
+		if t == nil {
+			return
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Struct:
+			for i, elt := range n.Elts {
+				if kv, ok := elt.(*ast.KeyValueExpr); ok {
+					if k, ok := kv.Key.(*ast.Ident); ok {
+						if f, ok := info.Uses[k].(*types.Var); ok {
+							st.flowInto(kv.Value, f.Type())
+						}
+					}
+				} else if i < u.NumFields() {
+					st.flowInto(elt, u.Field(i).Type())
+				}
+			}
+		case *types.Slice, *types.Array, *types.Map:
+			var elem types.Type
+			switch u := u.(type) {
+			case *types.Slice:
+				elem = u.Elem()
+			case *types.Array:
+				elem = u.Elem()
+			case *types.Map:
+				elem = u.Elem()
+			}
+			for _, elt := range n.Elts {
+				if kv, ok := elt.(*ast.KeyValueExpr); ok {
+					elt = kv.Value
+				}
+				st.flowInto(elt, elem)
+			}
+		}
+	case *ast.SendStmt:
+		if ch, ok := info.TypeOf(n.Chan).Underlying().(*types.Chan); ok {
+			st.flowInto(n.Value, ch.Elem())
+		}
+	case *ast.Ident:
+		if len(info.Instances) > 0 {
+			st.instanceFlow(n)
+		}
+	}
+}
+
+// enclosingSig returns the signature of the function enclosing the top of
+// stack.
+func enclosingSig(info *types.Info, stack []ast.Node) *types.Signature {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch f := stack[i].(type) {
+		case *ast.FuncLit:
+			sig, _ := info.TypeOf(f).(*types.Signature)
+			return sig
+		case *ast.FuncDecl:
+			if fn, ok := info.Defs[f.Name].(*types.Func); ok {
+				return fn.Type().(*types.Signature)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// isNATSCarrier reports whether t is a NATS value whose methods include
+// raw sends.
+func isNATSCarrier(t types.Type) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || !isNATSPackage(n.Obj().Pkg().Path()) {
+		return false // the common case, decided cheaply
+	}
+	for _, c := range carrierTypes {
+		if isNamed(t, c[0], c[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawMethods returns the first method of the interface dst that src
+// implements with a raw send, and that send, if dst is an interface of the
+// user's own (not declared in nats.go).
+func rawMethods(src, dst types.Type) (string, rawSend, bool) {
+	if named, ok := types.Unalias(dst).(*types.Named); ok && (named.Obj().Pkg() == nil || isNATSPackage(named.Obj().Pkg().Path())) {
+		return "", rawSend{}, false
+	}
+	if types.Identical(src, dst) {
+		return "", rawSend{}, false
+	}
+	iface, ok := dst.Underlying().(*types.Interface)
+	if !ok {
+		return "", rawSend{}, false
+	}
+	for i := 0; i < iface.NumMethods(); i++ {
+		m := iface.Method(i)
+		obj, _, _ := types.LookupFieldOrMethod(src, true, m.Pkg(), m.Name())
+		if fn, ok := obj.(*types.Func); ok {
+			if rs, ok := rawSendOf(funcKey(fn)); ok {
+				return m.Name(), rs, true
+			}
+		}
+	}
+	return "", rawSend{}, false
+}
+
+// flowInto reports src when it is a NATS value and dst an interface of the
+// user's own that it implements with a raw send.
+func (st *state) flowInto(src ast.Expr, dst types.Type) {
+	srcT := st.info.TypeOf(src)
+	if srcT == nil || dst == nil || !isNATSCarrier(srcT) {
+		return
+	}
+	method, rs, ok := rawMethods(srcT, dst)
+	if !ok {
+		return
+	}
+	st.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", st.typeName(srcT), st.typeName(dst), method), rs)
+}
+
+// instanceFlow reports a generic function instantiated with a NATS value
+// for a type parameter whose constraint has a method it implements with a
+// raw send.
+func (st *state) instanceFlow(id *ast.Ident) {
+	inst, ok := st.info.Instances[id]
+	if !ok {
+		return
+	}
+	fn, ok := st.info.Uses[id].(*types.Func)
+	if !ok {
+		return
+	}
+	tparams := fn.Type().(*types.Signature).TypeParams()
+	for i := 0; i < inst.TypeArgs.Len() && i < tparams.Len(); i++ {
+		targ := inst.TypeArgs.At(i)
+		if !isNATSCarrier(targ) {
+			continue
+		}
+		tp := tparams.At(i)
+		iface, _ := tp.Constraint().Underlying().(*types.Interface)
+		if iface == nil {
+			continue
+		}
+		for j := 0; j < iface.NumMethods(); j++ {
+			m := iface.Method(j)
+			obj, _, _ := types.LookupFieldOrMethod(targ, true, m.Pkg(), m.Name())
+			if f, ok := obj.(*types.Func); ok {
+				if rs, ok := rawSendOf(funcKey(f)); ok {
+					st.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", st.typeName(targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
+					return
+				}
+			}
+		}
+	}
+}
+
+// addFlow records a rawsend finding for a NATS value flowing out of
+// sight: "<what flows where>, whose M is raw API: <why>: use <what>".
+func (st *state) addFlow(at ast.Expr, what string, rs rawSend) {
+	st.findings = append(st.findings, &finding{
+		category: CategoryRawSend,
+		pos:      at.Pos(),
+		end:      at.End(),
+		api:      "raw " + rs.display,
+		message:  fmt.Sprintf("%s is raw %s out of sight; %s", what, rs.display, useOf(rs.advice)),
+		report:   st.set.enabled[CategoryRawSend] && !st.exempt,
+	})
+}
+
+// useOf returns the replacement part of a raw send's advice ("use ...").
+func useOf(advice string) string {
+	if i := strings.LastIndex(advice, ": "); i >= 0 {
+		return advice[i+2:]
+	}
+	return advice
+}
+
+// typeName names t for messages, qualified by package name outside this
+// package.
+func (st *state) typeName(t types.Type) string {
+	if _, ok := types.Unalias(t).(*types.Interface); ok {
+		return "an interface"
+	}
+	return types.TypeString(t, func(p *types.Package) string {
+		if p == st.pass.Pkg {
+			return ""
+		}
+		return p.Name()
+	})
+}

@@ -1,0 +1,211 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"strings"
+)
+
+// retryHelperFact marks a function that retries one of its function
+// parameters: a path on which a call of the parameter failed calls it
+// again. A send inside a function literal passed there is retried, in
+// this package and in those that import it.
+type retryHelperFact struct {
+	Param int // the index of the retried parameter
+}
+
+// AFact marks retryHelperFact as an analysis.Fact.
+func (*retryHelperFact) AFact() {}
+
+func (f *retryHelperFact) String() string { return fmt.Sprintf("retries parameter %d", f.Param) }
+
+// funcParam returns the index of the parameter v of fn's signature whose
+// type is a function returning an error last, or -1.
+func funcParam(sig *types.Signature, v *types.Var) int {
+	for i := 0; i < sig.Params().Len(); i++ {
+		p := sig.Params().At(i)
+		if p != v {
+			continue
+		}
+		fs, ok := p.Type().Underlying().(*types.Signature)
+		if !ok || fs.Results().Len() == 0 || !isErrorType(fs.Results().At(fs.Results().Len()-1).Type()) {
+			return -1
+		}
+		return i
+	}
+	return -1
+}
+
+// inferHelpers finds the functions of this package that retry a function
+// parameter, with the same path search as for sends, and exports their
+// facts. Then the calls that pass a function literal to one of them are
+// checked as retry helper calls.
+func (st *state) inferHelpers() {
+	helpers := make(map[*types.Func]int)
+	for _, fb := range st.bodies {
+		if fb.self == nil || !fb.loops && !st.mayRecurse(fb) {
+			continue
+		}
+		sig := fb.self.Type().(*types.Signature)
+		var sites []sendSite
+		var params []int
+		for _, call := range fb.calls {
+			id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+			if !ok {
+				continue
+			}
+			v, _ := st.info.Uses[id].(*types.Var)
+			if v == nil {
+				continue
+			}
+			if i := funcParam(sig, v); i >= 0 {
+				sites = append(sites, sendSite{call: call, info: sendInfo{via: id.Name}, name: id.Name})
+				params = append(params, i)
+			}
+		}
+		if len(sites) == 0 {
+			continue
+		}
+		bc := st.bodyCFG(fb)
+		locs := locate(st.info, bc.g, fb.body, sites)
+		for j, s := range sites {
+			if _, ok := st.retriedAt(fb, bc, locs[j], s); ok {
+				helpers[fb.self] = params[j]
+				break
+			}
+		}
+	}
+	// A function passing its function parameter on to a retry helper, at
+	// the helper's retried position, is one too (checkFor(t, d, f) calling
+	// checkForErr(d, f)).
+	for changed := true; changed; {
+		changed = false
+		for _, fb := range st.bodies {
+			if fb.self == nil || hasHelper(helpers, fb.self) {
+				continue
+			}
+			if i, ok := st.passesToHelper(fb, helpers); ok {
+				helpers[fb.self] = i
+				changed = true
+			}
+		}
+	}
+	if !isKnownShim(st.pass.Pkg.Path()) {
+		for fn, i := range helpers {
+			st.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
+		}
+	}
+	for _, lc := range st.helperCandidates {
+		if i, ok := helpers[lc.callee]; ok && !st.set.helpers[funcKey(lc.callee)] {
+			st.helperCalls = append(st.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
+		}
+	}
+}
+
+// importedHelper returns the retried parameter of a function of another
+// package with a retryHelperFact.
+func (st *state) importedHelper(fn *types.Func) (int, bool) {
+	if fn.Pkg() == nil || fn.Pkg() == st.pass.Pkg {
+		return 0, false
+	}
+	var f retryHelperFact
+	if !st.pass.ImportObjectFact(fn.Origin(), &f) {
+		return 0, false
+	}
+	return f.Param, true
+}
+
+// scanHelperCandidates builds the bodies of the top-level functions that
+// take a function parameter returning an error, for inferHelpers, without
+// walking the rest of the package.
+func (st *state) scanHelperCandidates() {
+	for _, f := range st.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fn, _ := st.info.Defs[fd.Name].(*types.Func)
+			if fn == nil || !hasFuncParam(fn.Type().(*types.Signature)) {
+				continue
+			}
+			fb := &fnBody{body: fd.Body, self: fn}
+			st.bodies[fd.Body] = fb
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false
+				case *ast.ForStmt, *ast.RangeStmt:
+					fb.loops = true
+				case *ast.BranchStmt:
+					fb.loops = fb.loops || n.Tok == token.GOTO
+				case *ast.CallExpr:
+					fb.calls = append(fb.calls, n)
+				}
+				return true
+			})
+		}
+	}
+}
+
+// hasFuncParam reports whether sig has a parameter of a function type
+// returning an error last.
+func hasFuncParam(sig *types.Signature) bool {
+	for i := 0; i < sig.Params().Len(); i++ {
+		if funcParam(sig, sig.Params().At(i)) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// inGOROOT reports whether the package's files are in the Go root (the
+// standard library).
+func (st *state) inGOROOT() bool {
+	root := build.Default.GOROOT
+	if root == "" || len(st.pass.Files) == 0 {
+		return false
+	}
+	tf := st.pass.Fset.File(st.pass.Files[0].FileStart)
+	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
+}
+
+func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
+	_, ok := helpers[fn]
+	return ok
+}
+
+// passesToHelper reports whether fb passes one of its function parameters
+// to a retry helper at the position the helper retries, and which.
+func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+	sig := fb.self.Type().(*types.Signature)
+	for _, call := range fb.calls {
+		callee := calleeFunc(st.info, call)
+		if callee == nil {
+			continue
+		}
+		k, ok := helpers[callee]
+		if !ok {
+			if k, ok = st.importedHelper(callee); !ok {
+				continue
+			}
+		}
+		if k >= len(call.Args) {
+			continue
+		}
+		id, ok := ast.Unparen(call.Args[k]).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		if v, ok := st.info.Uses[id].(*types.Var); ok {
+			if i := funcParam(sig, v); i >= 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}

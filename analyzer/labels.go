@@ -1,0 +1,244 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// label classifies a path leaving a send by the tests of the send's error
+// it passes.
+type label uint8
+
+const (
+	labelNone    label = iota // no test of the error yet
+	labelFailure              // the error is not nil
+	labelSuccess              // the error is nil
+	labelSafe                 // the error guarantees nothing was delivered (no responders)
+	numLabels
+)
+
+// labels is a set of labels: the labels a path may carry after an edge.
+type labels uint8
+
+func one(l label) labels { return 1 << l }
+
+// refine returns the labels of a path labelled l that then meets a test
+// with outcome y. An unlabelled path takes the test's labels; a failure
+// may be refined by a later test saying nothing was delivered (err != nil,
+// then errors.Is(err, nats.ErrNoResponders)); other labels stay.
+func refine(l label, y labels) labels {
+	switch l {
+	case labelNone:
+		return y
+	case labelFailure:
+		if y&one(labelSafe) != 0 {
+			if y == one(labelSafe) {
+				return one(labelSafe)
+			}
+			return one(labelSafe) | one(labelFailure)
+		}
+	}
+	return one(l)
+}
+
+// then returns the labels of paths that carry x and then meet y.
+func (x labels) then(y labels) labels {
+	var r labels
+	for l := labelNone; l < numLabels; l++ {
+		if x&one(l) != 0 {
+			r |= refine(l, y)
+		}
+	}
+	return r
+}
+
+// nothingSent reports whether e denotes an error that means the message
+// reached no subscriber, so sending it again cannot repeat an effect:
+// nats.ErrNoResponders and jetstream.ErrNoStreamResponse (nobody listening),
+// nats.ErrMaxPayload, shim.ErrPayloadTooLarge and claimcheck.ErrTooLarge
+// (refused before sending), claimcheck.ErrNotPublished and
+// claimcheck.ErrClosed (nothing published).
+func nothingSent(info *types.Info, e ast.Expr) bool {
+	obj, ok := objectOf(info, e).(*types.Var)
+	if !ok || obj.Pkg() == nil {
+		return false
+	}
+	return notDeliveredErrors[obj.Pkg().Path()+"."+obj.Name()]
+}
+
+// classifyOf reports whether e is shim.Classify(carrier).
+func (st *state) classifyOf(c carrier, e ast.Expr) bool {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		// o := shim.Classify(err); o == shim.OutcomeNotRun
+		if v, ok := st.info.Uses[id].(*types.Var); ok && st.assigned[v] == 1 && st.defs[v] != nil {
+			e = st.defs[v]
+		}
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok && len(call.Args) == 1 && funcKey(calleeFunc(st.info, call)) == shimClassify && carries(st.info, c, call.Args[0])
+}
+
+// outcome returns the labels of "shim.Classify(err) == e" being true, if e
+// is one of the shim.Outcome constants.
+func outcome(info *types.Info, e ast.Expr) (labels, bool) {
+	obj, ok := objectOf(info, e).(*types.Const)
+	if !ok || obj.Pkg() == nil || obj.Pkg().Path() != shimPath {
+		return 0, false
+	}
+	if l, ok := shimOutcomes[obj.Name()]; ok {
+		return one(l), true
+	}
+	return 0, false
+}
+
+// compare returns the labels of the true and false outcomes of
+// "x == y" (eq) or "x != y", if one side is the carrier or
+// shim.Classify(carrier).
+func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
+	none := one(labelNone)
+	other := y
+	switch {
+	case carriesReply(st.info, c, x) || carriesReply(st.info, c, y):
+		other := y
+		if carriesReply(st.info, c, y) {
+			other = x
+		}
+		if !isNil(st.info, other) {
+			return none, none
+		}
+		// reply == nil: nothing came back.
+		t, f = one(labelFailure), one(labelSuccess)
+		if !eq {
+			t, f = f, t
+		}
+		return t, f
+	case carries(st.info, c, x):
+	case carries(st.info, c, y):
+		other = x
+	case st.classifyOf(c, x), st.classifyOf(c, y):
+		if st.classifyOf(c, y) {
+			y = x // the Outcome constant is on the left
+		}
+		l, ok := outcome(st.info, y)
+		if !ok {
+			return none, none
+		}
+		t, f = l, none
+		if l == one(labelSuccess) {
+			f = one(labelFailure)
+		}
+		if !eq {
+			t, f = f, t
+		}
+		return t, f
+	default:
+		if l, ok := st.refusedCode(x, y); ok {
+			t, f = l, none
+			if !eq {
+				t, f = f, t
+			}
+			return t, f
+		}
+		return none, none
+	}
+	if isNil(st.info, other) {
+		t, f = one(labelSuccess), one(labelFailure)
+	} else {
+		// err == X: true is that error; false is nil or another one.
+		fail := labelFailure
+		if nothingSent(st.info, other) {
+			fail = labelSafe
+		}
+		t, f = one(fail), one(labelSuccess)|one(labelFailure)
+	}
+	if !eq {
+		t, f = f, t
+	}
+	return t, f
+}
+
+// cond returns the labels of the true and false outcomes of a condition.
+func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
+	none := one(labelNone)
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return st.cond(c, e.X)
+	case *ast.Ident:
+		// ok := err == nil; if ok { ... }
+		if v, ok := st.info.Uses[e].(*types.Var); ok && st.assigned[v] == 1 {
+			if def := st.defs[v]; def != nil && isBool(v.Type()) {
+				return st.cond(c, def)
+			}
+		}
+	case *ast.UnaryExpr:
+		if e.Op == token.NOT {
+			t, f := st.cond(c, e.X)
+			return f, t
+		}
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.LAND:
+			tx, fx := st.cond(c, e.X)
+			ty, fy := st.cond(c, e.Y)
+			return tx.then(ty), fx | tx.then(fy)
+		case token.LOR:
+			tx, fx := st.cond(c, e.X)
+			ty, fy := st.cond(c, e.Y)
+			return tx | fx.then(ty), fx.then(fy)
+		case token.EQL, token.NEQ:
+			return st.compare(c, e.X, e.Y, e.Op == token.EQL)
+		}
+	case *ast.CallExpr:
+		// errors.Is(err, X), errors.As(err, &t), or any other predicate
+		// of the error: true means it is some error.
+		uses := false
+		for _, a := range e.Args {
+			uses = uses || carries(st.info, c, a)
+		}
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && carries(st.info, c, sel.X) {
+			uses = true
+		}
+		if !uses {
+			return none, none
+		}
+		fn := calleeFunc(st.info, e)
+		if st.isSafePredicate(fn) {
+			return one(labelSafe), none
+		}
+		switch funcKey(fn) {
+		case "errors.Is":
+			if len(e.Args) == 2 && nothingSent(st.info, e.Args[1]) {
+				return one(labelSafe), none
+			}
+		case shimMayHaveRun:
+			// False only for an error that certainly did not run
+			// (MayHaveRun(nil) is true).
+			return none, one(labelSafe)
+		}
+		return one(labelFailure), none
+	}
+	return none, none
+}
+
+// caseTags maps the expressions of case clauses of tagged switches to
+// their tag, so that "case nil:" reads as "tag == nil".
+func caseTags(body *ast.BlockStmt) map[ast.Expr]ast.Expr {
+	caseTag := make(map[ast.Expr]ast.Expr)
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.SwitchStmt:
+			if n.Tag != nil {
+				for _, cc := range n.Body.List {
+					for _, e := range cc.(*ast.CaseClause).List {
+						caseTag[e] = n.Tag
+					}
+				}
+			}
+		}
+		return true
+	})
+	return caseTag
+}

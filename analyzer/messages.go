@@ -1,0 +1,24 @@
+package analyzer
+
+// docsURL is the page with one section per category, the Diagnostic.URL
+// of every finding.
+const docsURL = "https://github.com/natssend/natssend/blob/main/docs/checks.md#"
+
+// categoryURL returns the documentation of a category.
+func categoryURL(category string) string { return docsURL + category }
+
+// retryAdvice says, in a few words, why retrying a send of kind k is
+// unsafe and what to do instead.
+func retryAdvice(k sendKind) string {
+	switch k {
+	case kindRequest:
+		return "it may have run already; reconcile or make it idempotent"
+	case kindReply:
+		return "it may have been written; reply once"
+	case kindJetStream:
+		return "it may be stored; fix its ID with jetstream.WithMsgID"
+	case kindStore:
+		return "it may be stored; reconcile first"
+	}
+	return "it may already be out; de-duplicate downstream"
+}

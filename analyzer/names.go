@@ -1,0 +1,298 @@
+package analyzer
+
+// This file holds every external name the analyzer matches by string: the
+// send catalogue, the errors that prove nothing was delivered, the retry
+// helpers and their semantics, pure functions and functions that do not
+// return. The tables are read-only after package initialization. A name is
+// a funcKey ("pkgpath.Func", "pkgpath.Type.Method") or, for variables and
+// constants, "pkgpath.Name". TestNamesExist checks the natssend names
+// against the real shim and claimcheck packages.
+
+// Package paths matched by the analyzer. The analyzer never imports these
+// packages: it compares the package path, receiver type name and method name
+// of each resolved *types.Func.
+const (
+	natsPath       = "github.com/nats-io/nats.go"
+	jetstreamPath  = natsPath + "/jetstream"
+	microPath      = natsPath + "/micro"
+	shimPath       = "github.com/natssend/natssend/shim"
+	claimcheckPath = "github.com/natssend/natssend/claimcheck"
+)
+
+// The reason and the replacement of each raw send, for rawsend messages
+// ("raw API <why>: use <what>").
+const (
+	whySizing  = "bypasses claim checks and exact sizing"
+	whyRequest = "can be replayed after its timeout and is not size-capped"
+	whyReply   = "drops an oversized reply and the caller waits for a timeout"
+	whyMicro   = "loses an oversized reply (micro wraps ErrMaxPayload)"
+	whyJS      = "bypasses claim checks, so an oversized message is refused"
+)
+
+// rawSends is the catalogue of raw nats.go send APIs, by funcKey. The
+// JetStream publishes are added by init for each interface that declares
+// them.
+var rawSends = map[string]rawSend{
+	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", whySizing + ": use shim.Publish", fixPublish, false, kindPublish},
+	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", whySizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish},
+	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request with no deadline or size cap: use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
+	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
+	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", whyReply + ": use shim.Respond", fixRespond, false, kindReply},
+	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", whyReply + ": use shim.Respond with its data and header", fixNone, false, kindReply},
+	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", whySizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish},
+	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request with no deadline or size cap: encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
+	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", whyRequest + ": encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
+	microPath + ".Request.Respond":           {"(micro.Request).Respond", whyMicro + ": use shim.RespondMicro", fixNone, false, kindReply},
+	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", whyMicro + ": encode the value and use shim.RespondMicro", fixNone, false, kindReply},
+	microPath + ".Request.Error":             {"(micro.Request).Error", whyMicro + ": use shim.RespondMicroError", fixNone, false, kindReply},
+}
+
+// jetStreamPublishers are the interfaces declaring JetStream publishes:
+// legacy nats.JetStream (embedded in nats.JetStreamContext, whose methods
+// resolve to it) and jetstream.Publisher (embedded in jetstream.JetStream).
+var jetStreamPublishers = map[string]string{
+	natsPath + ".JetStream":      "nats.JetStream",
+	jetstreamPath + ".Publisher": "jetstream.Publisher",
+}
+
+func init() {
+	for path, iface := range jetStreamPublishers {
+		for _, m := range []string{"Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync"} {
+			rawSends[path+"."+m] = rawSend{
+				display:   "(" + iface + ")." + m,
+				advice:    whyJS + ": use claimcheck (*Store).PublishJetStream",
+				jetStream: true,
+				kind:      kindJetStream,
+			}
+		}
+	}
+}
+
+// shimSends is the catalogue of sends through natssend's shim and
+// claimcheck packages: not raw sends, but still sends for the retry check.
+var shimSends = map[string]shimSend{
+	shimPath + ".Publish":                      {"shim.Publish", false, kindPublish},
+	shimPath + ".PublishMsg":                   {"shim.PublishMsg", false, kindPublish},
+	shimPath + ".PublishContext":               {"shim.PublishContext", false, kindPublish},
+	shimPath + ".PublishMsgContext":            {"shim.PublishMsgContext", false, kindPublish},
+	shimPath + ".Client.Request":               {"(*shim.Client).Request", false, kindRequest},
+	shimPath + ".Client.RequestMsg":            {"(*shim.Client).RequestMsg", false, kindRequest},
+	shimPath + ".Respond":                      {"shim.Respond", false, kindReply},
+	shimPath + ".RespondError":                 {"shim.RespondError", false, kindReply},
+	shimPath + ".RespondMicro":                 {"shim.RespondMicro", false, kindReply},
+	shimPath + ".RespondMicroError":            {"shim.RespondMicroError", false, kindReply},
+	claimcheckPath + ".Store.PublishMsg":       {"(*claimcheck.Store).PublishMsg", false, kindPublish},
+	claimcheckPath + ".Store.Prepare":          {"(*claimcheck.Store).Prepare", false, kindStore},
+	claimcheckPath + ".Store.PublishJetStream": {"(*claimcheck.Store).PublishJetStream", true, kindJetStream},
+}
+
+// notDeliveredErrors are the error variables that prove a send had no
+// effect: nobody listening (no responders), refused before sending, or
+// nothing published.
+var notDeliveredErrors = map[string]bool{
+	natsPath + ".ErrNoResponders":                     true,
+	natsPath + ".ErrMaxPayload":                       true,
+	jetstreamPath + ".ErrNoStreamResponse":            true,
+	natsPath + ".ErrTooManyStalledMsgs":               true, // async publish refused locally
+	jetstreamPath + ".ErrTooManyStalledMsgs":          true,
+	jetstreamPath + ".ErrStreamMessageExceedsMaximum": true,
+	shimPath + ".ErrPayloadTooLarge":                  true,
+	claimcheckPath + ".ErrTooLarge":                   true,
+	claimcheckPath + ".ErrNotPublished":               true,
+	claimcheckPath + ".ErrClosed":                     true,
+}
+
+// refusedCodes are the JetStream API error codes (jetstream.APIError and
+// nats.APIError ErrorCode) by which a stream refused a published message,
+// so nothing was stored (nats-server errors.json): a failed expectation,
+// the stream's limits or store, a message over max_msg_size, a bad TTL.
+var refusedCodes = map[int64]bool{
+	10002: true, // JSAccountResourcesExceededErr
+	10023: true, // JSInsufficientResourcesErr
+	10028: true, // JSMemoryResourcesExceededErr
+	10047: true, // JSStorageResourcesExceededErr
+	10053: true, // JSStreamLimitsErrF
+	10054: true, // JSStreamMessageExceedsMaximumErr
+	10060: true, // JSStreamNotMatchErr (expected stream)
+	10070: true, // JSStreamWrongLastMsgIDErrF
+	10071: true, // JSStreamWrongLastSequenceErrF
+	10077: true, // JSStreamStoreFailedF
+	10164: true, // JSStreamWrongLastSequenceConstantErr
+	10165: true, // JSMessageTTLInvalidErr
+	10166: true, // JSMessageTTLDisabledErr
+}
+
+// apiErrorTypes are the JetStream API error types whose ErrorCode field
+// refusedCodes is compared with.
+var apiErrorTypes = [][2]string{{jetstreamPath, "APIError"}, {natsPath, "APIError"}}
+
+// shimOutcomes are shim.Outcome constants and what Classify(err) == them
+// says about the send; shimClassify and shimMayHaveRun are the functions.
+var shimOutcomes = map[string]label{
+	"OutcomeOK":       labelSuccess,
+	"OutcomeNotRun":   labelSafe,
+	"OutcomeRejected": labelSafe,
+	"OutcomeUnknown":  labelFailure,
+}
+
+// targetTypes name where a send goes (a parameter of these types is not
+// part of what is sent).
+var targetTypes = [][2]string{
+	{natsPath, "Conn"}, {natsPath, "EncodedConn"}, {natsPath, "JetStreamContext"}, {natsPath, "JetStream"},
+	{jetstreamPath, "JetStream"}, {jetstreamPath, "Publisher"},
+	{shimPath, "Client"}, {claimcheckPath, "Store"},
+}
+
+// receiveFuncs wait for a message: a send followed by one of them whose
+// result is tested (publish, NextMsg times out, publish again) is judged
+// by whether the message arrived.
+var receiveFuncs = setOf(
+	natsPath+".Subscription.NextMsg", natsPath+".Subscription.NextMsgWithContext",
+	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
+)
+
+// reschedulers run their last argument later: a function that passes
+// itself to one on failure retries.
+var reschedulers = setOf("time.AfterFunc")
+
+// carrierTypes are the NATS values whose methods include raw sends: one
+// flowing into an interface of the user's own is reported (flows.go).
+var carrierTypes = [][2]string{
+	{natsPath, "Conn"}, {natsPath, "EncodedConn"}, {natsPath, "JetStreamContext"}, {natsPath, "JetStream"},
+	{jetstreamPath, "JetStream"}, {jetstreamPath, "Publisher"}, {microPath, "Request"},
+}
+
+// msgIDOptionFuncs set a JetStream message ID among a publish's options;
+// headerSetters set a header value; msgIDHeader is the header.
+var (
+	msgIDOptionFuncs = [2]string{jetstreamPath + ".WithMsgID", natsPath + ".MsgId"}
+	headerSetters    = setOf(natsPath+".Header.Set", natsPath+".Header.Add")
+)
+
+const msgIDHeader = "Nats-Msg-Id"
+
+// newErrorFuncs return a new, never nil error: an error passed through
+// them no longer tells whether the send failed.
+var newErrorFuncs = setOf("fmt.Errorf", "errors.New", "errors.Join")
+
+const (
+	shimClassify   = shimPath + ".Classify"
+	shimMayHaveRun = shimPath + ".MayHaveRun"
+)
+
+// noReturnFuncs are the functions and methods that do not return (besides
+// the builtin panic): they end a path. ctrlflow would infer most of them,
+// but not interface methods (testing.TB) or loggers that exit through a
+// hook (zap), and requiring it costs a CFG of every function of every
+// dependency (measured: about 15% of the no-op floor's CPU). Functions of
+// the analyzed packages are inferred instead (noreturn.go).
+var noReturnFuncs = setOf(
+	"os.Exit", "runtime.Goexit", "syscall.Exit",
+	"log.Fatal", "log.Fatalf", "log.Fatalln", "log.Panic", "log.Panicf", "log.Panicln",
+	"log.Logger.Fatal", "log.Logger.Fatalf", "log.Logger.Fatalln", "log.Logger.Panic", "log.Logger.Panicf", "log.Logger.Panicln",
+	"testing.common.Fatal", "testing.common.Fatalf", "testing.common.FailNow",
+	"testing.common.Skip", "testing.common.Skipf", "testing.common.SkipNow",
+	"testing.TB.Fatal", "testing.TB.Fatalf", "testing.TB.FailNow",
+	"testing.TB.Skip", "testing.TB.Skipf", "testing.TB.SkipNow",
+	"k8s.io/klog/v2.Fatal", "k8s.io/klog/v2.Fatalf", "k8s.io/klog/v2.Fatalln", "k8s.io/klog/v2.Exit", "k8s.io/klog/v2.Exitf",
+	"github.com/golang/glog.Fatal", "github.com/golang/glog.Fatalf", "github.com/golang/glog.Exit", "github.com/golang/glog.Exitf",
+	"go.uber.org/zap.Logger.Fatal", "go.uber.org/zap.Logger.Panic",
+	"go.uber.org/zap.SugaredLogger.Fatal", "go.uber.org/zap.SugaredLogger.Fatalf", "go.uber.org/zap.SugaredLogger.Fatalw",
+	"go.uber.org/zap.SugaredLogger.Panic", "go.uber.org/zap.SugaredLogger.Panicf", "go.uber.org/zap.SugaredLogger.Panicw",
+	"github.com/sirupsen/logrus.Fatal", "github.com/sirupsen/logrus.Fatalf", "github.com/sirupsen/logrus.Fatalln",
+	"github.com/sirupsen/logrus.Panic", "github.com/sirupsen/logrus.Panicf",
+	"github.com/sirupsen/logrus.Logger.Fatal", "github.com/sirupsen/logrus.Logger.Fatalf",
+	"github.com/sirupsen/logrus.Entry.Fatal", "github.com/sirupsen/logrus.Entry.Fatalf",
+	"github.com/sirupsen/logrus.FieldLogger.Fatal", "github.com/sirupsen/logrus.FieldLogger.Fatalf",
+	"github.com/rs/zerolog/log.Fatal", "github.com/rs/zerolog/log.Panic",
+)
+
+// testFailFuncs fail a test: a loop whose success path calls one checks
+// that each send fails (a table-driven negative test), it is no retry.
+var testFailFuncs = setOf(
+	"testing.common.Fatal", "testing.common.Fatalf", "testing.common.FailNow",
+	"testing.common.Error", "testing.common.Errorf", "testing.common.Fail",
+	"testing.TB.Fatal", "testing.TB.Fatalf", "testing.TB.FailNow",
+	"testing.TB.Error", "testing.TB.Errorf", "testing.TB.Fail",
+)
+
+// pureFuncs return a result that depends only on their arguments: a
+// message ID computed with them from fixed inputs is fixed, and an
+// argument computed with them is the same on every attempt.
+var pureFuncs = setOf(
+	"fmt.Sprint", "fmt.Sprintf", "fmt.Sprintln",
+	"strconv.Itoa", "strconv.FormatInt", "strconv.FormatUint", "strconv.Quote",
+	"strings.Join", "strings.ToLower", "strings.ToUpper", "strings.TrimSpace", "strings.ReplaceAll",
+	"path.Join", "context.Background", "context.TODO",
+	"crypto/sha256.Sum256", "crypto/sha1.Sum", "crypto/md5.Sum", "crypto/sha512.Sum512",
+	"hash/crc32.ChecksumIEEE",
+	"encoding/hex.EncodeToString",
+	"encoding/base64.Encoding.EncodeToString", "encoding/base32.Encoding.EncodeToString",
+	"encoding/json.Marshal",
+	"github.com/google/uuid.NewSHA1", "github.com/google/uuid.NewMD5",
+)
+
+// retryIfOptions are helper options whose predicate argument decides
+// which errors are retried; predicateArgs are helpers taking such a
+// predicate, by argument index; onlyConflictHelpers retry only Kubernetes
+// conflict errors, which no NATS send returns.
+var (
+	retryIfOptions      = setOf("github.com/avast/retry-go.RetryIf", "github.com/avast/retry-go/v4.RetryIf")
+	predicateArgs       = map[string]int{"k8s.io/client-go/util/retry.OnError": 1}
+	onlyConflictHelpers = setOf("k8s.io/client-go/util/retry.RetryOnConflict")
+)
+
+// helperSemantics says how the known retry libraries decide to call their
+// function again, by package path: the functions marking an error
+// permanent (helperOnError) or retryable (helperOnMarked).
+var helperSemantics = map[string]struct {
+	kind    helperKind
+	markers []string
+}{
+	"github.com/cenkalti/backoff/v4":    {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
+	"github.com/cenkalti/backoff/v5":    {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
+	"github.com/avast/retry-go":         {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
+	"github.com/avast/retry-go/v4":      {helperOnError, []string{"github.com/avast/retry-go/v4.Unrecoverable"}},
+	"k8s.io/client-go/util/retry":       {helperOnError, nil},
+	"github.com/sethvargo/go-retry":     {helperOnMarked, []string{"github.com/sethvargo/go-retry.RetryableError"}},
+	"k8s.io/apimachinery/pkg/util/wait": {helperPoll, nil},
+}
+
+// DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
+// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
+// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
+// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
+// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
+func DefaultRetryHelpers() []string {
+	const (
+		backoff4 = "github.com/cenkalti/backoff/v4"
+		backoff5 = "github.com/cenkalti/backoff/v5"
+		avast    = "github.com/avast/retry-go"
+		avast4   = "github.com/avast/retry-go/v4"
+		sethvgo  = "github.com/sethvargo/go-retry"
+		k8sretry = "k8s.io/client-go/util/retry"
+		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
+	)
+	return []string{
+		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
+		backoff5 + ".Retry", backoff5 + ".RetryNotify",
+		avast + ".Do", avast + ".DoWithData",
+		avast4 + ".Do", avast4 + ".DoWithData",
+		sethvgo + ".Do", sethvgo + ".DoValue",
+		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
+		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
+		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
+		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
+	}
+}
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

@@ -1,0 +1,299 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/cfg"
+)
+
+// pathState is a point of the search of retryPaths: a block entered with
+// the label of the path so far, the carrier that judges it now (0: the
+// send's own; more: a receive awaiting its reply) and whether it still
+// holds that outcome, which tracked variables changed since the send, the
+// bool flags known on the path, and whether a success path has tested the
+// reply.
+type pathState struct {
+	b      *cfg.Block
+	l      label
+	c      uint8
+	valid  bool
+	tested bool
+	looped bool // the path went through a loop header since the send
+	judged bool // the block was entered by a branch on the send's outcome
+	dirty  uint64
+	known  uint64 // flags whose value is known
+	flags  uint64 // of those, the ones that are true
+}
+
+// pathResult is what retryPaths found.
+type pathResult struct {
+	arrivals []arrival
+	// expectsFailure is set when a success path fails a test (t.Fatal,
+	// t.Error...) or returns a new error (return fmt.Errorf("accepted
+	// %q", subj)): the loop checks that each send fails.
+	expectsFailure bool
+	states         []pathState
+	preds          [][]int
+}
+
+// arrival is a path reaching the send again from a state: with its label,
+// whether the body sent is the same, whether a success path tested the
+// reply on the way, and whether it came back through recursion.
+type arrival struct {
+	from     int
+	l        label
+	same     bool // the same body
+	exact    bool // the same body to the same target
+	tested   bool
+	recursed bool
+}
+
+// reached reports whether a path labelled l reaches the send again, with
+// the same body if same is set (and to the same target if exact is set),
+// not counting success paths that tested the reply if untested is set.
+func (r *pathResult) reached(l label, same, exact, untested bool) bool {
+	for _, a := range r.arrivals {
+		if a.l == l && (a.same || !same) && (a.exact || !exact) && !(untested && a.tested) {
+			return true
+		}
+	}
+	return false
+}
+
+// recursed reports whether a failure path reaches the send again through
+// recursion.
+func (r *pathResult) recursed() bool {
+	for _, a := range r.arrivals {
+		if a.recursed && a.l == labelFailure {
+			return true
+		}
+	}
+	return false
+}
+
+// region returns the nodes that run again on the failure paths back to the
+// send in block start (only those with the same arguments if same): the
+// nodes of the blocks on those paths, with the key and value of range
+// loops among them.
+func (r *pathResult) region(start *cfg.Block, same bool) []ast.Node {
+	on := make([]bool, len(r.states))
+	var work []int
+	for _, a := range r.arrivals {
+		if a.l == labelFailure && (a.same || !same) && !on[a.from] {
+			on[a.from] = true
+			work = append(work, a.from)
+		}
+	}
+	for len(work) > 0 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range r.preds[n] {
+			if !on[p] {
+				on[p] = true
+				work = append(work, p)
+			}
+		}
+	}
+	blocks := map[*cfg.Block]bool{start: true}
+	nodes := append([]ast.Node(nil), start.Nodes...)
+	for i, s := range r.states {
+		if !on[i] || blocks[s.b] {
+			continue
+		}
+		blocks[s.b] = true
+		nodes = append(nodes, s.b.Nodes...)
+		if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && s.b.Kind == cfg.KindRangeLoop {
+			nodes = append(nodes, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value), Tok: token.ASSIGN})
+		}
+	}
+	return nodes
+}
+
+// maxStates bounds the search of retryPaths for one send.
+const maxStates = 20000
+
+// search is the input of retryPaths for one send.
+type search struct {
+	g        *cfg.CFG
+	start    *cfg.Block
+	i        int              // the send's node in start
+	carriers []carrier        // [0]: the send's; then receives awaiting a reply
+	recv     map[ast.Node]int // receive nodes: index in carriers
+	self     *types.Func      // the enclosing function, for recursion
+	caseTag  map[ast.Expr]ast.Expr
+	typeCase map[*cfg.Block]typeCase
+	flags    map[*types.Var]int // bool flags of the body, by bit
+	d        *deps
+	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
+}
+
+// retryPaths follows the paths from the send and records each arrival
+// back at it, or at a recursive call of self.
+func (st *state) retryPaths(sr *search) *pathResult {
+	r := &pathResult{}
+	d, start, i := sr.d, sr.start, sr.i
+	seen := make(map[pathState]int)
+	var queue []int
+	newState := func(s pathState) int {
+		r.states = append(r.states, s)
+		r.preds = append(r.preds, nil)
+		return len(r.states) - 1
+	}
+	push := func(from int, s pathState) {
+		if s.b == start {
+			// The nodes before the send in its block run first.
+			dirty := s.dirty
+			for k := 0; k < i; k++ {
+				dirty = d.apply(start.Nodes[k], dirty)
+			}
+			same := !d.nondet && dirty&d.direct == 0
+			exact := same && !d.targetNondet && dirty&d.target == 0
+			r.arrivals = append(r.arrivals, arrival{from: from, l: s.l, same: same, exact: exact, tested: s.tested})
+			return
+		}
+		n, ok := seen[s]
+		if !ok {
+			if len(r.states) >= maxStates {
+				return
+			}
+			n = newState(s)
+			seen[s] = n
+			queue = append(queue, n)
+		}
+		r.preds[n] = append(r.preds[n], from)
+	}
+	walk := func(n int, from int) {
+		s := r.states[n]
+		switch s.b.Kind {
+		case cfg.KindForLoop, cfg.KindForPost, cfg.KindRangeLoop:
+			s.looped = true
+		}
+		c := sr.carriers[s.c]
+		for k := from; k < len(s.b.Nodes); k++ {
+			node := s.b.Nodes[k]
+			if k == i && s.b == start {
+				if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
+					sr.onReturn(ret, s.l, s.valid) // return send()
+					return
+				}
+				// What the send assigns (the reply, the error) is new.
+				s.dirty |= d.results(node)
+				continue
+			}
+			if rc, direct := st.recursiveCall(node, sr.self); rc != nil {
+				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(st.info, rc, direct, sr.self, d)
+				exact := same && !d.targetNondet && s.dirty&d.target == 0
+				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
+				return
+			}
+			if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
+				sr.onReturn(ret, s.l, s.valid)
+				return
+			}
+			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (failsTest(st.info, node) || returnsNewError(st.info, node)) {
+				r.expectsFailure = true
+			}
+			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
+				// Waiting for the reply: its arrival now says whether
+				// the send worked.
+				s.c, s.l, s.valid, c = uint8(ci), labelNone, true, sr.carriers[ci]
+				s.dirty |= d.results(node)
+				continue
+			}
+			if s.valid && (s.l == labelNone || s.l == labelFailure) && st.assertsNotDelivered(node, c) {
+				// require.ErrorIs(t, err, nats.ErrNoResponders): past
+				// it, the error is one that proves nothing happened.
+				s.l = labelSafe
+			}
+			if assignsCarrier(st.info, node, c) && !st.transforms(node, c, s.l) {
+				s.valid = false
+			}
+			s.dirty = d.apply(node, s.dirty)
+			s.known, s.flags = setFlags(st.info, node, sr.flags, s.known, s.flags)
+		}
+		s.dirty = d.rangeDirty(s.b, s.dirty)
+		if s.b.Kind == cfg.KindRangeLoop {
+			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && assignsCarrier(st.info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
+				s.valid = false
+			}
+		}
+		_, isTypeCase := sr.typeCase[succ(s.b, 1)]
+		if len(s.b.Succs) == 2 && (len(s.b.Nodes) > 0 || isTypeCase) && s.b.Kind != cfg.KindRangeLoop {
+			t, f := one(labelNone), one(labelNone)
+			var e ast.Expr
+			isExpr := false
+			if len(s.b.Nodes) > 0 {
+				e, isExpr = s.b.Nodes[len(s.b.Nodes)-1].(ast.Expr)
+			}
+			judged := s.valid && (s.l == labelNone || s.l == labelFailure)
+			switch {
+			case isTypeCase && judged:
+				t, f = st.typeCaseLabels(c, sr.typeCase[s.b.Succs[1]])
+			case isExpr && judged:
+				if tag, ok := sr.caseTag[e]; ok {
+					t, f = st.compare(c, tag, e, true)
+				} else {
+					t, f = st.cond(c, e)
+				}
+			}
+			tested := s.tested
+			if isExpr && s.l == labelSuccess && mentionsReply(st.info, e, c) {
+				tested = true
+			}
+			val, known := false, false
+			if isExpr {
+				val, known = st.evalFlags(e, sr.flags, s.known, s.flags)
+			}
+			for k, edge := range []struct {
+				b  *cfg.Block
+				ls labels
+			}{{s.b.Succs[0], refine(s.l, t)}, {s.b.Succs[1], refine(s.l, f)}} {
+				if known && val != (k == 0) {
+					continue // a flag decides the branch
+				}
+				for nl := labelNone; nl < numLabels; nl++ {
+					if edge.ls&one(nl) != 0 {
+						ns := s
+						ns.b, ns.l, ns.tested = edge.b, nl, tested
+						ns.judged = t != one(labelNone) || f != one(labelNone)
+						push(n, ns)
+					}
+				}
+			}
+			return
+		}
+		for _, succ := range s.b.Succs {
+			ns := s
+			ns.b, ns.judged = succ, false
+			push(n, ns)
+		}
+	}
+	first := newState(pathState{b: start, l: labelNone, valid: true})
+	walk(first, max(i, 0)) // i < 0: from the start of the block, no send
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		walk(n, 0)
+	}
+	return r
+}
+
+// succ returns the i'th successor of b, or nil.
+func succ(b *cfg.Block, i int) *cfg.Block {
+	if i < len(b.Succs) {
+		return b.Succs[i]
+	}
+	return nil
+}
+
+func nonNil(es ...ast.Expr) []ast.Expr {
+	var r []ast.Expr
+	for _, e := range es {
+		if e != nil {
+			r = append(r, e)
+		}
+	}
+	return r
+}

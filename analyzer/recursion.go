@@ -1,0 +1,115 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// recursiveCall returns the call in node, outside function literals, by
+// which self runs again: a call of self (direct), of a function of this
+// package that calls self back (mutual recursion), or time.AfterFunc with
+// a function that calls self (rescheduling itself).
+func (st *state) recursiveCall(node ast.Node, self *types.Func) (call *ast.CallExpr, direct bool) {
+	if self == nil {
+		return nil, false
+	}
+	ast.Inspect(node, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if call != nil {
+				return false
+			}
+			fn := calleeFunc(st.info, n)
+			switch {
+			case fn == self:
+				call, direct = n, true
+			case fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, self):
+				call = n
+			case reschedulers[funcKey(fn)] && len(n.Args) > 0 && st.callsBack(n.Args[len(n.Args)-1], self):
+				call = n
+			}
+		}
+		return call == nil
+	})
+	return call, direct
+}
+
+// callsBack reports whether the function value e runs self: self itself
+// (s.send), or a literal that calls self or a function reaching it.
+func (st *state) callsBack(e ast.Expr, self *types.Func) bool {
+	e = ast.Unparen(e)
+	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
+		return fn == self || st.reaches(fn, self)
+	}
+	lit, ok := e.(*ast.FuncLit)
+	if !ok {
+		return false
+	}
+	found := false
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if fn := calleeFunc(st.info, c); fn == self || (fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, self)) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// reaches reports whether fn calls target, directly or through other
+// functions of this package (calls outside function literals).
+func (st *state) reaches(fn, target *types.Func) bool {
+	key := [2]*types.Func{fn, target}
+	if r, ok := st.reach[key]; ok {
+		return r
+	}
+	st.reach[key] = false // cycles
+	seen := map[*types.Func]bool{fn: true}
+	work := []*types.Func{fn}
+	found := false
+	for len(work) > 0 && !found {
+		f := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, callee := range st.edges[f] {
+			if callee == target {
+				found = true
+				break
+			}
+			if !seen[callee] {
+				seen[callee] = true
+				work = append(work, callee)
+			}
+		}
+	}
+	st.reach[key] = found
+	return found
+}
+
+// sameRecursion reports whether the recursive call rc passes every
+// parameter the send's body depends on unchanged (f(n-1, msg) inside
+// f(n int, msg *nats.Msg) sends msg again). Through another function or a
+// timer, only a body that depends on no parameter is known to be the
+// same.
+func sameRecursion(info *types.Info, rc *ast.CallExpr, direct bool, self *types.Func, d *deps) bool {
+	sig, _ := self.Type().(*types.Signature)
+	if sig == nil {
+		return false
+	}
+	for k := 0; k < sig.Params().Len(); k++ {
+		p := sig.Params().At(k)
+		if d.bit(p) == 0 {
+			continue
+		}
+		if !direct || k >= len(rc.Args) {
+			return false
+		}
+		id, ok := ast.Unparen(rc.Args[k]).(*ast.Ident)
+		if !ok || info.Uses[id] != p {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,322 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// scan walks one file for raw sends, connects and calls that may send.
+func (st *state) scan(file *ast.File) {
+	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
+		st.flowsAt(n, stack)
+		st.fieldStores(n)
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			st.selector(n, stack)
+		case *ast.CallExpr:
+			st.call(n, stack)
+		case *ast.FuncDecl:
+			st.predicateCandidate(n)
+			if n.Body != nil {
+				self, _ := st.info.Defs[n.Name].(*types.Func)
+				st.bodies[n.Body] = &fnBody{body: n.Body, self: self}
+			}
+		case *ast.FuncLit:
+			st.bodies[n.Body] = &fnBody{body: n.Body, lit: n}
+		case *ast.ForStmt, *ast.RangeStmt:
+			if fb := st.innermost(stack); fb != nil {
+				fb.loops = true
+			}
+		case *ast.BranchStmt:
+			if fb := st.innermost(stack); fb != nil && n.Tok == token.GOTO {
+				fb.loops = true
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				v, ok := st.info.ObjectOf(id).(*types.Var)
+				if !ok {
+					continue
+				}
+				st.assigned[v]++
+				if len(n.Rhs) == len(n.Lhs) {
+					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
+						st.closures[v] = lit
+					}
+					if tracksValues(v) {
+						st.funcVals[v] = append(st.funcVals[v], n.Rhs[i])
+					}
+					if n.Tok == token.DEFINE {
+						st.defs[v] = n.Rhs[i]
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				v, ok := st.info.Defs[name].(*types.Var)
+				if !ok {
+					continue
+				}
+				if len(n.Values) == 0 && tracksValues(v) {
+					continue // var f func() error: nil until assigned
+				}
+				st.assigned[v]++
+				if len(n.Values) == len(n.Names) {
+					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
+						st.closures[v] = lit
+					}
+					if tracksValues(v) {
+						st.funcVals[v] = append(st.funcVals[v], n.Values[i])
+					}
+				}
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
+				if v, ok := st.info.Uses[id].(*types.Var); ok {
+					st.assigned[v] += 2 // its address escapes
+				}
+			}
+		}
+		return true
+	})
+}
+
+// innermost returns the function body enclosing the top of stack.
+func (st *state) innermost(stack []ast.Node) *fnBody {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *ast.FuncLit:
+			return st.bodies[n.Body]
+		case *ast.FuncDecl:
+			return st.bodies[n.Body]
+		}
+	}
+	return nil
+}
+
+// selectedFunc returns the function or method a selector denotes, if any.
+func selectedFunc(info *types.Info, sel *ast.SelectorExpr) *types.Func {
+	if s := info.Selections[sel]; s != nil {
+		if s.Kind() == types.FieldVal {
+			return nil
+		}
+		fn, _ := s.Obj().(*types.Func)
+		return fn
+	}
+	fn, _ := info.Uses[sel.Sel].(*types.Func)
+	return fn
+}
+
+// calleeFunc returns the function or method called, if it is one.
+func calleeFunc(info *types.Info, call *ast.CallExpr) *types.Func {
+	fn, _ := typeutil.Callee(info, call).(*types.Func)
+	if fn != nil {
+		fn = fn.Origin()
+	}
+	return fn
+}
+
+// enclosing returns the function declaration enclosing the top of stack and
+// whether a function literal lies in between. A function literal called on
+// the spot (func() { ... }(), also deferred) runs as part of the enclosing
+// function and does not count; one started by a go statement does.
+func enclosing(stack []ast.Node) (decl *ast.FuncDecl, inLit bool) {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *ast.FuncLit:
+			if !calledOnTheSpot(n, stack[:i]) {
+				inLit = true
+			}
+		case *ast.FuncDecl:
+			return n, inLit
+		}
+	}
+	return nil, inLit
+}
+
+// calledOnTheSpot reports whether lit, whose ancestors are stack, is called
+// where it is written, other than by a go statement.
+func calledOnTheSpot(lit *ast.FuncLit, stack []ast.Node) bool {
+	var child ast.Node = lit
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			child = p
+			continue
+		case *ast.CallExpr:
+			if p.Fun != child {
+				return false
+			}
+			_, isGo := stackAt(stack, i-1).(*ast.GoStmt)
+			return !isGo
+		}
+		return false
+	}
+	return false
+}
+
+func stackAt(stack []ast.Node, i int) ast.Node {
+	if i < 0 || i >= len(stack) {
+		return nil
+	}
+	return stack[i]
+}
+
+func isBool(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsBoolean != 0
+}
+
+// call handles one call: connects, and calls that may send.
+func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
+	fb := st.innermost(stack)
+	fn := calleeFunc(st.info, call)
+	if fn == nil {
+		// Perhaps a local variable bound to a function literal, or a
+		// function literal called on the spot.
+		switch ast.Unparen(call.Fun).(type) {
+		case *ast.Ident, *ast.FuncLit, *ast.SelectorExpr: // a function field too
+			if fb != nil {
+				fb.calls = append(fb.calls, call)
+			}
+		}
+		return
+	}
+	if sig, _ := fn.Type().(*types.Signature); fb != nil && sig != nil && sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) && fn.Pkg() != st.pass.Pkg {
+		// An interface method: a send if its receiver only holds NATS
+		// values (concreteSend).
+		fb.calls = append(fb.calls, call)
+	}
+	if st.set.helpers[funcKey(fn)] {
+		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
+	} else if i, ok := st.importedHelper(fn); ok {
+		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
+		if fb != nil {
+			fb.calls = append(fb.calls, call) // for helpers passing their parameter on
+		}
+	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
+		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
+	}
+	if reschedulers[funcKey(fn)] && fb != nil {
+		fb.reschedules = true
+	}
+	if options, ok := isConnect(fn); ok {
+		st.checkConnect(call, options, stack)
+	}
+	var caller *types.Func
+	if decl, inLit := enclosing(stack); decl != nil && !inLit {
+		caller, _ = st.info.Defs[decl.Name].(*types.Func)
+	}
+	if si, ok := st.knownSender(fn); ok {
+		st.sendCalls = append(st.sendCalls, call)
+		if fb != nil {
+			fb.calls = append(fb.calls, call)
+		}
+		if caller != nil {
+			if _, done := st.senders[caller]; !done {
+				st.senders[caller] = sendInfo{via: si.via, kind: si.kind}
+			}
+		}
+		return
+	}
+	if fn.Pkg() == st.pass.Pkg {
+		st.calls = append(st.calls, localCall{call, fn})
+		if fb != nil {
+			fb.calls = append(fb.calls, call)
+		}
+		if caller != nil {
+			if _, seen := st.edges[caller]; !seen {
+				st.callers = append(st.callers, caller)
+			}
+			st.edges[caller] = append(st.edges[caller], fn)
+		}
+	}
+}
+
+// sendInfo describes what a call sends through.
+type sendInfo struct {
+	via    string   // the send API it ends up calling
+	kind   sendKind // what that send does
+	js     bool     // the call itself is a JetStream publish
+	direct bool     // the call itself is a listed send API (raw or shim)
+}
+
+// knownSender reports whether fn is a send API (raw, shim or claimcheck)
+// or a function of another package with a sendsFact, and what it sends
+// through.
+func (st *state) knownSender(fn *types.Func) (sendInfo, bool) {
+	key := funcKey(fn)
+	if rs, ok := rawSendOf(key); ok {
+		return sendInfo{via: rs.display, kind: rs.kind, js: rs.jetStream, direct: true}, true
+	}
+	if ss, ok := shimSendOf(key); ok {
+		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
+	}
+	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
+		var fact sendsFact
+		if st.pass.ImportObjectFact(fn.Origin(), &fact) {
+			return sendInfo{via: fact.Via, kind: sendKind(fact.Kind)}, true
+		}
+	}
+	return sendInfo{}, false
+}
+
+// sendVia reports whether fn is known to send, including functions of this
+// package found to send.
+func (st *state) sendVia(fn *types.Func) (sendInfo, bool) {
+	fn = fn.Origin()
+	if si, ok := st.knownSender(fn); ok {
+		return si, true
+	}
+	si, ok := st.senders[fn]
+	return si, ok
+}
+
+// propagate computes the functions of this package that send, through
+// calls of other functions of this package, and exports their facts.
+func (st *state) propagate() {
+	for changed := true; changed; {
+		changed = false
+		for _, caller := range st.callers {
+			if _, ok := st.senders[caller]; ok {
+				continue
+			}
+			for _, callee := range st.edges[caller] {
+				if si, ok := st.senders[callee]; ok {
+					st.senders[caller] = si
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	// natssend's own shim and claimcheck packages export no facts: their
+	// sends are listed (shimSendOf), and nothing else there counts as one.
+	if !isKnownShim(st.pass.Pkg.Path()) {
+		for fn, si := range st.senders {
+			if fn.Pkg() == st.pass.Pkg {
+				st.pass.ExportObjectFact(fn, &sendsFact{Via: si.via, Kind: uint8(si.kind)})
+			}
+		}
+	}
+	for _, lc := range st.calls {
+		if _, ok := st.senders[lc.callee]; ok {
+			st.sendCalls = append(st.sendCalls, lc.call)
+		}
+	}
+}
+
+// helperName names a retry helper for messages: pkg.Func, or
+// (*pkg.Type).Method.
+func helperName(fn *types.Func) string {
+	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
+		return "(" + types.TypeString(sig.Recv().Type(), func(p *types.Package) string { return p.Name() }) + ")." + fn.Name()
+	}
+	return fn.Pkg().Name() + "." + fn.Name()
+}

@@ -100,7 +100,7 @@ func TestHelp(t *testing.T) {
 	if code := drive([]string{"-h"}, &stdout, &stderr); code != exitOK {
 		t.Errorf("-h: exit %d, want 0", code)
 	}
-	if s := stderr.String(); strings.Contains(s, "panic") || !strings.Contains(s, "-vet") || !strings.Contains(s, "-categories") {
+	if s := stderr.String(); strings.Contains(s, "\ngoroutine ") || strings.HasPrefix(s, "panic: ") || strings.Contains(s, "\npanic: ") || !strings.Contains(s, "-vet") || !strings.Contains(s, "-categories") {
 		t.Errorf("-h output:\n%s", s)
 	}
 	stderr.Reset()

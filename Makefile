@@ -10,6 +10,7 @@
 #                   (BENCH_MODS=dir,... adds checkouts of public modules, BENCH_RUNS=5)
 #   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
 #   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
+#   make race       the runtime packages' tests with the race detector
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
@@ -17,7 +18,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz stress ci clean
+.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz stress race ci clean
 
 all: build test
 
@@ -69,7 +70,11 @@ fuzz:
 stress:
 	NATSSEND_STRESS_RESTARTS=$(STRESS_RESTARTS) $(GO) test -race -count=1 -timeout 60m -run '^TestStressNoSendClosesTheConnection$$' -v ./shim/
 
-ci: test lint fuzz golangci golangci-test
+# The runtime (shim, claim checks, limit state, examples) under the race detector.
+race:
+	$(GO) test -race -count=1 ./shim/... ./claimcheck/... ./internal/... ./examples/...
+
+ci: test lint fuzz race golangci golangci-test
 
 clean:
 	rm -rf $(BIN)

@@ -117,8 +117,9 @@ type Client struct {
 	timeout    time.Duration
 	payloadCap int64
 	static     nats.Header
-	st         *connlimit.State // nil when nc is nil
-	optErr     *Error           // the first invalid option
+	st         *connlimit.State  // nil when nc is nil
+	optErr     *Error            // the first invalid option
+	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
 }
 
@@ -253,18 +254,17 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		}
 
 		// What is left after the limit check, which may have taken a round trip.
-		remaining := time.Until(deadline)
-		ms := (remaining + time.Millisecond - 1) / time.Millisecond
-		if ms < 1 {
-			ms = 1
-		}
-		hdr, hdrSize, err := c.header(m.Header, int64(ms))
+		hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)))
 		if err != nil {
 			return nil, err
 		}
 		size := int64(hdrSize + len(m.Data))
 		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			return nil, tooLarge("request", size, limit, nil)
+			if c.store == nil {
+				return nil, tooLarge("request", size, limit, nil)
+			}
+			// The Store decides between a claim check and a refusal.
+			return c.requestClaimCheck(ctx, callCtx, deadline, m, limit)
 		}
 		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
 		c.st.BeforeSend()
@@ -280,6 +280,9 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		}
 		if rerr := remoteError(reply); rerr != nil {
 			return nil, rerr
+		}
+		if c.store != nil {
+			return c.resolveReply(ctx, callCtx, reply)
 		}
 		return reply, nil
 	}

@@ -74,6 +74,38 @@
 // a PAYLOAD_TOO_LARGE error reply so the caller learns at once. Replies to
 // micro requests go through RespondMicro and RespondMicroError.
 //
+// # RPC overflow
+//
+// A request or reply above the limit can travel as a claim check, opt-in
+// on both sides: the Client with WithClaimChecks, the responder with
+// ServeClaimChecks on Handler and JSONHandler, or, for a micro endpoint,
+// ResolveMicro and RespondMicroClaimCheck. Both sides need a
+// claimcheck.Store on the same bucket (a short TTL, a few times the
+// longest call, is the backstop for payloads a crash leaves behind):
+//
+//	st, _ := claimcheck.New(ctx, js, claimcheck.WithTTL(10*time.Minute))
+//	c := shim.NewClient(nc, shim.WithClaimChecks(st))
+//	nc.Subscribe("datasets.query", shim.Handler(query, shim.ServeClaimChecks(st), shim.Conn(nc)))
+//
+// The call keeps every guarantee of a small one: one deadline over the
+// request upload, the call, the responder's resolve, its reply upload and
+// the caller's download; one send, never a replay; exact outcomes. An
+// upload that fails is OutcomeNotRun with nothing sent; a request the
+// responder cannot resolve (missing, corrupt, stored for another subject,
+// out of time) is a rejection, CodeClaimCheckUnresolved, and the handler
+// does not run; a reply that cannot be read is OutcomeUnknown with
+// CodeReplyLost (ErrReplyLost): the operation completed, its reply was
+// lost. The caller owns both payloads and deletes them (the request's when
+// the call ends, the reply's after reading it); a responder never deletes
+// a request's payload.
+//
+// Peers that do not opt in behave as before: a Client without
+// WithClaimChecks refuses an oversized request locally and does not
+// announce HeaderAcceptClaimCheck, so responders answer an oversized reply
+// with PAYLOAD_TOO_LARGE; a Handler without ServeClaimChecks answers a
+// claim-checked request with the CodeClaimCheckUnresolved rejection
+// without running fn, and ignores the accept header.
+//
 // # Errors
 //
 // Every error is a *Error with a Code (CodePayloadTooLarge,

@@ -497,3 +497,28 @@ func TestOverflowMixedPeers(t *testing.T) {
 		t.Fatalf("%d messages left in the bucket", n)
 	}
 }
+
+// With WithPayloadCap below max_payload, the cap is the limit claim checks
+// start at: the Store's decision gets the Client's cap (PrepareLimit).
+func TestOverflowPayloadCap(t *testing.T) {
+	const capBytes = 8 << 10
+	e := newOverflowEnv(t)
+	resp := &sizedResponder{}
+	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithPayloadCap(capBytes), shim.WithTimeout(5*time.Second))
+	warm(t, c)
+	hdr := nats.Header{"Want": {"1"}, shim.HeaderAcceptClaimCheck: {e.cst.Bucket()}, shim.HeaderTimeout: {"5000"}}
+	atCap := capBytes - shim.HeaderSize(hdr)
+	for _, tc := range []struct {
+		body  int
+		claim bool
+	}{{atCap, false}, {atCap + 1, true}} {
+		if _, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc", Data: make([]byte, tc.body), Header: nats.Header{"Want": {"1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		claim, plain := e.tap.count(t, "svc", tc.body)
+		if (claim == 1) != tc.claim || claim+plain != 1 {
+			t.Fatalf("request of %d bytes (cap %d): %d claim checks, %d plain", tc.body+shim.HeaderSize(hdr), capBytes, claim, plain)
+		}
+	}
+}

@@ -74,6 +74,37 @@
 // a PAYLOAD_TOO_LARGE error reply so the caller learns at once. Replies to
 // micro requests go through RespondMicro and RespondMicroError.
 //
+// # Operation IDs: the one retry that is safe
+//
+// A request whose outcome is unknown (a timeout, a lost connection, an
+// INTERNAL reply) may have run; sending it again blindly can run it twice.
+// It can be sent again safely only when the responder recognises the
+// repeat. The call option OperationID names the operation (the same ID on
+// every attempt), and Attempts(n) sends it up to n times within the call's
+// one deadline: not-run failures always, unknown outcomes only with an
+// OperationID, rejections never. Retry does the same for code that is not
+// a single Client call, and repeats only not-run failures.
+//
+//	reply, err := c.Request(ctx, "orders.create", body,
+//		shim.OperationID(orderID), shim.Attempts(3))
+//
+// The responder's half of the contract: a handler reads the ID with
+// OperationIDFrom(ctx) and makes its effect conditional on the ID in the
+// same atomic step as the effect itself: the ID as a unique key in the
+// same database transaction as the write, or a create-if-absent keyed by
+// the ID (JetStream KeyValue Create, a conditional put, a stream publish
+// with Nats-Msg-Id set to the ID). A repeat then finds the earlier result
+// and answers with it, the same answer as the first time.
+//
+// A separate de-duplication store is not enough, written before or after
+// the effect. Written before ("seen ID x", then do the work), a crash or a
+// failed write between the two leaves the ID recorded and the effect not
+// done: the repeat is skipped and the operation never happens. Written
+// after (do the work, then "seen ID x"), a crash between the two leaves
+// the effect done and the ID unrecorded: the repeat does it again. Only
+// one atomic step that both checks the ID and makes the effect closes the
+// gap. examples/safe shows an order service built that way.
+//
 // # RPC overflow
 //
 // A request or reply above the limit can travel as a claim check, opt-in

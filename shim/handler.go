@@ -135,6 +135,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 		ctx, cancel := requestContext(base, req)
 		defer cancel()
+		ctx = withOperationID(ctx, req)
 		req, ok := o.resolveRequest(ctx, req, report)
 		if !ok {
 			return

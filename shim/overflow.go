@@ -124,13 +124,16 @@ func timeoutMS(d time.Duration) int64 {
 // requestClaimCheck sends m, which does not fit limit, through the
 // client's store: upload, then one send of the reference, then the reply.
 // ctx is the caller's context, callCtx carries the call's deadline.
-func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64) (*nats.Msg, error) {
-	h := make(nats.Header, len(c.static)+len(m.Header)+1)
+func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64, opID string) (*nats.Msg, error) {
+	h := make(nats.Header, len(c.static)+len(m.Header)+2)
 	for k, v := range c.static {
 		h[k] = v
 	}
 	for k, v := range m.Header {
 		h[k] = v
+	}
+	if opID != "" {
+		h[HeaderOperationID] = []string{opID}
 	}
 	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	// The timeout header is added after the upload; its value can only

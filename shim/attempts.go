@@ -81,6 +81,9 @@ func badOperationID(id string) string {
 // fields Code, Remote, Sent see the last attempt's error. Its Outcome is
 // OutcomeUnknown when any attempt's was, otherwise the last one's.
 //
+// A claim-checked request (WithClaimChecks) is stored again for each
+// attempt, and each copy deleted when its attempt ends.
+//
 // n must be at least 1; the default, 1, is one send as without Attempts.
 func Attempts(n int) CallOption {
 	return func(o *callOpts) {

@@ -281,3 +281,37 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("nil op: %v", err)
 	}
 }
+
+func TestAttemptsConnectionDownBeforeSend(t *testing.T) {
+	s := natstest.Start(t)
+	nc := connect(t, s.URL(), nats.MaxReconnects(-1))
+	var runs counter
+	rnc := connect(t, s.URL(), nats.MaxReconnects(-1))
+	if _, err := rnc.Subscribe("svc", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) {
+		runs.inc()
+		return []byte("ok"), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	_ = rnc.Flush()
+	s.Shutdown()
+	eventually(t, 5*time.Second, nc.IsReconnecting, "client reconnecting")
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		time.Sleep(300 * time.Millisecond)
+		s.Restart()
+	}()
+	defer func() { <-restarted }()
+	c := shim.NewClient(nc)
+	// Without an operation ID: only not-run failures (reconnecting, no
+	// responders while the responder resubscribes) are sent again.
+	reply, err := c.Request(context.Background(), "svc", nil, shim.Attempts(50), shim.Timeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(reply.Data) != "ok" {
+		t.Fatalf("reply %q", reply.Data)
+	}
+	stays(t, 200*time.Millisecond, func() bool { return runs.get() == 1 }, "one run")
+}

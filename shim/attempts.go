@@ -104,7 +104,7 @@ const (
 )
 
 // requestAttempts makes up to co.attempts sends of m within callCtx.
-func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co *callOpts) (*nats.Msg, error) {
+func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
 	var errs []error
 	wait := attemptBackoff
 	for attempt := 1; ; attempt++ {

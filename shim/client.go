@@ -245,7 +245,7 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	}
 
 	if co.attempts > 1 {
-		return c.requestAttempts(ctx, callCtx, deadline, m, &co)
+		return c.requestAttempts(ctx, callCtx, deadline, m, co)
 	}
 	return c.send(ctx, callCtx, deadline, m, co.opID)
 }

@@ -3,6 +3,7 @@ package shim_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"strconv"
@@ -520,5 +521,41 @@ func TestOverflowPayloadCap(t *testing.T) {
 		if (claim == 1) != tc.claim || claim+plain != 1 {
 			t.Fatalf("request of %d bytes (cap %d): %d claim checks, %d plain", tc.body+shim.HeaderSize(hdr), capBytes, claim, plain)
 		}
+	}
+}
+
+func TestOverflowJSONHandler(t *testing.T) {
+	e := newOverflowEnv(t)
+	type doc struct {
+		Name string `json:"name"`
+		Body []byte `json:"body"`
+	}
+	var runs atomic.Int64
+	e.serveHandler(t, shim.JSONHandler(func(_ context.Context, d doc) (doc, error) {
+		runs.Add(1)
+		return doc{Name: d.Name + " (stored)", Body: append(d.Body, d.Body...)}, nil
+	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithTimeout(30*time.Second))
+	in := doc{Name: "report", Body: payload(5*overflowLimit, 9)}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := c.Request(context.Background(), "svc", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out doc
+	if err := json.Unmarshal(reply.Data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Name != "report (stored)" || !bytes.Equal(out.Body, append(in.Body, in.Body...)) || runs.Load() != 1 {
+		t.Fatalf("JSON round trip: %q, %d body bytes, %d runs", out.Name, len(out.Body), runs.Load())
+	}
+	if claim, _ := e.tap.count(t, "svc", len(data)); claim != 1 {
+		t.Fatalf("the request went as %d claim checks, want 1", claim)
+	}
+	if n := e.stored(t); n != 0 {
+		t.Fatalf("%d messages left in the bucket", n)
 	}
 }

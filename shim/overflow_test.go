@@ -367,25 +367,28 @@ func TestOverflowDeadlineDuringResolve(t *testing.T) {
 
 func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 	e := newOverflowEnv(t)
-	// A responder that stores an 8 MiB reply and sends its reference when
-	// the caller has 2 ms left: the operation completed, the download
-	// cannot finish.
+	// A responder that stores a 32 MiB reply and sends its reference 20 ms
+	// before the caller's deadline: the operation completed, and the
+	// download (which would need over 1.6 GB/s) cannot finish. The test
+	// shares the caller's absolute deadline with the responder, so that
+	// transit and scheduling delays do not eat into the margin.
+	deadline := time.Now().Add(5 * time.Second)
 	if _, err := e.rnc.Subscribe("svc", func(m *nats.Msg) {
-		ms, _ := strconv.Atoi(m.Header.Get(shim.HeaderTimeout))
-		start := time.Now()
-		ref, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: m.Reply, Data: make([]byte, 8<<20)}, 0)
+		ref, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: m.Reply, Data: make([]byte, 32<<20)}, 0)
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		time.Sleep(time.Duration(ms)*time.Millisecond - time.Since(start) - 2*time.Millisecond)
+		time.Sleep(time.Until(deadline.Add(-20 * time.Millisecond)))
 		_ = m.RespondMsg(ref)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	_ = e.rnc.Flush()
 	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
-	_, err := c.Request(context.Background(), "svc", []byte("q"), shim.Timeout(3*time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	_, err := c.Request(ctx, "svc", []byte("q"))
 	var se *shim.Error
 	if !errors.As(err, &se) || se.Code != shim.CodeReplyLost || !errors.Is(err, shim.ErrReplyLost) || !errors.Is(err, context.DeadlineExceeded) ||
 		shim.Classify(err) != shim.OutcomeUnknown || !se.Sent {

@@ -46,7 +46,10 @@ func TestCreateOnceReplyLost(t *testing.T) {
 		first := len(ids) == 1
 		mu.Unlock()
 		if first {
-			<-ctx.Done() // written; the reply is lost for this attempt
+			// Written; the reply comes only after the caller's attempt has
+			// given up on it, so it is lost.
+			<-ctx.Done()
+			time.Sleep(200 * time.Millisecond)
 		}
 		return r, err
 	}, func(context.Context, string) (orders.Receipt, error) {

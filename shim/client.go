@@ -110,10 +110,12 @@ func Timeout(d time.Duration) CallOption {
 // Client sends requests with a size cap, one deadline and no replay. It is
 // safe for concurrent use; concurrent calls share the connection.
 //
-// Every call sends at most once. When a call fails, Classify (or the
-// returned *Error's Outcome) tells whether the request certainly did not
-// run (safe to send again) or may have run (reconcile before anything
-// else). The Client never retries on its own.
+// Every call sends at most once unless it asks for more with Attempts
+// (which sends again only what is safe to: see Attempts and OperationID).
+// When a call fails, Classify (or the returned *Error's Outcome) tells
+// whether the request certainly did not run (safe to send again) or may
+// have run (reconcile before anything else). The Client never retries on
+// its own.
 type Client struct {
 	nc         *nats.Conn
 	timeout    time.Duration

@@ -13,10 +13,12 @@
 //
 //  2. Uncertain outcomes. A timeout, a lost connection or an oversized
 //     reply can follow an operation that already ran. Client sends each
-//     request once, with one deadline, and never retries; every error tells
-//     (Classify, MayHaveRun) whether the request certainly did not run or
-//     may have run, in which case the caller must reconcile before doing
-//     anything again.
+//     request once, with one deadline, and never retries unless asked to
+//     (Attempts, which repeats an operation that may have run only under
+//     an OperationID; see "Operation IDs"); every error tells (Classify,
+//     MayHaveRun) whether the request certainly did not run or may have
+//     run, in which case the caller must reconcile before doing anything
+//     again.
 //
 // # Connecting
 //

@@ -117,7 +117,7 @@ func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Tim
 			attemptDeadline = time.Now().Add(share)
 			actx, cancel = context.WithDeadline(callCtx, attemptDeadline)
 		}
-		reply, err := c.send(ctx, actx, attemptDeadline, m, co.opID)
+		reply, err := c.send(ctx, actx, attemptDeadline, m, co.opID) //natssend:reviewed retry: Attempts sends again only after a not-run failure, or an unknown one under an operation ID (resendable)
 		cancel()
 		if err == nil {
 			return reply, nil

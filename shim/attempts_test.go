@@ -183,7 +183,7 @@ func TestOperationIDValidation(t *testing.T) {
 		}
 	}
 	for _, n := range []int{0, -1} {
-		if _, err := c.Request(context.Background(), "svc", nil, shim.Attempts(n)); !errors.Is(err, shim.ErrInvalidOption) {
+		if _, err := c.Request(context.Background(), "svc", nil, shim.Attempts(n)); !errors.Is(err, shim.ErrInvalidOption) { //natssend:reviewed retry: a table of invalid options, each refused before sending
 			t.Fatalf("Attempts(%d): got %v", n, err)
 		}
 	}

@@ -45,16 +45,16 @@ func MaxAttempts(n int) RetryOption {
 	}
 }
 
-// Backoff sets the wait before the second run (initial) and its cap (max);
-// it doubles after every run, and each wait is drawn between half and all
-// of it (jitter). 0 < initial <= max is required.
-func Backoff(initial, max time.Duration) RetryOption {
+// Backoff sets the wait before the second run (initial) and its cap
+// (maxWait); it doubles after every run, and each wait is drawn between
+// half and all of it (jitter). 0 < initial <= maxWait is required.
+func Backoff(initial, maxWait time.Duration) RetryOption {
 	return func(o *retryOpts) {
-		if initial <= 0 || max < initial {
-			o.invalid("Backoff(%v, %v): want 0 < initial <= max", initial, max)
+		if initial <= 0 || maxWait < initial {
+			o.invalid("Backoff(%v, %v): want 0 < initial <= max", initial, maxWait)
 			return
 		}
-		o.initial, o.ceiling = initial, max
+		o.initial, o.ceiling = initial, maxWait
 	}
 }
 

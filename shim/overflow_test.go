@@ -562,3 +562,91 @@ func TestOverflowJSONHandler(t *testing.T) {
 		t.Fatalf("%d messages left in the bucket", n)
 	}
 }
+
+// Many callers at once, each with its own claim-checked request and reply:
+// every reply is the one for its request, and nothing is left behind.
+func TestOverflowConcurrent(t *testing.T) {
+	e := newOverflowEnv(t)
+	var runs atomic.Int64
+	// The reply is the request reversed, so a mix-up shows.
+	if _, err := e.rnc.QueueSubscribe("svc", "q", shim.Handler(func(_ context.Context, m *nats.Msg) ([]byte, error) {
+		runs.Add(1)
+		out := make([]byte, len(m.Data))
+		for i, b := range m.Data {
+			out[len(out)-1-i] = b
+		}
+		return out, nil
+	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc))); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.rnc.Flush()
+	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithTimeout(60*time.Second))
+	const callers, calls = 16, 3
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				req := payload(3*overflowLimit+g*1000+i, uint64(100+g*calls+i))
+				reply, err := c.Request(context.Background(), "svc", req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for j := range req {
+					if reply.Data[len(req)-1-j] != req[j] {
+						t.Errorf("caller %d call %d: wrong reply", g, i)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if runs.Load() != callers*calls {
+		t.Fatalf("responder ran %d times, want %d", runs.Load(), callers*calls)
+	}
+	if n := e.stored(t); n != 0 {
+		t.Fatalf("%d messages left in the bucket", n)
+	}
+}
+
+// Attempts with an operation ID and a claim-checked request: the request
+// is stored again for the second attempt, the responder sees the same ID
+// and the whole body both times, and both copies are deleted.
+func TestOverflowAttempts(t *testing.T) {
+	e := newOverflowEnv(t)
+	var log idLog
+	var lens sync.Map
+	e.serveHandler(t, shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+		n := log.add(shim.OperationIDFrom(ctx))
+		lens.Store(n, len(m.Data))
+		if n == 1 {
+			<-ctx.Done()
+			time.Sleep(200 * time.Millisecond) // the first reply comes too late
+		}
+		return payload(2*overflowLimit, 2), nil
+	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
+	body := payload(4*overflowLimit, 11)
+	reply, err := c.Request(context.Background(), "svc", body, shim.OperationID("op-cc"), shim.Attempts(2), shim.Timeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(reply.Data, payload(2*overflowLimit, 2)) {
+		t.Fatal("reply differs")
+	}
+	if ids := log.all(); len(ids) != 2 || ids[0] != "op-cc" || ids[1] != "op-cc" {
+		t.Fatalf("responder saw %q", ids)
+	}
+	for _, k := range []int{1, 2} {
+		if v, _ := lens.Load(k); v != len(body) {
+			t.Fatalf("run %d saw %v bytes, want %d", k, v, len(body))
+		}
+	}
+	// The first run's reply was not stored (its deadline had passed: an
+	// INTERNAL error reply went instead), both request payloads were
+	// deleted by the caller, the second reply's after reading it.
+	if n := e.stored(t); n != 0 {
+		t.Fatalf("%d messages left in the bucket", n)
+	}
+}

@@ -372,7 +372,7 @@ func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 	// download (which would need over 1.6 GB/s) cannot finish. The test
 	// shares the caller's absolute deadline with the responder, so that
 	// transit and scheduling delays do not eat into the margin.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(3 * time.Second)
 	if _, err := e.rnc.Subscribe("svc", func(m *nats.Msg) {
 		ref, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: m.Reply, Data: make([]byte, 32<<20)}, 0)
 		if err != nil {

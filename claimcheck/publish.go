@@ -246,8 +246,10 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 }
 
 // Discard deletes the payload a reference from Prepare points to. Call it
-// only when sending the reference failed so that nobody can have received
-// it. It does nothing for a message that is not a claim check (Prepare
+// when sending the reference failed so that nobody can have received it,
+// or when the reference's owner knows every reader is done with it (RPC
+// overflow: a caller deletes its request's payload when the call ends and
+// the reply's payload after reading it; package shim does). It does nothing for a message that is not a claim check (Prepare
 // returned the message itself), or whose payload is already gone. It
 // refuses (ErrSubjectMismatch) a reference whose subject differs from the
 // one the payload was stored for. Discard runs on a fresh context bounded

@@ -86,8 +86,10 @@ func WithHeader(key, value string) Option {
 type CallOption func(*callOpts)
 
 type callOpts struct {
-	timeout time.Duration
-	err     error
+	timeout  time.Duration
+	opID     string // OperationID
+	attempts int    // Attempts; 0 or 1: one send
+	err      error
 }
 
 // Timeout sets this call's timeout. The call's deadline is the earliest of
@@ -108,17 +110,20 @@ func Timeout(d time.Duration) CallOption {
 // Client sends requests with a size cap, one deadline and no replay. It is
 // safe for concurrent use; concurrent calls share the connection.
 //
-// Every call sends at most once. When a call fails, Classify (or the
-// returned *Error's Outcome) tells whether the request certainly did not
-// run (safe to send again) or may have run (reconcile before anything
-// else). The Client never retries on its own.
+// Every call sends at most once unless it asks for more with Attempts
+// (which sends again only what is safe to: see Attempts and OperationID).
+// When a call fails, Classify (or the returned *Error's Outcome) tells
+// whether the request certainly did not run (safe to send again) or may
+// have run (reconcile before anything else). The Client never retries on
+// its own.
 type Client struct {
 	nc         *nats.Conn
 	timeout    time.Duration
 	payloadCap int64
 	static     nats.Header
-	st         *connlimit.State // nil when nc is nil
-	optErr     *Error           // the first invalid option
+	st         *connlimit.State  // nil when nc is nil
+	optErr     *Error            // the first invalid option
+	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
 }
 
@@ -192,7 +197,8 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 //
 // The call has one deadline, the earliest of ctx's, the call's Timeout and
 // the client's default; it travels with the request (HeaderTimeout). The
-// request is sent at most once. A reply with micro error headers is
+// request is sent at most once, unless the call says Attempts(n): then
+// see Attempts. A reply with micro error headers is
 // returned as a *Error (Remote true) whatever its body; a reply with
 // neither body nor error headers is a valid empty success.
 //
@@ -240,6 +246,15 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		deadline = d
 	}
 
+	if co.attempts > 1 {
+		return c.requestAttempts(ctx, callCtx, deadline, m, co)
+	}
+	return c.send(ctx, callCtx, deadline, m, co.opID)
+}
+
+// send is one send of m within callCtx (whose deadline is deadline); ctx
+// is the caller's context, to tell a cancellation from the deadline.
+func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, opID string) (*nats.Msg, error) {
 	switch {
 	case c.nc.IsClosed():
 		return nil, notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
@@ -253,18 +268,17 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		}
 
 		// What is left after the limit check, which may have taken a round trip.
-		remaining := time.Until(deadline)
-		ms := (remaining + time.Millisecond - 1) / time.Millisecond
-		if ms < 1 {
-			ms = 1
-		}
-		hdr, hdrSize, err := c.header(m.Header, int64(ms))
+		hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), opID)
 		if err != nil {
 			return nil, err
 		}
 		size := int64(hdrSize + len(m.Data))
 		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			return nil, tooLarge("request", size, limit, nil)
+			if c.store == nil {
+				return nil, tooLarge("request", size, limit, nil)
+			}
+			// The Store decides between a claim check and a refusal.
+			return c.requestClaimCheck(ctx, callCtx, deadline, m, limit, opID)
 		}
 		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
 		c.st.BeforeSend()
@@ -281,6 +295,9 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		if rerr := remoteError(reply); rerr != nil {
 			return nil, rerr
 		}
+		if c.store != nil {
+			return c.resolveReply(ctx, callCtx, reply)
+		}
 		return reply, nil
 	}
 }
@@ -292,8 +309,9 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 // Requests without headers of their own and with the same timeout (every
 // call that takes the client's default) share one read-only map: nats.go
 // only reads a message's header while it sends it.
-func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int, error) {
-	if len(own) == 0 {
+func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Header, int, error) {
+	shared := len(own) == 0 && opID == ""
+	if shared {
 		if t := c.shared.Load(); t != nil && t.ms == timeoutMS {
 			return t.h, t.size, nil
 		}
@@ -306,11 +324,14 @@ func (c *Client) header(own nats.Header, timeoutMS int64) (nats.Header, int, err
 		h[k] = v
 	}
 	h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS, 10)}
+	if opID != "" {
+		h[HeaderOperationID] = []string{opID}
+	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return nil, 0, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	size := wire.HeaderSize(h)
-	if len(own) == 0 {
+	if shared {
 		c.shared.Store(&sharedHeader{ms: timeoutMS, h: h, size: size})
 	}
 	return h, size, nil

@@ -13,10 +13,12 @@
 //
 //  2. Uncertain outcomes. A timeout, a lost connection or an oversized
 //     reply can follow an operation that already ran. Client sends each
-//     request once, with one deadline, and never retries; every error tells
-//     (Classify, MayHaveRun) whether the request certainly did not run or
-//     may have run, in which case the caller must reconcile before doing
-//     anything again.
+//     request once, with one deadline, and never retries unless asked to
+//     (Attempts, which repeats an operation that may have run only under
+//     an OperationID; see "Operation IDs"); every error tells (Classify,
+//     MayHaveRun) whether the request certainly did not run or may have
+//     run, in which case the caller must reconcile before doing anything
+//     again.
 //
 // # Connecting
 //
@@ -73,6 +75,69 @@
 // headers only, check the reply's size, and answer an oversized reply with
 // a PAYLOAD_TOO_LARGE error reply so the caller learns at once. Replies to
 // micro requests go through RespondMicro and RespondMicroError.
+//
+// # Operation IDs: the one retry that is safe
+//
+// A request whose outcome is unknown (a timeout, a lost connection, an
+// INTERNAL reply) may have run; sending it again blindly can run it twice.
+// It can be sent again safely only when the responder recognises the
+// repeat. The call option OperationID names the operation (the same ID on
+// every attempt), and Attempts(n) sends it up to n times within the call's
+// one deadline: not-run failures always, unknown outcomes only with an
+// OperationID, rejections never. Retry does the same for code that is not
+// a single Client call, and repeats only not-run failures.
+//
+//	reply, err := c.Request(ctx, "orders.create", body,
+//		shim.OperationID(orderID), shim.Attempts(3))
+//
+// The responder's half of the contract: a handler reads the ID with
+// OperationIDFrom(ctx) and makes its effect conditional on the ID in the
+// same atomic step as the effect itself: the ID as a unique key in the
+// same database transaction as the write, or a create-if-absent keyed by
+// the ID (JetStream KeyValue Create, a conditional put, a stream publish
+// with Nats-Msg-Id set to the ID). A repeat then finds the earlier result
+// and answers with it, the same answer as the first time.
+//
+// A separate de-duplication store is not enough, written before or after
+// the effect. Written before ("seen ID x", then do the work), a crash or a
+// failed write between the two leaves the ID recorded and the effect not
+// done: the repeat is skipped and the operation never happens. Written
+// after (do the work, then "seen ID x"), a crash between the two leaves
+// the effect done and the ID unrecorded: the repeat does it again. Only
+// one atomic step that both checks the ID and makes the effect closes the
+// gap. examples/safe shows an order service built that way.
+//
+// # RPC overflow
+//
+// A request or reply above the limit can travel as a claim check, opt-in
+// on both sides: the Client with WithClaimChecks, the responder with
+// ServeClaimChecks on Handler and JSONHandler, or, for a micro endpoint,
+// ResolveMicro and RespondMicroClaimCheck. Both sides need a
+// claimcheck.Store on the same bucket (a short TTL, a few times the
+// longest call, is the backstop for payloads a crash leaves behind):
+//
+//	st, _ := claimcheck.New(ctx, js, claimcheck.WithTTL(10*time.Minute))
+//	c := shim.NewClient(nc, shim.WithClaimChecks(st))
+//	nc.Subscribe("datasets.query", shim.Handler(query, shim.ServeClaimChecks(st), shim.Conn(nc)))
+//
+// The call keeps every guarantee of a small one: one deadline over the
+// request upload, the call, the responder's resolve, its reply upload and
+// the caller's download; one send, never a replay; exact outcomes. An
+// upload that fails is OutcomeNotRun with nothing sent; a request the
+// responder cannot resolve (missing, corrupt, stored for another subject,
+// out of time) is a rejection, CodeClaimCheckUnresolved, and the handler
+// does not run; a reply that cannot be read is OutcomeUnknown with
+// CodeReplyLost (ErrReplyLost): the operation completed, its reply was
+// lost. The caller owns both payloads and deletes them (the request's when
+// the call ends, the reply's after reading it); a responder never deletes
+// a request's payload.
+//
+// Peers that do not opt in behave as before: a Client without
+// WithClaimChecks refuses an oversized request locally and does not
+// announce HeaderAcceptClaimCheck, so responders answer an oversized reply
+// with PAYLOAD_TOO_LARGE; a Handler without ServeClaimChecks answers a
+// claim-checked request with the CodeClaimCheckUnresolved rejection
+// without running fn, and ignores the accept header.
 //
 // # Errors
 //

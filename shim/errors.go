@@ -129,6 +129,9 @@ type Error struct {
 	// Sent reports whether the message left this process. False for
 	// refusals; for remote errors, the request was sent.
 	Sent bool
+	// Attempts holds every attempt's error, in order, when the operation
+	// was tried more than once (Attempts, Retry); nil otherwise.
+	Attempts []error
 
 	outcome Outcome
 	err     error

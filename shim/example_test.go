@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -115,4 +116,102 @@ func ExampleConnect() {
 	defer nc.Close()
 	fmt.Println(nc.MaxPayload())
 	// Output: 512
+}
+
+func ExampleAttempts() {
+	s, stop := exampleServer()
+	defer stop()
+	nc, err := shim.Connect(s.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+
+	// A responder that makes its effect conditional on the operation ID
+	// (here a map under a lock stands in for a create-if-absent store).
+	var mu sync.Mutex
+	done := map[string]string{}
+	if _, err := nc.Subscribe("orders.create", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
+		id := shim.OperationIDFrom(ctx)
+		if id == "" {
+			return nil, shim.InvalidArgument("an operation ID is required")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if r, ok := done[id]; ok {
+			return []byte(r), nil // a repeat: the same answer
+		}
+		done[id] = "order " + string(req.Data) + " created"
+		return []byte(done[id]), nil
+	})); err != nil {
+		log.Fatal(err)
+	}
+
+	c := shim.NewClient(nc)
+	for range 2 {
+		reply, err := c.Request(context.Background(), "orders.create", []byte("o-1"),
+			shim.OperationID("7f3c9a"), shim.Attempts(3))
+		fmt.Println(string(reply.Data), err)
+	}
+	fmt.Println(len(done), "order")
+	// Output:
+	// order o-1 created <nil>
+	// order o-1 created <nil>
+	// 1 order
+}
+
+func ExampleRetry() {
+	s, stop := exampleServer()
+	defer stop()
+	nc, err := shim.Connect(s.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	c := shim.NewClient(nc)
+
+	// Nobody serves "inventory.reserve": each run certainly did not run, so
+	// Retry runs it again, up to MaxAttempts.
+	runs := 0
+	err = shim.Retry(context.Background(), func(ctx context.Context) error {
+		runs++
+		_, err := c.Request(ctx, "inventory.reserve", []byte("sku-1"))
+		return err
+	}, shim.MaxAttempts(3), shim.Backoff(time.Millisecond, 10*time.Millisecond))
+	fmt.Println(runs, shim.Classify(err), errors.Is(err, nats.ErrNoResponders))
+	// Output:
+	// 3 not run true
+}
+
+func ExampleWithClaimChecks() {
+	s, stop := exampleServer(natstest.MaxPayload(64<<10), natstest.JetStream())
+	defer stop()
+	nc, err := shim.Connect(s.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A bucket of its own with a short TTL: the backstop for payloads a
+	// crash leaves behind.
+	st, err := claimcheck.New(context.Background(), js, claimcheck.WithBucket("rpc_overflow"), claimcheck.WithTTL(10*time.Minute))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// A responder that returns a 1 MiB dataset for a 256 KiB query.
+	if _, err := nc.Subscribe("datasets.query", shim.Handler(func(_ context.Context, req *nats.Msg) ([]byte, error) {
+		return make([]byte, 4*len(req.Data)), nil
+	}, shim.ServeClaimChecks(st), shim.Conn(nc))); err != nil {
+		log.Fatal(err)
+	}
+
+	c := shim.NewClient(nc, shim.WithClaimChecks(st), shim.WithTimeout(30*time.Second))
+	reply, err := c.Request(context.Background(), "datasets.query", make([]byte, 256<<10))
+	fmt.Println(len(reply.Data), claimcheck.IsClaimCheck(reply), err)
+	// Output:
+	// 1048576 false <nil>
 }

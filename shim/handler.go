@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
@@ -23,8 +24,9 @@ type HandlerOption func(*handlerOpts)
 type handlerOpts struct {
 	base    func() context.Context
 	onError func(req *nats.Msg, err error)
-	st      *connlimit.State // the responder's connection, when given
-	err     *Error           // the first invalid option
+	st      *connlimit.State  // the responder's connection, when given
+	store   *claimcheck.Store // ServeClaimChecks; nil without
+	err     *Error            // the first invalid option
 }
 
 func (o *handlerOpts) invalid(format string, args ...any) {
@@ -94,6 +96,11 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     to OnError; a nil request is reported and ignored.
 //   - With Conn, replies use the responder connection's limit state (see
 //     Conn); without it, see Respond.
+//   - With ServeClaimChecks, a claim-checked request is resolved before fn
+//     runs and a reply over the limit goes as a claim check when the
+//     caller accepts them (see ServeClaimChecks). Without it, a
+//     claim-checked request is answered with a CodeClaimCheckUnresolved
+//     rejection and fn does not run.
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
 	for _, opt := range opts {
@@ -128,6 +135,11 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 		ctx, cancel := requestContext(base, req)
 		defer cancel()
+		ctx = withOperationID(ctx, req)
+		req, ok := o.resolveRequest(ctx, req, report)
+		if !ok {
+			return
+		}
 		r := call(ctx, fn, req)
 		if r.panicked != nil {
 			report(req, r.panicked)
@@ -140,7 +152,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			report(req, replyError(ctx, o.st, req, r.err))
 			return
 		}
-		report(req, respond(ctx, o.st, req, r.data, nil))
+		report(req, o.respondData(ctx, req, r.data))
 	}
 }
 

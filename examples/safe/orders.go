@@ -1,6 +1,8 @@
 // Package orders is the order service of examples/unsafe on natssend: the
 // same operations, with exact sizing, claim checks for large messages, one
-// send per call, and outcomes reconciled instead of retried.
+// send per call, and outcomes reconciled instead of retried blindly; or,
+// with CreateOnce and CreateInKV, retried under an operation ID that the
+// service makes its write conditional on.
 package orders
 
 import (
@@ -31,8 +33,9 @@ type Item struct {
 
 // Receipt confirms a created order.
 type Receipt struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Revision uint64 `json:"revision,omitempty"` // the stored order's revision (CreateInKV)
 }
 
 // Connect connects without an outgoing reconnect buffer and with the

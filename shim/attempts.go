@@ -1,0 +1,231 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// HeaderOperationID carries a call's operation ID (see OperationID).
+const HeaderOperationID = "Natssend-Operation-Id"
+
+// MaxOperationIDLen is the longest operation ID OperationID accepts.
+const MaxOperationIDLen = 128
+
+// OperationID sends id with the request in HeaderOperationID. It names
+// the operation, not the send: every attempt of one operation carries the
+// same ID (Attempts sends it on every attempt; a caller that calls again
+// after an unknown outcome passes the same ID again), so that a responder
+// that makes its effect conditional on the ID (see the package doc,
+// "Operation IDs") does it once. The header counts against the limit
+// like any other. id must be 1 to MaxOperationIDLen printable ASCII
+// characters without spaces (for example a UUID or a NUID); an empty or
+// malformed id refuses the call before anything is sent
+// (INVALID_ARGUMENT, ErrInvalidOption, OutcomeNotRun).
+func OperationID(id string) CallOption {
+	return func(o *callOpts) {
+		if msg := badOperationID(id); msg != "" {
+			if o.err == nil {
+				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("OperationID(%q): %s; not sent", truncate(id, 64), msg), ErrInvalidOption)
+			}
+			return
+		}
+		o.opID = id
+	}
+}
+
+func badOperationID(id string) string {
+	switch {
+	case id == "":
+		return "an empty operation ID"
+	case len(id) > MaxOperationIDLen:
+		return fmt.Sprintf("longer than %d bytes", MaxOperationIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return fmt.Sprintf("byte %d (%q) is not printable ASCII without spaces", i, id[i])
+		}
+	}
+	return ""
+}
+
+// Attempts lets one call send the request up to n times, all within the
+// call's one deadline (never beyond it). Which failures are sent again:
+//
+//   - not run (no responders, the connection reconnecting or lost before
+//     the send): always;
+//   - unknown outcome (the attempt's time ran out, the connection was lost
+//     after sending, a remote INTERNAL or 5xx error, a lost claim-checked
+//     reply): only when the call carries an OperationID, since only a
+//     responder that de-duplicates on it makes the repeat harmless;
+//   - a rejection, a refusal that would be the same again (invalid input,
+//     too large, a closed connection, the caller's context done), and a
+//     PAYLOAD_TOO_LARGE reply: never.
+//
+// With an OperationID each attempt waits for its share of the time left
+// (the time left divided by the attempts left, so the last one gets all of
+// it) and tells the responder that share in HeaderTimeout, so that a reply
+// that does not come leaves time to send again. Without one, an attempt
+// that was sent is never repeated, so each waits for all the time left. Between attempts the call waits a
+// backoff with jitter (from 20 ms, doubling, at most 500 ms, each wait
+// between half and all of that), never past the deadline.
+//
+// When the call fails after more than one attempt, the error is a *Error
+// whose Attempts lists every attempt's error and whose message says how
+// many attempts were made and what each ended with; errors.Is and the
+// fields Code, Remote, Sent see the last attempt's error. Its Outcome is
+// OutcomeUnknown when any attempt's was, otherwise the last one's.
+//
+// A claim-checked request (WithClaimChecks) is stored again for each
+// attempt, and each copy deleted when its attempt ends.
+//
+// n must be at least 1; the default, 1, is one send as without Attempts.
+func Attempts(n int) CallOption {
+	return func(o *callOpts) {
+		if n < 1 {
+			if o.err == nil {
+				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("Attempts(%d): at least 1 attempt; not sent", n), ErrInvalidOption)
+			}
+			return
+		}
+		o.attempts = n
+	}
+}
+
+// Backoff between attempts of one call.
+const (
+	attemptBackoff    = 20 * time.Millisecond
+	attemptBackoffMax = 500 * time.Millisecond
+)
+
+// requestAttempts makes up to co.attempts sends of m within callCtx.
+func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
+	var errs []error
+	wait := attemptBackoff
+	for attempt := 1; ; attempt++ {
+		left := co.attempts - attempt + 1
+		share := time.Until(deadline) / time.Duration(left)
+		attemptDeadline := deadline
+		actx := callCtx
+		var cancel context.CancelFunc = func() {}
+		if left > 1 && co.opID != "" {
+			attemptDeadline = time.Now().Add(share)
+			actx, cancel = context.WithDeadline(callCtx, attemptDeadline)
+		}
+		reply, err := c.send(ctx, actx, attemptDeadline, m, co.opID) //natssend:reviewed retry: Attempts sends again only after a not-run failure, or an unknown one under an operation ID (resendable)
+		cancel()
+		if err == nil {
+			return reply, nil
+		}
+		errs = append(errs, err)
+		if left == 1 || !resendable(err, co.opID != "") || ctx.Err() != nil {
+			return nil, attemptsError(errs)
+		}
+		d := jitter(wait)
+		wait = min(2*wait, attemptBackoffMax)
+		if time.Until(deadline) <= d {
+			return nil, attemptsError(errs)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-callCtx.Done():
+			t.Stop()
+			return nil, attemptsError(errs)
+		}
+	}
+}
+
+// jitter returns a wait between d/2 and d.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// resendable reports whether a call that failed with err may be sent
+// again (see Attempts); withID says whether it carries an OperationID.
+func resendable(err error, withID bool) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Outcome() {
+	case OutcomeNotRun:
+		switch e.Code {
+		case CodeNoResponders:
+			return true
+		case CodeUnavailable:
+			return !errors.Is(err, nats.ErrConnectionClosed)
+		}
+		return false // the same refusal again
+	case OutcomeUnknown:
+		return withID && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
+	}
+	return false
+}
+
+// attemptsError is the error of an operation tried len(errs) times: the
+// last error itself after one attempt, otherwise a *Error that lists them.
+func attemptsError(errs []error) error {
+	last := errs[len(errs)-1]
+	if len(errs) == 1 {
+		return last
+	}
+	e := &Error{Code: CodeInternal, outcome: OutcomeUnknown}
+	var le *Error
+	if errors.As(last, &le) {
+		e.Code, e.Remote, e.Sent, e.Size, e.Limit, e.outcome = le.Code, le.Remote, le.Sent, le.Size, le.Limit, le.Outcome()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "after %d attempts (", len(errs))
+	for i, err := range errs {
+		o := Classify(err)
+		if o == OutcomeUnknown {
+			e.outcome = OutcomeUnknown
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		code := "error"
+		var ae *Error
+		if errors.As(err, &ae) {
+			code = ae.Code
+		}
+		fmt.Fprintf(&b, "%d: %s, %s", i+1, code, o)
+	}
+	b.WriteString(")")
+	e.Message = b.String()
+	e.Attempts = errs
+	e.err = last
+	return e
+}
+
+// opIDKey is the context key of the caller's operation ID in a Handler.
+type opIDKey struct{}
+
+// OperationIDFrom returns, in a Handler or JSONHandler's function, the
+// caller's operation ID (HeaderOperationID), or "" when the request has
+// none. See the package doc, "Operation IDs", for what a responder must
+// do with it.
+func OperationIDFrom(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	id, _ := ctx.Value(opIDKey{}).(string)
+	return id
+}
+
+// withOperationID returns ctx carrying req's operation ID, if any.
+func withOperationID(ctx context.Context, req *nats.Msg) context.Context {
+	if id := req.Header.Get(HeaderOperationID); id != "" {
+		return context.WithValue(ctx, opIDKey{}, id)
+	}
+	return ctx
+}

@@ -1,0 +1,316 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// HeaderAcceptClaimCheck is sent with every request of a Client made with
+// WithClaimChecks. Its value is the claim-check bucket the caller reads
+// from; a Handler with ServeClaimChecks on a Store of the same bucket may
+// then answer with a claim-checked reply.
+const HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
+
+// Codes of RPC overflow.
+const (
+	// CodeReplyLost: the responder answered with a claim-checked reply, so
+	// the operation completed, but the caller could not read the reply
+	// (its deadline passed during the download, the payload was gone, the
+	// connection failed). OutcomeUnknown; errors.Is(err, ErrReplyLost).
+	CodeReplyLost = "REPLY_LOST"
+	// CodeClaimCheckUnresolved: the responder could not resolve a
+	// claim-checked request (missing, corrupt, bound to another subject,
+	// the deadline passed, or the responder does not serve claim checks)
+	// and did not run its handler. A rejection (OutcomeRejected).
+	CodeClaimCheckUnresolved = "CLAIM_CHECK_UNRESOLVED"
+)
+
+// ErrReplyLost matches (errors.Is) a call whose operation completed but
+// whose claim-checked reply could not be read: see CodeReplyLost. The
+// cause (context.DeadlineExceeded, claimcheck.ErrMissing, ...) stays
+// visible to errors.Is as well.
+var ErrReplyLost = errors.New("natssend: the operation completed but its reply was lost")
+
+// WithClaimChecks lets the Client carry requests and replies above the
+// connection's limit through st (RPC overflow):
+//
+//   - A request whose whole message (body, its headers, the client's
+//     static headers and the timeout header) does not fit the limit (the
+//     lower of max_payload and WithPayloadCap) is stored in st and sent as
+//     a claim-check reference, once. An upload that fails, or leaves no
+//     time, is OutcomeNotRun with nothing sent (whatever was stored is
+//     purged).
+//   - Every request carries HeaderAcceptClaimCheck with st's bucket, so a
+//     responder with ServeClaimChecks on the same bucket may answer with a
+//     claim check; the reply is read from st within the call's deadline
+//     and returned with its body resolved and the claim-check headers
+//     removed, exactly as if it had fit. A reply that cannot be read is
+//     OutcomeUnknown with CodeReplyLost (ErrReplyLost): the operation ran.
+//   - The caller owns both payloads: the request payload is deleted when
+//     the call ends (reply, error or deadline), the reply payload after it
+//     was read (or failed to be). A deletion that fails is left to the
+//     bucket's TTL; use a bucket with a short TTL (claimcheck.WithTTL, a
+//     few times the longest call) for RPC overflow.
+//
+// The deadline of the call covers the upload, the call, the responder's
+// resolve and reply upload, and the download. A request that fits is sent
+// exactly as without WithClaimChecks (plus the accept header). st must not
+// be nil; its bucket name counts against the limit in every request.
+func WithClaimChecks(st *claimcheck.Store) Option {
+	return func(c *Client) {
+		if st == nil {
+			c.optionError("WithClaimChecks(nil): a nil store")
+			return
+		}
+		c.store = st
+		if c.static == nil {
+			c.static = nats.Header{}
+		}
+		c.static[HeaderAcceptClaimCheck] = []string{st.Bucket()}
+	}
+}
+
+// ServeClaimChecks makes a Handler (and JSONHandler) take part in RPC
+// overflow with st:
+//
+//   - A claim-checked request is resolved from st before fn runs, within
+//     the caller's deadline, and fn sees it exactly as if it had fit (body
+//     resolved, claim-check headers removed). Subject binding applies (see
+//     claimcheck.WithSubjectBinding): a reference to an object stored for
+//     another subject is refused. When the request cannot be resolved, fn
+//     does not run and the caller gets a rejection
+//     (CodeClaimCheckUnresolved, OutcomeRejected). The responder never
+//     deletes a request's payload: the caller owns it (several responders
+//     may read one request).
+//   - A reply over the responder's limit goes as a claim check stored in
+//     st when the request accepts them (HeaderAcceptClaimCheck naming st's
+//     bucket); otherwise it is answered with PAYLOAD_TOO_LARGE as without
+//     this option. The caller deletes the reply payload after reading it.
+//
+// Without ServeClaimChecks a Handler answers a claim-checked request with
+// the same rejection and does not run fn (it would see an empty body).
+// Use Conn too so that the reply decision uses the responder connection's
+// limit; without it the Store's connection's limit is used. st must not be
+// nil.
+func ServeClaimChecks(st *claimcheck.Store) HandlerOption {
+	return func(o *handlerOpts) {
+		if st == nil {
+			o.invalid("ServeClaimChecks(nil): a nil store")
+			return
+		}
+		o.store = st
+	}
+}
+
+// timeoutMS is the HeaderTimeout value for d: whole milliseconds rounded
+// up, at least 1.
+func timeoutMS(d time.Duration) int64 {
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms < 1 {
+		ms = 1
+	}
+	return int64(ms)
+}
+
+// requestClaimCheck sends m, which does not fit limit, through the
+// client's store: upload, then one send of the reference, then the reply.
+// ctx is the caller's context, callCtx carries the call's deadline.
+func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64, opID string) (*nats.Msg, error) {
+	h := make(nats.Header, len(c.static)+len(m.Header)+2)
+	for k, v := range c.static {
+		h[k] = v
+	}
+	for k, v := range m.Header {
+		h[k] = v
+	}
+	if opID != "" {
+		h[HeaderOperationID] = []string{opID}
+	}
+	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
+	// The timeout header is added after the upload; its value can only
+	// shrink, so reserving its present size is enough.
+	reserve := wire.LineSize(HeaderTimeout, strconv.FormatInt(timeoutMS(time.Until(deadline)), 10))
+	ref, err := c.store.PrepareLimit(callCtx, pm, reserve, limit)
+	if err != nil {
+		return nil, uploadError(ctx, pm, limit, err)
+	}
+	stored := ref != pm // pm itself: the limit rose meanwhile and it fits
+	if !stored {
+		ref = &nats.Msg{Subject: pm.Subject, Header: h, Data: pm.Data}
+	}
+	done := make(chan struct{})
+	discard := func() {
+		defer close(done)
+		if stored {
+			_ = c.store.Discard(ctx, ref) // on failure the bucket's TTL removes it
+		}
+	}
+	remaining := time.Until(deadline)
+	if remaining <= 0 {
+		discard()
+		return nil, notSent(CodeDeadlineExceeded, "deadline passed while storing the request as a claim check; not sent", errors.Join(nats.ErrTimeout, context.DeadlineExceeded))
+	}
+	ref.Header[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(remaining), 10)}
+	var reply *nats.Msg
+	for attempt := 1; ; attempt++ {
+		c.st.BeforeSend()
+		reply, err = c.nc.RequestMsgWithContext(callCtx, ref)
+		if err == nil || !errors.Is(err, nats.ErrMaxPayload) || attempt >= maxDecisions {
+			break
+		}
+		// The link changed between the decision and the send; nothing
+		// was written. The reference goes if it fits the new limit.
+		c.st.Redecided()
+		nl, lerr := c.Limit(callCtx)
+		if lerr != nil {
+			discard()
+			return nil, lerr
+		}
+		if size := int64(MsgSize(ref)); connlimit.Decide(size, nl, connlimit.NoClaimCheck) != connlimit.Fits {
+			discard()
+			return nil, tooLarge("claim-check reference of the request", size, nl, nil)
+		}
+	}
+	// The call has ended: the responder has read the request, or will not
+	// be waited for. Delete the request payload while the reply is read.
+	go discard()
+	defer func() { <-done }()
+	if err != nil {
+		return nil, sendError(ctx, err, true)
+	}
+	if rerr := remoteError(reply); rerr != nil {
+		return nil, rerr
+	}
+	return c.resolveReply(ctx, callCtx, reply)
+}
+
+// uploadError maps a failure of the request upload: nothing was sent.
+func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error {
+	switch {
+	case errors.Is(err, claimcheck.ErrTooLarge):
+		return &Error{
+			Code:    CodePayloadTooLarge,
+			Message: fmt.Sprintf("request of %d bytes does not fit the %d-byte limit even as a claim check: %v; not sent", MsgSize(m), limit, err),
+			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: errors.Join(nats.ErrMaxPayload, err),
+		}
+	case errors.Is(err, claimcheck.ErrReservedHeader):
+		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
+	}
+	mapped := sendError(ctx, err, false)
+	var e *Error
+	if errors.As(mapped, &e) && !e.Sent {
+		return &Error{Code: e.Code, Message: "storing the request as a claim check failed: " + e.Message, outcome: OutcomeNotRun, err: err}
+	}
+	return notSent(CodeInternal, "storing the request as a claim check failed; not sent", err)
+}
+
+// resolveReply returns reply with a claim-checked body resolved, and
+// deletes the reply payload. A reply that cannot be read is CodeReplyLost.
+func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*nats.Msg, error) {
+	if c.store == nil || !claimcheck.IsClaimCheck(reply) {
+		return reply, nil
+	}
+	data, err := c.store.Resolve(callCtx, reply)
+	_ = c.store.Discard(ctx, reply) // the caller owns the reply payload; TTL is the backstop
+	if err != nil {
+		return nil, &Error{
+			Code:    CodeReplyLost,
+			Message: fmt.Sprintf("the operation completed but its claim-checked reply (%s bytes) could not be read: %v", reply.Header.Get(claimcheck.HeaderSize), err),
+			Sent:    true, outcome: OutcomeUnknown, err: errors.Join(ErrReplyLost, err),
+		}
+	}
+	return resolved(reply, data), nil
+}
+
+// resolved returns a copy of the claim check m with body data and without
+// the claim-check headers (no header map at all when none is left).
+func resolved(m *nats.Msg, data []byte) *nats.Msg {
+	var h nats.Header
+	if len(m.Header) > 2 {
+		h = make(nats.Header, len(m.Header)-2)
+	}
+	for k, v := range m.Header {
+		if k != claimcheck.HeaderRef && k != claimcheck.HeaderSize {
+			if h == nil {
+				h = nats.Header{}
+			}
+			h[k] = v
+		}
+	}
+	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: data, Sub: m.Sub}
+}
+
+// resolveRequest resolves a claim-checked request before the handler runs.
+// ok is false when the request was answered with a rejection (or, without
+// a reply subject, reported) and the handler must not run.
+func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report func(*nats.Msg, error)) (*nats.Msg, bool) {
+	if !claimcheck.IsClaimCheck(req) {
+		return req, true
+	}
+	var err error
+	var data []byte
+	if o.store == nil {
+		err = fmt.Errorf("this responder does not serve claim-checked requests (ServeClaimChecks)")
+	} else {
+		data, err = o.store.Resolve(ctx, req)
+	}
+	if err == nil {
+		return resolved(req, data), true
+	}
+	rerr := &Error{Code: CodeClaimCheckUnresolved, Message: "the claim-checked request could not be resolved; the handler did not run: " + err.Error(), outcome: OutcomeRejected, err: err}
+	report(req, rerr)
+	if req.Reply != "" {
+		report(req, respondError(ctx, o.st, req, CodeClaimCheckUnresolved, rerr.Message, true))
+	}
+	return nil, false
+}
+
+// respondData sends fn's reply body: as a claim check stored in the
+// handler's store when it does not fit and the request accepts claim
+// checks, otherwise with respond.
+func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byte) error {
+	if o.store == nil || req.Header.Get(HeaderAcceptClaimCheck) != o.store.Bucket() {
+		return respond(ctx, o.st, req, data, nil)
+	}
+	var limit int64
+	if o.st != nil {
+		l, err := o.st.Limit(ctx)
+		if err != nil {
+			return sendError(ctx, err, false)
+		}
+		limit = l
+		if connlimit.Decide(int64(len(data)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
+			return respond(ctx, o.st, req, data, nil)
+		}
+	}
+	rm := &nats.Msg{Subject: req.Reply, Data: data}
+	ref, err := o.store.PrepareLimit(ctx, rm, 0, limit)
+	switch {
+	case errors.Is(err, claimcheck.ErrTooLarge):
+		return respond(ctx, o.st, req, data, nil) // PAYLOAD_TOO_LARGE, as without claim checks
+	case err != nil:
+		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
+		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
+		if serr := respondError(ctx, o.st, req, CodeInternal, msg, false); serr != nil {
+			e.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
+		}
+		return e
+	case ref == rm:
+		return respond(ctx, o.st, req, data, nil)
+	}
+	_, err = sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
+	if err != nil {
+		_ = o.store.Discard(ctx, ref) // nothing was sent: nobody can read it
+		return sendError(ctx, err, false)
+	}
+	return nil
+}

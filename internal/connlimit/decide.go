@@ -4,12 +4,12 @@ package connlimit
 type Verdict int
 
 const (
-	// Fits: the message goes as it is.
+	// Fits means the message goes as it is.
 	Fits Verdict = iota + 1
-	// ClaimCheck: the body goes to a claim check store and a reference is
-	// sent instead.
+	// ClaimCheck means the body goes to a claim check store and a reference
+	// is sent instead.
 	ClaimCheck
-	// Refuse: the message is refused before anything is stored or sent.
+	// Refuse means the message is refused before anything is stored or sent.
 	Refuse
 )
 

@@ -103,5 +103,5 @@ func ValidSubject(s string) bool {
 	if s == "" {
 		return false
 	}
-	return strings.IndexAny(s, " \t\r\n") < 0
+	return !strings.ContainsAny(s, " \t\r\n")
 }

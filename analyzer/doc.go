@@ -118,7 +118,8 @@
 //     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
 //     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog,
 //     and functions inferred not to return (their body ends with such a
-//     call and has no return statement; exported as facts). The list
+//     call and has no return statement; exported as facts where facts
+//     are inferred, see "What the analyzer cannot see"). The list
 //     is kept in names.go rather than taken from x/tools ctrlflow facts:
 //     ctrlflow builds a CFG of every function of every dependency, which
 //     measured about 15% more CPU than the no-op floor on make
@@ -216,7 +217,8 @@
 // a parameter of function type returning an error, and whose failure path
 // calls it again (the same rule as for sends), is a retry helper for its
 // callers, in its package and in others through a fact, even when the
-// helper's package imports no NATS code: withRetry(3, func() error {
+// helper's package imports no NATS code, if it is in the main module (see
+// "What the analyzer cannot see"): withRetry(3, func() error {
 // return nc.Publish(...) }) is reported. A function passing its function
 // parameter on to a retry helper at the retried position (checkFor(t, d,
 // f) calling checkForErr(d, f)) is a retry helper too.
@@ -251,6 +253,14 @@
 // followed); sends through reflection, maps and channels of functions; a
 // retry spread over goroutines, channels or a scheduler other than
 // time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// a function that does not return or a retry helper declared in another
+// module's package that imports no nats.go, directly or not (an
+// organisation's shared toolbox): facts are inferred only in packages
+// that import nats.go and in those of the main module (a module without a
+// version: the one being linted, or a workspace's), which is what
+// cmd/natssend-lint loads from source, so that it and go vet, which
+// analyzes every package, report the same (list such a helper in
+// -retry-helpers);
 // error predicates with more than one statement; what a wrapper's
 // arguments mean (each is part of the body); a send inside a function
 // literal that is only registered (a Subscribe handler) is not a send of

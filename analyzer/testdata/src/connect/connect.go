@@ -1,4 +1,4 @@
-package connect
+package connect // want package:"uses nats.go"
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-// Package customretry declares its own retry helper, configured in the test;
+// Package customretry declares its own retry helper, configured in the test; // want package:"uses nats.go"
 // the default helpers are not configured there.
 package customretry
 

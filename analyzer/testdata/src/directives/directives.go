@@ -1,4 +1,4 @@
-package directives
+package directives // want package:"uses nats.go"
 
 import (
 	"log"

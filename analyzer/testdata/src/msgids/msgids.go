@@ -1,4 +1,4 @@
-// Package msgids holds JetStream publishes retried with a message ID fixed
+// Package msgids holds JetStream publishes retried with a message ID fixed // want package:"uses nats.go"
 // outside the loop, set in each way real code sets it, beside IDs that
 // change per attempt.
 package msgids

@@ -1,4 +1,4 @@
-package retry
+package retry // want package:"uses nats.go"
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package retryhelpers
+package retryhelpers // want package:"uses nats.go"
 
 import (
 	"context"

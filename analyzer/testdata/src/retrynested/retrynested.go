@@ -1,4 +1,4 @@
-// Package retrynested checks retries nested in loops over items, tests of
+// Package retrynested checks retries nested in loops over items, tests of // want package:"uses nats.go"
 // "nothing was delivered" after a first error test, nats.go's own
 // functions and the shim's non-sending functions, calls that do not
 // return, and the naming of what is retried.

@@ -1,4 +1,4 @@
-// Package retrywrap retries sends made through functions of another
+// Package retrywrap retries sends made through functions of another // want package:"uses nats.go"
 // package, known to send by their facts.
 package retrywrap
 

@@ -105,6 +105,7 @@ type state struct {
 	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
 	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
 	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
+	declined    map[*types.Var]bool     // sentinel errors returned only when the responder declined
 	helperCalls []helperCall
 	reach       map[[2]*types.Func]bool // memo of reaches
 	noReturn    map[*types.Func]bool    // functions of this package that do not return
@@ -139,6 +140,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),
+		declined:  make(map[*types.Var]bool),
 		reach:     make(map[[2]*types.Func]bool),
 		noReturn:  make(map[*types.Func]bool),
 	}
@@ -175,6 +177,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
 			if len(st.sendCalls) > 0 {
+				st.inferDeclined()
 				st.checkRetries()
 			}
 		} else {

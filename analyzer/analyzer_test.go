@@ -254,3 +254,13 @@ func TestDoc(t *testing.T) {
 func TestFlows(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "flows")
 }
+
+// TestRealCode: shapes of public code that uses nats.go (a poll on a
+// value reply, a responder loop, an in-house helper method passing the
+// attempt number, a sentinel for a declined request), each beside its
+// near miss.
+func TestRealCode(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "pace", "realcode")
+}

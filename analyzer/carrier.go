@@ -17,6 +17,10 @@ type carrier struct {
 	v     *types.Var
 	call  *ast.CallExpr
 	reply *types.Var
+	// result is the variable assigned the call's first result, of any
+	// type: a success path whose condition looks at it (info.Leader !=
+	// old, with info a struct) judged the reply before looping.
+	result *types.Var
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -60,8 +64,11 @@ func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bo
 	}
 	if n >= 2 {
 		if id, ok := lhs[0].(*ast.Ident); ok {
-			if v, ok := info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
-				c.reply = v
+			if v, ok := info.ObjectOf(id).(*types.Var); ok {
+				c.result = v
+				if isNilable(v.Type()) {
+					c.reply = v
+				}
 			}
 		}
 	}
@@ -100,14 +107,15 @@ func carriesReply(info *types.Info, c carrier, e ast.Expr) bool {
 	return ok && c.reply != nil && info.Uses[id] == c.reply
 }
 
-// mentionsReply reports whether the condition e looks at the reply.
+// mentionsReply reports whether the condition e looks at the reply (the
+// call's first result, whatever its type).
 func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
-	if c.reply == nil {
+	if c.result == nil {
 		return false
 	}
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.reply {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.result {
 			found = true
 		}
 		return !found

@@ -109,10 +109,15 @@
 //   - A loop that sends the same body after a success too (a heartbeat,
 //     a ticker) is a periodic send, not a retry. The paths on which the
 //     send may have worked are its success paths and the paths that never
-//     tested its outcome; a success path that looked at the reply before
+//     tested its outcome; a success path whose condition looked at the
+//     reply (the call's first result, a pointer or a struct alike) before
 //     looping (a "busy" answer: the responder said it did not run it) does
 //     not count, so a loop on both "busy" and a timeout is reported: the
-//     timeout path sends again a request that may have run.
+//     timeout path sends again a request that may have run. So is a poll
+//     that asks again on an error and on an answer it does not want yet
+//     (info, err := str.Information(); if err != nil { continue }; if
+//     info.Leader != old { break }): the rule cannot see that a request
+//     only reads.
 //   - The success path may leave the loop by return, break, goto, or a
 //     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
 //     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
@@ -132,7 +137,10 @@
 //     against nil stands for the error (msg, _ := nc.Request(...) looped
 //     until msg != nil), and a receive after the send (sub.NextMsg,
 //     jetstream Consumer.Next) whose failure loops back to the send judges
-//     it: publish, NextMsg times out, publish again.
+//     it: publish, NextMsg times out, publish again. A receive that fails
+//     and then runs again judges anew: in a responder loop (NextMsg times
+//     out, wait for the next request, answer it) the next answer is not a
+//     retry of the last one.
 //   - The loop may be for, for range, for {} with continue, labelled
 //     continue, goto, a loop conditioned on the error (for err != nil,
 //     for errors.Is(err, X) && n < 3), a recursive call (the same body if
@@ -175,6 +183,16 @@
 // statement passing the error and such a sentinel (require.ErrorIs(t,
 // err, nats.ErrNoResponders), a test helper that stops the test
 // otherwise) counts as a test that the error is that one.
+//
+// Declined requests. A package-level error variable that the functions
+// and literals of the package return, after their one send, only on paths
+// where the send worked and its reply was read (claim := func() error {
+// m, err := nc.Request(...); if err != nil { return err }; ...; if
+// ack.Error.Code == 10077 { return errNoSlot }; ... }) is the responder's
+// answer, like "busy": a loop that repeats only on it (if err != errNoSlot
+// { return err }) is not a finding. Returned on any other path (after a
+// timeout too), it is an error like any other. The analyzer trusts the
+// code's reading of the reply.
 //
 // Message IDs. A JetStream publish whose message ID is the same on every
 // attempt is not a finding: the stream de-duplicates it within its
@@ -219,7 +237,10 @@
 // callers, in its package and in others through a fact, even when the
 // helper's package imports no NATS code, if it is in the main module (see
 // "What the analyzer cannot see"): withRetry(3, func() error {
-// return nc.Publish(...) }) is reported. A function passing its function
+// return nc.Publish(...) }) is reported. An integer argument of the
+// function parameter (op(attempt)) is the attempt number, not another
+// item: (pace.Steps).Until(ctx, func(attempt int) error { ... }) retries.
+// A function passing its function
 // parameter on to a retry helper at the retried position (checkFor(t, d,
 // f) calling checkForErr(d, f)) is a retry helper too.
 //

@@ -65,7 +65,7 @@ func (st *state) inferHelpers() {
 				continue
 			}
 			if i := funcParam(sig, v); i >= 0 {
-				sites = append(sites, sendSite{call: call, info: sendInfo{via: id.Name}, name: id.Name})
+				sites = append(sites, sendSite{call: call, info: sendInfo{via: id.Name, param: true}, name: id.Name})
 				params = append(params, i)
 			}
 		}

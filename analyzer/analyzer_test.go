@@ -264,3 +264,11 @@ func TestRealCode(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "pace", "realcode")
 }
+
+// TestOperationIDs checks retries of shim requests with operation IDs,
+// shim.Retry and shim.Attempts (issue 12), each beside its near miss.
+func TestOperationIDs(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "opids")
+}

@@ -208,6 +208,21 @@
 // attempt (a nuid, the attempt number) is still a retry; the Core NATS
 // publish has no such protection, header or not.
 //
+// Operation IDs. A (*shim.Client).Request or RequestMsg whose
+// shim.OperationID (among its call options, also in an options slice
+// passed with opts...) is the same on every attempt is not a finding, in
+// a loop or a retry helper: a responder that makes its effect conditional
+// on the ID runs the operation once (the shim package documents that
+// contract). The same rules of "the same" apply as for message IDs, so a
+// fresh ID per attempt is still a retry, and so is a loop around a request
+// without one, shim.Attempts or not, and an ID passed to a function of
+// your own that is not a shim request. A single call with
+// shim.OperationID and shim.Attempts is the shim's own retry and not
+// reported; nor is shim.Retry, which runs its function again only while
+// the error says it did not run. The retry message says what to use: a
+// fixed shim.OperationID with Attempts for requests, a message ID for
+// JetStream, shim.Retry for the rest.
+//
 // Retry helpers. A send inside a function literal passed to a retry helper
 // (directly, converted to the helper's function type, or through a
 // variable) is reported when its failure makes the literal ask for another

@@ -63,7 +63,7 @@ func (st *state) checkHelper(h helperCall) {
 			var g *cfg.CFG
 			for _, call := range fb.calls {
 				s, ok := st.sendOf(call)
-				if !ok || (s.info.js && st.fixedMsgID(call, []ast.Node{lit.Body}, lit)) {
+				if !ok || st.fixedID(s, []ast.Node{lit.Body}, lit) {
 					continue
 				}
 				if kind != helperAlways {

@@ -110,8 +110,9 @@
 //     a ticker) is a periodic send, not a retry. The paths on which the
 //     send may have worked are its success paths and the paths that never
 //     tested its outcome; a success path whose condition looked at the
-//     reply (the call's first result, a pointer or a struct alike) before
-//     looping (a "busy" answer: the responder said it did not run it) does
+//     reply (the call's first result, a pointer, a slice or a struct
+//     alike; also in the condition that tests the error, err == nil &&
+//     len(replies) == want) before looping (a "busy" answer: the responder said it did not run it) does
 //     not count, so a loop on both "busy" and a timeout is reported: the
 //     timeout path sends again a request that may have run. So is a poll
 //     that asks again on an error and on an answer it does not want yet

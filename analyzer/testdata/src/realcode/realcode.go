@@ -280,3 +280,59 @@ func claimSlotAnyError(ctx context.Context, nc *nats.Conn, pool, owner string) e
 	}
 	return err
 }
+
+type pinger struct{ nc *nats.Conn }
+
+// gather sends one ping and collects up to want answers.
+func (p *pinger) gather(ctx context.Context, subj string, want int) ([]*nats.Msg, error) { // want gather:`sends via \(\*nats\.Conn\)\.PublishRequest`
+	inbox := p.nc.NewRespInbox()
+	sub, err := p.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := p.nc.PublishRequest(subj, inbox, nil); err != nil {
+		return nil, err
+	}
+	var out []*nats.Msg
+	for len(out) < want {
+		m, err := sub.NextMsg(100 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Wait until every server answers: an error asks again, and so do too few
+// answers, tested in the same condition as the error. The error path sends
+// again what may have run (the "busy" rule).
+func awaitAllServers(ctx context.Context, p *pinger, want int) error { // want awaitAllServers:`sends via \(\*nats\.Conn\)\.PublishRequest`
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := p.gather(ctx, "$SYS.REQ.SERVER.PING", want) // want `call of \(\*pinger\)\.gather \(which sends through \(\*nats\.Conn\)\.PublishRequest\) is retried on failure`
+		if err == nil && len(got) == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d servers answered", len(got), want)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// Near miss: the same wait that gives up on an error and asks again only
+// after an answer: a poll, not a retry.
+func awaitAllServersStrict(ctx context.Context, p *pinger, want int) error { // want awaitAllServersStrict:`sends via \(\*nats\.Conn\)\.PublishRequest`
+	for {
+		got, err := p.gather(ctx, "$SYS.REQ.SERVER.PING", want)
+		if err != nil {
+			return err
+		}
+		if len(got) == want {
+			return nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}

@@ -123,6 +123,27 @@ func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
 	return found
 }
 
+// readsReply reports whether the condition e looks at the reply other than
+// to test it against nil (reply != nil is the outcome, not its content).
+func readsReply(info *types.Info, e ast.Expr, c carrier) bool {
+	if c.result == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if (n.Op == token.EQL || n.Op == token.NEQ) && (carriesReply(info, c, n.X) && isNil(info, n.Y) || carriesReply(info, c, n.Y) && isNil(info, n.X)) {
+				return false
+			}
+		case *ast.Ident:
+			found = found || info.Uses[n] == c.result
+		}
+		return !found
+	})
+	return found
+}
+
 // assignsCarrier reports whether node may change what c holds.
 func assignsCarrier(info *types.Info, node ast.Node, c carrier) bool {
 	return assigns(info, node, c.v) || (c.v == nil && assigns(info, node, c.reply))

@@ -241,7 +241,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && (s.l == labelSuccess || judged && s.l == labelNone) && mentionsReply(st.info, e, c) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(st.info, e, c) || judged && s.l == labelNone && readsReply(st.info, e, c)) {
 				// A success path leaving this condition looked at the
 				// reply, also when the condition tests the error too
 				// (err == nil && len(replies) == want).

@@ -202,7 +202,8 @@
 // literal or an append), or as the Nats-Msg-Id header: in the message
 // literal, with Header.Set or Header.Add, by indexing the header, or in a
 // header map built first and assigned (Header: hdr, m.Header =
-// nats.Header{...}). The same means built from constants, parameters,
+// nats.Header{...}), or by a function of the package that builds the
+// message and sets its ID, called before the loop (msg := e.toMsg(subj)). The same means built from constants, parameters,
 // package-level variables and variables not assigned on the retry path,
 // through pure functions (fmt.Sprintf, strconv, crypto hashes such as
 // sha256.Sum256, hex and base64 encodings, slicing). A fresh ID per

@@ -124,8 +124,13 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	}
 	fixed := false
 	st.valuesAssigned(body, v, func(rhs ast.Expr) {
-		if lit, ok := unaddr(rhs).(*ast.CompositeLit); ok {
-			fixed = fixed || st.literalHasFixedID(lit, inv)
+		switch r := unaddr(rhs).(type) {
+		case *ast.CompositeLit:
+			fixed = fixed || st.literalHasFixedID(r, inv)
+		case *ast.CallExpr:
+			// msg := e.toMsg(subj), built once before the retry by a
+			// function of the package that sets the ID on the message.
+			fixed = fixed || st.builderSetsMsgID(r) && inv.fixed(m, 0)
 		}
 	})
 	// v.Header: set, indexed or assigned.
@@ -145,6 +150,39 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return !fixed
 	})
 	return fixed
+}
+
+// builderSetsMsgID reports whether call calls a function of the package
+// that sets a Nats-Msg-Id header (not a fresh one: a nuid or the clock)
+// on a message it builds: Header.Set, Header.Add or indexing on a local
+// variable's Header, or a Header literal with the ID.
+func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
+	fn := calleeFunc(st.info, call)
+	if fn == nil || fn.Pkg() != st.pass.Pkg {
+		return false
+	}
+	for _, fb := range st.bodies {
+		if fb.self != fn.Origin() {
+			continue
+		}
+		inv := &invariance{st: st}
+		isHeader := func(e ast.Expr) bool {
+			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+			return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) != nil
+		}
+		if headerSetIn(st.info, fb.body, isHeader, inv) {
+			return true
+		}
+		found := false
+		ast.Inspect(fb.body, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.CompositeLit); ok && !found {
+				found = st.literalHasFixedID(lit, inv)
+			}
+			return !found
+		})
+		return found
+	}
+	return false
 }
 
 // literalHasFixedID reports whether a nats.Msg literal has a Header with a

@@ -246,7 +246,7 @@
 // once the send worked, until some other condition holds) repeats rather
 // than retries and is not reported, and a send whose error the literal
 // discards is not judged. Other configured helpers report every send
-// inside.
+// inside whose error the literal does not discard.
 //
 // In-house helpers are found without configuration: a function that calls
 // a parameter of function type returning an error, and whose failure path

@@ -51,7 +51,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -59,8 +59,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 
 // checker holds the configuration of one Analyzer.
 type checker struct {
-	cfg  Config
-	deps natsDeps
+	cfg Config
 }
 
 // sendsFact marks a function or method whose body (outside function
@@ -106,6 +105,7 @@ type state struct {
 	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
 	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
 	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
+	declined    map[*types.Var]bool     // sentinel errors returned only when the responder declined
 	helperCalls []helperCall
 	reach       map[[2]*types.Func]bool // memo of reaches
 	noReturn    map[*types.Func]bool    // functions of this package that do not return
@@ -140,6 +140,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),
+		declined:  make(map[*types.Var]bool),
 		reach:     make(map[[2]*types.Func]bool),
 		noReturn:  make(map[*types.Func]bool),
 	}
@@ -155,12 +156,13 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			st.dirs[tf] = fd
 		}
 	}
-	if !st.inGOROOT() && !isNATSPackage(pass.Pkg.Path()) {
-		st.inferNoReturn()
-	}
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
-	nats := c.deps.dependsOnNATS(pass.Pkg)
+	nats := dependsOnNATS(pass)
+	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !st.inGOROOT()
+	if infer {
+		st.inferNoReturn()
+	}
 	if nats && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
 			st.scan(f)
@@ -175,6 +177,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
 			if len(st.sendCalls) > 0 {
+				st.inferDeclined()
 				st.checkRetries()
 			}
 		} else {
@@ -185,7 +188,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	if !nats && !st.inGOROOT() {
+	if !nats && infer {
 		// A generic retry package needs no NATS import: look at its
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).

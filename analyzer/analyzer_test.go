@@ -254,3 +254,21 @@ func TestDoc(t *testing.T) {
 func TestFlows(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "flows")
 }
+
+// TestRealCode: shapes of public code that uses nats.go (a poll on a
+// value reply, a responder loop, an in-house helper method passing the
+// attempt number, a sentinel for a declined request), each beside its
+// near miss.
+func TestRealCode(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "pace", "realcode")
+}
+
+// TestOperationIDs checks retries of shim requests with operation IDs,
+// shim.Retry and shim.Attempts (issue 12), each beside its near miss.
+func TestOperationIDs(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "opids")
+}

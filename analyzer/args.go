@@ -46,7 +46,7 @@ func bodyParts(info *types.Info, s sendSite) (parts, targets []ast.Expr) {
 			parts = append(parts, a)
 			continue
 		}
-		if isControlType(pt) {
+		if isControlType(pt) || s.info.param && isInteger(pt) {
 			continue
 		}
 		if s.info.direct {
@@ -93,6 +93,12 @@ func paramType(sig *types.Signature, i int) types.Type {
 // isControlType reports whether t is context.Context or time.Duration.
 func isControlType(t types.Type) bool {
 	return isNamed(t, "context", "Context") || isNamed(t, "time", "Duration")
+}
+
+// isInteger reports whether t is an integer type.
+func isInteger(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
 }
 
 // isTargetType reports whether t names where a send goes: a connection,

@@ -17,6 +17,10 @@ type carrier struct {
 	v     *types.Var
 	call  *ast.CallExpr
 	reply *types.Var
+	// result is the variable assigned the call's first result, of any
+	// type: a success path whose condition looks at it (info.Leader !=
+	// old, with info a struct) judged the reply before looping.
+	result *types.Var
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -60,8 +64,11 @@ func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bo
 	}
 	if n >= 2 {
 		if id, ok := lhs[0].(*ast.Ident); ok {
-			if v, ok := info.ObjectOf(id).(*types.Var); ok && isNilable(v.Type()) {
-				c.reply = v
+			if v, ok := info.ObjectOf(id).(*types.Var); ok {
+				c.result = v
+				if isNilable(v.Type()) {
+					c.reply = v
+				}
 			}
 		}
 	}
@@ -100,15 +107,37 @@ func carriesReply(info *types.Info, c carrier, e ast.Expr) bool {
 	return ok && c.reply != nil && info.Uses[id] == c.reply
 }
 
-// mentionsReply reports whether the condition e looks at the reply.
+// mentionsReply reports whether the condition e looks at the reply (the
+// call's first result, whatever its type).
 func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
-	if c.reply == nil {
+	if c.result == nil {
 		return false
 	}
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.reply {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.result {
 			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// readsReply reports whether the condition e looks at the reply other than
+// to test it against nil (reply != nil is the outcome, not its content).
+func readsReply(info *types.Info, e ast.Expr, c carrier) bool {
+	if c.result == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if (n.Op == token.EQL || n.Op == token.NEQ) && (carriesReply(info, c, n.X) && isNil(info, n.Y) || carriesReply(info, c, n.Y) && isNil(info, n.X)) {
+				return false
+			}
+		case *ast.Ident:
+			found = found || info.Uses[n] == c.result
 		}
 		return !found
 	})

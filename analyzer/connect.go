@@ -353,6 +353,15 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 	} else {
 		for _, a := range st.index(fb).byVar[v] {
 			ok = ok && a.whole // opts[i] = x
+			if a.rhs == nil {
+				// opts, err := cfg.options(): built by another function.
+				switch n := a.node.(type) {
+				case *ast.AssignStmt:
+					ok = false
+				case *ast.ValueSpec:
+					ok = ok && len(n.Values) == 0 // var opts []nats.Option
+				}
+			}
 		}
 	}
 	return elems, ok && assigned

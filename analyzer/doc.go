@@ -109,16 +109,23 @@
 //   - A loop that sends the same body after a success too (a heartbeat,
 //     a ticker) is a periodic send, not a retry. The paths on which the
 //     send may have worked are its success paths and the paths that never
-//     tested its outcome; a success path that looked at the reply before
-//     looping (a "busy" answer: the responder said it did not run it) does
+//     tested its outcome; a success path whose condition looked at the
+//     reply (the call's first result, a pointer, a slice or a struct
+//     alike; also in the condition that tests the error, err == nil &&
+//     len(replies) == want) before looping (a "busy" answer: the responder said it did not run it) does
 //     not count, so a loop on both "busy" and a timeout is reported: the
-//     timeout path sends again a request that may have run.
+//     timeout path sends again a request that may have run. So is a poll
+//     that asks again on an error and on an answer it does not want yet
+//     (info, err := str.Information(); if err != nil { continue }; if
+//     info.Leader != old { break }): the rule cannot see that a request
+//     only reads.
 //   - The success path may leave the loop by return, break, goto, or a
 //     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
 //     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
 //     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog,
 //     and functions inferred not to return (their body ends with such a
-//     call and has no return statement; exported as facts). The list
+//     call and has no return statement; exported as facts where facts
+//     are inferred, see "What the analyzer cannot see"). The list
 //     is kept in names.go rather than taken from x/tools ctrlflow facts:
 //     ctrlflow builds a CFG of every function of every dependency, which
 //     measured about 15% more CPU than the no-op floor on make
@@ -131,7 +138,10 @@
 //     against nil stands for the error (msg, _ := nc.Request(...) looped
 //     until msg != nil), and a receive after the send (sub.NextMsg,
 //     jetstream Consumer.Next) whose failure loops back to the send judges
-//     it: publish, NextMsg times out, publish again.
+//     it: publish, NextMsg times out, publish again. A receive that fails
+//     and then runs again judges anew: in a responder loop (NextMsg times
+//     out, wait for the next request, answer it) the next answer is not a
+//     retry of the last one.
 //   - The loop may be for, for range, for {} with continue, labelled
 //     continue, goto, a loop conditioned on the error (for err != nil,
 //     for errors.Is(err, X) && n < 3), a recursive call (the same body if
@@ -175,6 +185,16 @@
 // err, nats.ErrNoResponders), a test helper that stops the test
 // otherwise) counts as a test that the error is that one.
 //
+// Declined requests. A package-level error variable that the functions
+// and literals of the package return, after their one send, only on paths
+// where the send worked and its reply was read (claim := func() error {
+// m, err := nc.Request(...); if err != nil { return err }; ...; if
+// ack.Error.Code == 10077 { return errNoSlot }; ... }) is the responder's
+// answer, like "busy": a loop that repeats only on it (if err != errNoSlot
+// { return err }) is not a finding. Returned on any other path (after a
+// timeout too), it is an error like any other. The analyzer trusts the
+// code's reading of the reply.
+//
 // Message IDs. A JetStream publish whose message ID is the same on every
 // attempt is not a finding: the stream de-duplicates it within its
 // duplicate window. The ID may be set by jetstream.WithMsgID or nats.MsgId
@@ -182,12 +202,28 @@
 // literal or an append), or as the Nats-Msg-Id header: in the message
 // literal, with Header.Set or Header.Add, by indexing the header, or in a
 // header map built first and assigned (Header: hdr, m.Header =
-// nats.Header{...}). The same means built from constants, parameters,
+// nats.Header{...}), or by a function of the package that builds the
+// message and sets its ID, called before the loop (msg := e.toMsg(subj)). The same means built from constants, parameters,
 // package-level variables and variables not assigned on the retry path,
 // through pure functions (fmt.Sprintf, strconv, crypto hashes such as
 // sha256.Sum256, hex and base64 encodings, slicing). A fresh ID per
 // attempt (a nuid, the attempt number) is still a retry; the Core NATS
 // publish has no such protection, header or not.
+//
+// Operation IDs. A (*shim.Client).Request or RequestMsg whose
+// shim.OperationID (among its call options, also in an options slice
+// passed with opts...) is the same on every attempt is not a finding, in
+// a loop or a retry helper: a responder that makes its effect conditional
+// on the ID runs the operation once (the shim package documents that
+// contract). The same rules of "the same" apply as for message IDs, so a
+// fresh ID per attempt is still a retry, and so is a loop around a request
+// without one, shim.Attempts or not, and an ID passed to a function of
+// your own that is not a shim request. A single call with
+// shim.OperationID and shim.Attempts is the shim's own retry and not
+// reported; nor is shim.Retry, which runs its function again only while
+// the error says it did not run. The retry message says what to use: a
+// fixed shim.OperationID with Attempts for requests, a message ID for
+// JetStream, shim.Retry for the rest.
 //
 // Retry helpers. A send inside a function literal passed to a retry helper
 // (directly, converted to the helper's function type, or through a
@@ -210,14 +246,18 @@
 // once the send worked, until some other condition holds) repeats rather
 // than retries and is not reported, and a send whose error the literal
 // discards is not judged. Other configured helpers report every send
-// inside.
+// inside whose error the literal does not discard.
 //
 // In-house helpers are found without configuration: a function that calls
 // a parameter of function type returning an error, and whose failure path
 // calls it again (the same rule as for sends), is a retry helper for its
 // callers, in its package and in others through a fact, even when the
-// helper's package imports no NATS code: withRetry(3, func() error {
-// return nc.Publish(...) }) is reported. A function passing its function
+// helper's package imports no NATS code, if it is in the main module (see
+// "What the analyzer cannot see"): withRetry(3, func() error {
+// return nc.Publish(...) }) is reported. An integer argument of the
+// function parameter (op(attempt)) is the attempt number, not another
+// item: (pace.Steps).Until(ctx, func(attempt int) error { ... }) retries.
+// A function passing its function
 // parameter on to a retry helper at the retried position (checkFor(t, d,
 // f) calling checkForErr(d, f)) is a retry helper too.
 //
@@ -251,6 +291,14 @@
 // followed); sends through reflection, maps and channels of functions; a
 // retry spread over goroutines, channels or a scheduler other than
 // time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// a function that does not return or a retry helper declared in another
+// module's package that imports no nats.go, directly or not (an
+// organisation's shared toolbox): facts are inferred only in packages
+// that import nats.go and in those of the main module (a module without a
+// version: the one being linted, or a workspace's), which is what
+// cmd/natssend-lint loads from source, so that it and go vet, which
+// analyzes every package, report the same (list such a helper in
+// -retry-helpers);
 // error predicates with more than one statement; what a wrapper's
 // arguments mean (each is part of the body); a send inside a function
 // literal that is only registered (a Subscribe handler) is not a send of

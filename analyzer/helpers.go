@@ -63,16 +63,18 @@ func (st *state) checkHelper(h helperCall) {
 			var g *cfg.CFG
 			for _, call := range fb.calls {
 				s, ok := st.sendOf(call)
-				if !ok || (s.info.js && st.fixedMsgID(call, []ast.Node{lit.Body}, lit)) {
+				if !ok || st.fixedID(s, []ast.Node{lit.Body}, lit) {
 					continue
 				}
+				if g == nil {
+					g = cfg.New(lit.Body, st.mayReturn)
+				}
 				if kind != helperAlways {
-					if g == nil {
-						g = cfg.New(lit.Body, st.mayReturn)
-					}
 					if !st.retriedByHelper(g, lit, fb, s, kind, markers) {
 						continue
 					}
+				} else if discarded(st.info, g, lit.Body, s) {
+					continue // its failure cannot make the helper try again
 				}
 				st.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
 			}
@@ -94,6 +96,21 @@ func (st *state) checkHelper(h helperCall) {
 			}
 		}
 	}
+}
+
+// discarded reports whether the send s in body has its error (and reply)
+// discarded, as a call statement e.cons.Delete() has.
+func discarded(info *types.Info, g *cfg.CFG, body *ast.BlockStmt, s sendSite) bool {
+	l := locate(info, g, body, []sendSite{s})[0]
+	if l.b == nil {
+		return false
+	}
+	node := l.b.Nodes[l.i]
+	if es, ok := node.(*ast.ExprStmt); ok && ast.Unparen(es.X) == s.call {
+		return true
+	}
+	_, ok := carrierOf(info, node, s.call)
+	return !ok
 }
 
 // retriedByHelper reports whether a path from send s in the function

@@ -8,6 +8,8 @@ import (
 	"go/types"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/tools/go/analysis"
 )
 
 // retryHelperFact marks a function that retries one of its function
@@ -63,7 +65,7 @@ func (st *state) inferHelpers() {
 				continue
 			}
 			if i := funcParam(sig, v); i >= 0 {
-				sites = append(sites, sendSite{call: call, info: sendInfo{via: id.Name}, name: id.Name})
+				sites = append(sites, sendSite{call: call, info: sendInfo{via: id.Name, param: true}, name: id.Name})
 				params = append(params, i)
 			}
 		}
@@ -161,6 +163,19 @@ func hasFuncParam(sig *types.Signature) bool {
 		}
 	}
 	return false
+}
+
+// inferHere reports whether the analyzer infers the facts that other
+// packages' findings depend on (functions that do not return, retry
+// helpers) in the package being analyzed, outside nats.go and the standard
+// library: in a package that imports nats.go, directly or not, or one of
+// the main module (a module without a version: the one being linted, or a
+// workspace's). Not in other modules' packages without NATS, which go vet
+// analyzes but cmd/natssend-lint reads from export data: the two drivers
+// then see the same facts. cmd/natssend-lint's loader follows the same
+// rule (load.go); change them together.
+func inferHere(pass *analysis.Pass, nats bool) bool {
+	return nats || pass.Module == nil || pass.Module.Version == ""
 }
 
 // inGOROOT reports whether the package's files are in the Go root (the

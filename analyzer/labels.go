@@ -26,12 +26,18 @@ func one(l label) labels { return 1 << l }
 // refine returns the labels of a path labelled l that then meets a test
 // with outcome y. An unlabelled path takes the test's labels; a failure
 // may be refined by a later test saying nothing was delivered (err != nil,
-// then errors.Is(err, nats.ErrNoResponders)); other labels stay.
+// then errors.Is(err, nats.ErrNoResponders)); a failure that meets a test
+// saying the error is nil is a path that cannot happen (err ==
+// nats.ErrTimeout is false, then err != nil is false: err is nil, not
+// some other error); other labels stay.
 func refine(l label, y labels) labels {
 	switch l {
 	case labelNone:
 		return y
 	case labelFailure:
+		if y == one(labelSuccess) {
+			return 0
+		}
 		if y&one(labelSafe) != 0 {
 			if y == one(labelSafe) {
 				return one(labelSafe)
@@ -147,7 +153,7 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	} else {
 		// err == X: true is that error; false is nil or another one.
 		fail := labelFailure
-		if nothingSent(st.info, other) {
+		if nothingSent(st.info, other) || st.isDeclined(other) {
 			fail = labelSafe
 		}
 		t, f = one(fail), one(labelSuccess)|one(labelFailure)
@@ -208,7 +214,7 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		}
 		switch funcKey(fn) {
 		case "errors.Is":
-			if len(e.Args) == 2 && nothingSent(st.info, e.Args[1]) {
+			if len(e.Args) == 2 && (nothingSent(st.info, e.Args[1]) || st.isDeclined(e.Args[1])) {
 				return one(labelSafe), none
 			}
 		case shimMayHaveRun:

@@ -3,7 +3,8 @@ package analyzer
 import (
 	"go/types"
 	"strings"
-	"sync"
+
+	"golang.org/x/tools/go/analysis"
 )
 
 // fixKind says which mechanical rewrite a raw send admits.
@@ -145,31 +146,34 @@ func isNamed(t types.Type, pkgpath, name string) bool {
 	return obj.Name() == name && obj.Pkg() != nil && obj.Pkg().Path() == pkgpath
 }
 
-// natsDeps memoizes dependsOnNATS for one Analyzer: a driver that runs
-// many packages in one process (cmd/natssend-lint) shares the
-// *types.Package of a dependency between its importers, so each package's
-// imports are walked once. Under go vet each process sees one package.
-type natsDeps struct {
-	m sync.Map // *types.Package -> bool
-}
+// usesNATSFact marks a package that imports nats.go, directly or through
+// other packages. Reading it from the direct imports' facts rather than
+// walking types.Package.Imports gives the same answer under every driver:
+// a package read from export data lists only the packages its export data
+// mentions, so a package that keeps its nats.go values to itself would
+// hide the dependency from its importers under go vet.
+type usesNATSFact struct{}
 
-// dependsOnNATS reports whether pkg is, or transitively imports, a nats.go
-// package. Only such packages can contain a send, so the analyzer skips all
-// others (the standard library in particular) after a comment scan.
-func (nd *natsDeps) dependsOnNATS(pkg *types.Package) bool {
-	if v, ok := nd.m.Load(pkg); ok {
-		return v.(bool)
+// AFact marks usesNATSFact as an analysis.Fact.
+func (*usesNATSFact) AFact() {}
+
+func (*usesNATSFact) String() string { return "uses nats.go" }
+
+// dependsOnNATS reports whether the package is, or transitively imports, a
+// nats.go package, and exports usesNATSFact for it. Only such packages can
+// contain a send, so the analyzer skips all others (the standard library
+// in particular) after a comment scan.
+func dependsOnNATS(pass *analysis.Pass) bool {
+	if isNATSPackage(pass.Pkg.Path()) {
+		return true
 	}
-	r := isNATSPackage(pkg.Path())
-	if !r {
-		nd.m.Store(pkg, false) // import cycles cannot happen; this only guards re-entry
-		for _, imp := range pkg.Imports() {
-			if nd.dependsOnNATS(imp) {
-				r = true
-				break
+	for _, imp := range pass.Pkg.Imports() {
+		if isNATSPackage(imp.Path()) || pass.ImportPackageFact(imp, new(usesNATSFact)) {
+			if pass.Pkg.Name() != "main" { // a command is not imported
+				pass.ExportPackageFact(new(usesNATSFact))
 			}
+			return true
 		}
 	}
-	nd.m.Store(pkg, r)
-	return r
+	return false
 }

@@ -12,13 +12,13 @@ func categoryURL(category string) string { return docsURL + category }
 func retryAdvice(k sendKind) string {
 	switch k {
 	case kindRequest:
-		return "it may have run already; reconcile or make it idempotent"
+		return "it may have run; use a fixed shim.OperationID and Attempts"
 	case kindReply:
 		return "it may have been written; reply once"
 	case kindJetStream:
 		return "it may be stored; fix its ID with jetstream.WithMsgID"
 	case kindStore:
-		return "it may be stored; reconcile first"
+		return "it may be stored; reconcile first, or use shim.Retry"
 	}
-	return "it may already be out; de-duplicate downstream"
+	return "it may be out already; retry with shim.Retry"
 }

@@ -32,15 +32,59 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 	return false
 }
 
+// fixedOperationID reports whether a shim request carries an operation ID
+// (shim.OperationID among its call options, also in an options slice
+// passed with opts...) that is the same on every attempt, by the rules of
+// fixedMsgID. Only (*shim.Client).Request and RequestMsg count: a
+// Nats-Msg-Id header on a request protects nothing.
+func (st *state) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
+	if !opIDRequests[funcKey(calleeFunc(st.info, call))] {
+		return false
+	}
+	inv := &invariance{st: st, region: region, lit: lit}
+	for i, arg := range call.Args {
+		arg = ast.Unparen(arg)
+		if optionHasFixed(st.info, arg, inv, isOperationIDOption) {
+			return true
+		}
+		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && st.optsHaveFixed(arg, inv, isOperationIDOption) {
+			return true
+		}
+	}
+	return false
+}
+
+// isOperationIDOption reports whether e is a call of shim.OperationID.
+func isOperationIDOption(info *types.Info, e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok && funcKey(calleeFunc(info, call)) == opIDOptionFunc
+}
+
+// fixedID reports whether a send carries an ID that makes its retry safe:
+// a fixed JetStream message ID, or a fixed operation ID on a shim request.
+func (st *state) fixedID(s sendSite, region []ast.Node, lit *ast.FuncLit) bool {
+	return s.info.js && st.fixedMsgID(s.call, region, lit) || st.fixedOperationID(s.call, region, lit)
+}
+
 // optionHasFixedID reports whether e is a message ID option with a fixed ID.
 func optionHasFixedID(info *types.Info, e ast.Expr, inv *invariance) bool {
+	return optionHasFixed(info, e, inv, isMsgIDOption)
+}
+
+// optionHasFixed reports whether e is an ID option (isID) with a fixed ID.
+func optionHasFixed(info *types.Info, e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
 	opt, ok := ast.Unparen(e).(*ast.CallExpr)
-	return ok && len(opt.Args) == 1 && isMsgIDOption(info, opt) && inv.fixed(opt.Args[0], 0)
+	return ok && len(opt.Args) == 1 && isID(info, opt) && inv.fixed(opt.Args[0], 0)
 }
 
 // optsHaveFixedID reports whether the options slice variable e holds a
 // message ID option with a fixed ID: in its literal or appended to it.
 func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
+	return st.optsHaveFixed(e, inv, isMsgIDOption)
+}
+
+// optsHaveFixed is optsHaveFixedID for the ID options isID matches.
+func (st *state) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
 	v := localVar(st.info, e)
 	body := st.bodyOf(v)
 	if v == nil || body == nil {
@@ -49,7 +93,7 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 	found := false
 	check := func(elts []ast.Expr) {
 		for _, x := range elts {
-			found = found || optionHasFixedID(st.info, x, inv)
+			found = found || optionHasFixed(st.info, x, inv, isID)
 		}
 	}
 	st.valuesAssigned(body, v, func(rhs ast.Expr) {
@@ -80,8 +124,13 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	}
 	fixed := false
 	st.valuesAssigned(body, v, func(rhs ast.Expr) {
-		if lit, ok := unaddr(rhs).(*ast.CompositeLit); ok {
-			fixed = fixed || st.literalHasFixedID(lit, inv)
+		switch r := unaddr(rhs).(type) {
+		case *ast.CompositeLit:
+			fixed = fixed || st.literalHasFixedID(r, inv)
+		case *ast.CallExpr:
+			// msg := e.toMsg(subj), built once before the retry by a
+			// function of the package that sets the ID on the message.
+			fixed = fixed || st.builderSetsMsgID(r) && inv.fixed(m, 0)
 		}
 	})
 	// v.Header: set, indexed or assigned.
@@ -101,6 +150,39 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return !fixed
 	})
 	return fixed
+}
+
+// builderSetsMsgID reports whether call calls a function of the package
+// that sets a Nats-Msg-Id header (not a fresh one: a nuid or the clock)
+// on a message it builds: Header.Set, Header.Add or indexing on a local
+// variable's Header, or a Header literal with the ID.
+func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
+	fn := calleeFunc(st.info, call)
+	if fn == nil || fn.Pkg() != st.pass.Pkg {
+		return false
+	}
+	for _, fb := range st.bodies {
+		if fb.self != fn.Origin() {
+			continue
+		}
+		inv := &invariance{st: st}
+		isHeader := func(e ast.Expr) bool {
+			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+			return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) != nil
+		}
+		if headerSetIn(st.info, fb.body, isHeader, inv) {
+			return true
+		}
+		found := false
+		ast.Inspect(fb.body, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.CompositeLit); ok && !found {
+				found = st.literalHasFixedID(lit, inv)
+			}
+			return !found
+		})
+		return found
+	}
+	return false
 }
 
 // literalHasFixedID reports whether a nats.Msg literal has a Header with a

@@ -195,9 +195,11 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (failsTest(st.info, node) || returnsNewError(st.info, node)) {
 				r.expectsFailure = true
 			}
-			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess) {
+			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess || int(s.c) == ci) {
 				// Waiting for the reply: its arrival now says whether
-				// the send worked.
+				// the send worked. A receive that failed and runs again
+				// (NextMsg timed out, wait once more) judges it anew:
+				// what arrives then is an answer, not a failure.
 				s.c, s.l, s.valid, c = uint8(ci), labelNone, true, sr.carriers[ci]
 				s.dirty |= d.results(node)
 				continue
@@ -239,7 +241,10 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && s.l == labelSuccess && mentionsReply(st.info, e, c) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(st.info, e, c) || judged && s.l == labelNone && readsReply(st.info, e, c)) {
+				// A success path leaving this condition looked at the
+				// reply, also when the condition tests the error too
+				// (err == nil && len(replies) == want).
 				tested = true
 			}
 			val, known := false, false

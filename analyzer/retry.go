@@ -269,7 +269,7 @@ func (st *state) checkBody(fb *fnBody) {
 		if !ok {
 			continue
 		}
-		if s.info.js && st.fixedMsgID(s.call, r.region(locs[j].b, true), nil) {
+		if st.fixedID(s, r.region(locs[j].b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"

@@ -245,6 +245,10 @@ type sendInfo struct {
 	kind   sendKind // what that send does
 	js     bool     // the call itself is a JetStream publish
 	direct bool     // the call itself is a listed send API (raw or shim)
+	// param: the call of a function parameter, in a function that may
+	// retry it; an integer argument is the attempt number (op(attempt)),
+	// not another item
+	param bool
 }
 
 // knownSender reports whether fn is a send API (raw, shim or claimcheck)

@@ -45,10 +45,13 @@
 // standard library included, and run the analyzer on all of them.
 // natssend-lint instead lists the packages with go/packages (go list
 // -deps -export, as any checker does) and type-checks from source only the
-// named packages and the dependencies that import nats.go directly or
-// through other packages: only those can send, so only they can have
-// facts. Every other dependency (the standard library, nats.go itself,
-// modules that do not use NATS) is read from the compiler's export data,
+// named packages, the dependencies that import nats.go directly or
+// through other packages (only those can send) and the main module's
+// packages they import (the analyzer infers facts there without NATS too:
+// functions that do not return, retry helpers). Every other dependency
+// (the standard library, nats.go itself, other modules' packages that do
+// not use NATS, which the analyzer infers nothing about under go vet
+// either) is read from the compiler's export data,
 // as far as a source package imports it. It then runs the analyzer with
 // golang.org/x/tools/go/analysis/checker over that graph. Its cost is that
 // of a checker without facts plus the source of the dependencies that use

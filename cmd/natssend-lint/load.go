@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,12 +32,15 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledG
 	packages.NeedTypesSizes | packages.NeedModule
 
 // load loads the packages matching patterns for the analyzer. The named
-// packages, and every dependency that can send (one that imports nats.go
-// directly or indirectly, outside nats.go itself), are parsed and
-// type-checked from source so that the analyzer runs on them and passes
-// its facts up; every other dependency (the standard library, nats.go,
-// modules that do not use NATS) is read from the compiler's export data,
-// only as far as a source package imports it, as a fact-free checker does.
+// packages, every dependency that can send (one that imports nats.go
+// directly or indirectly, outside nats.go itself) and the main module's
+// packages a named one imports (where the analyzer also infers facts
+// without NATS: functions that do not return, retry helpers) are parsed
+// and type-checked from source so that the analyzer runs on them and
+// passes its facts up; every other dependency (the standard library,
+// nats.go, other modules' packages that do not use NATS) is read from the
+// compiler's export data, only as far as a source package imports it, as a
+// fact-free checker does.
 //
 // It returns the named packages with their Imports edges pruned to the
 // packages loaded from source: the graph go/analysis/checker runs on.
@@ -111,9 +116,9 @@ func (l *loader) node(p *packages.Package) *node {
 	return n
 }
 
-// mark decides which packages are loaded from source: the named ones and
-// those that import nats.go, directly or not, outside nats.go; or, with
-// all, every package but unsafe.
+// mark decides which packages are loaded from source: the named ones,
+// those that import nats.go, directly or not, outside nats.go, and those of
+// the main module; or, with all, every package but unsafe.
 func (l *loader) mark(all bool) {
 	reaches := make(map[*node]bool)
 	for _, n := range l.order { // dependencies first
@@ -123,13 +128,31 @@ func (l *loader) mark(all bool) {
 			r = r || reaches[d]
 		}
 		reaches[n] = r
-		n.source = n.root || (r && !inNATS) || (all && n.p.PkgPath != "unsafe")
+		n.source = n.root || (r && !inNATS) || local(n.p) || (all && n.p.PkgPath != "unsafe")
 	}
 	for _, n := range l.order {
 		for _, d := range n.imports {
 			n.viaExport = n.viaExport || (!d.source && (d.viaExport || hasSourceImport(d)))
 		}
 	}
+}
+
+// local reports whether p belongs to a main module (a module without a
+// version; in GOPATH mode, any package outside the Go root): the analyzer
+// infers facts there even without NATS (functions that do not return,
+// retry helpers; analyzer.inferHere), so such a package is loaded from
+// source whenever a named package depends on it, as go vet would analyze
+// it. It tells the standard library by the first file's directory, as the
+// analyzer does.
+func local(p *packages.Package) bool {
+	if p.Module != nil {
+		return p.Module.Version == ""
+	}
+	if p.PkgPath == "unsafe" || len(p.CompiledGoFiles) == 0 {
+		return false
+	}
+	root := build.Default.GOROOT
+	return root != "" && !strings.HasPrefix(filepath.ToSlash(p.CompiledGoFiles[0]), filepath.ToSlash(root)+"/")
 }
 
 func hasSourceImport(n *node) bool {

@@ -13,12 +13,12 @@ import (
 	"github.com/natssend/natssend/analyzer"
 )
 
-// TestLoadSourceOnlyWhereSendsCanBe: the named packages and the
-// dependencies that import nats.go (directly or not) are type-checked from
-// source; nats.go itself, the standard library and a dependency that does
-// not use NATS come from export data, and the analyzer's graph does not
-// contain them. This is what keeps memory independent of dependencies that
-// cannot send.
+// TestLoadSourceOnlyWhereSendsCanBe: the named packages, the
+// dependencies that import nats.go (directly or not) and the main module's
+// packages are type-checked from source; nats.go itself, the standard
+// library and another module's package that does not use NATS come from
+// export data, and the analyzer's graph does not contain them. This is
+// what keeps memory independent of dependencies that cannot send.
 func TestLoadSourceOnlyWhereSendsCanBe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")
@@ -40,8 +40,10 @@ func TestLoadSourceOnlyWhereSendsCanBe(t *testing.T) {
 	}
 	write("natsstub/go.mod", "module github.com/nats-io/nats.go\n\ngo 1.26\n")
 	write("natsstub/nats.go", string(stub))
-	write("m/go.mod", "module example.com/m\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n")
-	write("m/plain/plain.go", "package plain\n\nimport \"encoding/json\"\n\nfunc Encode(v any) ([]byte, error) { return json.Marshal(v) }\n")
+	write("m/go.mod", "module example.com/m\n\ngo 1.26\n\nrequire (\n\tgithub.com/nats-io/nats.go v1.55.0\n\texample.com/lib v0.1.0\n)\n\nreplace github.com/nats-io/nats.go => ../natsstub\n\nreplace example.com/lib => ../lib\n")
+	write("lib/go.mod", "module example.com/lib\n\ngo 1.26\n")
+	write("lib/plain/plain.go", "package plain\n\nimport \"encoding/json\"\n\nfunc Encode(v any) ([]byte, error) { return json.Marshal(v) }\n")
+	write("m/tools/tools.go", "package tools\n\nimport \"os\"\n\nfunc Die() { os.Exit(1) }\n")
 	write("m/wire/wire.go", "package wire\n\nimport \"github.com/nats-io/nats.go\"\n\nfunc Send(nc *nats.Conn, b []byte) error { return nc.Publish(\"s\", b) }\n")
 	write("m/app/app.go", `package app
 
@@ -50,12 +52,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"example.com/m/plain"
+	"example.com/lib/plain"
+	"example.com/m/tools"
 	"example.com/m/wire"
 )
 
 func Run(nc *nats.Conn) error {
-	b, _ := plain.Encode(http.StatusOK)
+	b, err := plain.Encode(http.StatusOK)
+	if err != nil {
+		tools.Die()
+	}
 	return wire.Send(nc, b)
 }
 `)
@@ -74,18 +80,18 @@ func Run(nc *nats.Conn) error {
 		}
 		got[p.PkgPath] = true
 	})
-	for _, want := range []string{"example.com/m/app", "example.com/m/wire"} {
+	for _, want := range []string{"example.com/m/app", "example.com/m/wire", "example.com/m/tools"} {
 		if !got[want] {
 			t.Errorf("%s was not loaded from source; graph: %v", want, got)
 		}
 	}
-	for _, not := range []string{"example.com/m/plain", "github.com/nats-io/nats.go", "net/http", "encoding/json", "fmt"} {
+	for _, not := range []string{"example.com/lib/plain", "github.com/nats-io/nats.go", "net/http", "encoding/json", "fmt"} {
 		if got[not] {
 			t.Errorf("%s was loaded from source, want export data; graph: %v", not, got)
 		}
 	}
-	if len(got) != 2 {
-		t.Errorf("analyzer's graph = %v, want app and wire only", got)
+	if len(got) != 3 {
+		t.Errorf("analyzer's graph = %v, want app, wire and tools only", got)
 	}
 	// The types of a dependency read from export data are those the
 	// source packages see: app's call of wire.Send type-checked against
@@ -95,7 +101,7 @@ func Run(nc *nats.Conn) error {
 		t.Fatalf("app.Run not found")
 	}
 	for _, imp := range app.Types.Imports() {
-		if imp.Path() == "example.com/m/plain" && imp.Scope().Lookup("Encode") == nil {
+		if imp.Path() == "example.com/lib/plain" && imp.Scope().Lookup("Encode") == nil {
 			t.Errorf("plain from export data lacks Encode")
 		}
 	}

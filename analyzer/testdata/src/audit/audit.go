@@ -1,4 +1,4 @@
-package audit
+package audit // want package:"uses nats.go"
 
 import "github.com/nats-io/nats.go"
 

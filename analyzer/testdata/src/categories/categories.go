@@ -1,4 +1,4 @@
-// Package categories is checked with only the rawsend category enabled.
+// Package categories is checked with only the rawsend category enabled. // want package:"uses nats.go"
 package categories
 
 import (

@@ -1,4 +1,4 @@
-package connect
+package connect // want package:"uses nats.go"
 
 import (
 	"time"
@@ -88,6 +88,24 @@ func optionSlices(url string, name string, quiet bool) {
 	built := []nats.Option{nats.Name(name)}
 	built[0] = optionFrom(quiet)
 	_, _ = nats.Connect(url, built...)
+
+	// Nor one a builder returns with an error, then appended to: the
+	// builder may have set the buffer.
+	fromBuilder, err := buildOptions(name)
+	if err != nil {
+		return
+	}
+	fromBuilder = append(fromBuilder, nats.MaxReconnects(-1))
+	_, _ = nats.Connect(url, fromBuilder...)
+
+	// A slice declared empty and appended to is read.
+	var grown []nats.Option
+	grown = append(grown, nats.Name(name))
+	_, _ = nats.Connect(url, grown...) // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the reconnect buffer`
+}
+
+func buildOptions(name string) ([]nats.Option, error) {
+	return []nats.Option{nats.Name(name), nats.ReconnectBufSize(-1)}, nil
 }
 
 func defaultOptions() []nats.Option { return []nats.Option{nats.Name("x")} }

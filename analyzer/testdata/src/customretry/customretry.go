@@ -1,4 +1,4 @@
-// Package customretry declares its own retry helper, configured in the test;
+// Package customretry declares its own retry helper, configured in the test; // want package:"uses nats.go"
 // the default helpers are not configured there.
 package customretry
 
@@ -31,6 +31,11 @@ func use(nc *nats.Conn) {
 	})
 	_ = r.Again(func() error {
 		return shim.Publish(nc, "a", nil) // want `retried on failure by \(\*customretry.Retrier\).Again`
+	})
+	_ = r.Do(func() error {
+		_ = shim.Publish(nc, "cleanup", nil) // its error is discarded: not judged
+		shim.Publish(nc, "cleanup", nil)     // nor here
+		return shim.Publish(nc, "a", nil)    // want `retried on failure by \(\*customretry.Retrier\).Do`
 	})
 	_ = r.Other(func() error {
 		return shim.Publish(nc, "a", nil) // not configured

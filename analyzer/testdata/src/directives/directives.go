@@ -1,4 +1,4 @@
-package directives
+package directives // want package:"uses nats.go"
 
 import (
 	"log"
@@ -65,7 +65,7 @@ func reviewed(nc *nats.Conn, m *nats.Msg) error { // want reviewed:`sends via \(
 	}
 
 	//natssend:reviewed a size justification covers the raw send, not the retry
-	for nc.Publish("a", nil) != nil { // want `call of \(\*nats\.Conn\)\.Publish is retried on failure: it may already be out; de-duplicate downstream \(a directive needs "retry: <reason>"\)`
+	for nc.Publish("a", nil) != nil { // want `call of \(\*nats\.Conn\)\.Publish is retried on failure: it may be out already; retry with shim\.Retry \(a directive needs "retry: <reason>"\)`
 	}
 
 	//natssend:reviewed nothing but a retry here // want `unused //natssend:reviewed directive: it does not cover the retry reported on this statement; review a retry with //natssend:reviewed retry: <reason>`

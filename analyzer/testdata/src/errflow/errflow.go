@@ -1,4 +1,4 @@
-// Package errflow holds retries whose error flow goes through switches,
+// Package errflow holds retries whose error flow goes through switches, // want package:"uses nats.go"
 // type switches, shim outcomes, wrapping and predicates.
 package errflow
 

@@ -1,4 +1,4 @@
-// Package errpreds holds error predicates used from another package.
+// Package errpreds holds error predicates used from another package. // want package:"uses nats.go"
 package errpreds
 
 import (

@@ -1,4 +1,4 @@
-// Package exempt is configured as a shim package: raw sends and connects
+// Package exempt is configured as a shim package: raw sends and connects // want package:"uses nats.go"
 // are its job.
 package exempt
 

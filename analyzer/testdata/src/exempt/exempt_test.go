@@ -1,4 +1,4 @@
-package exempt_test
+package exempt_test // want package:"uses nats.go"
 
 import "github.com/nats-io/nats.go"
 

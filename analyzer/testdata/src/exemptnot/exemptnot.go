@@ -1,4 +1,4 @@
-// Package exemptnot shares a prefix with exempt but is not below it.
+// Package exemptnot shares a prefix with exempt but is not below it. // want package:"uses nats.go"
 package exemptnot
 
 import "github.com/nats-io/nats.go"

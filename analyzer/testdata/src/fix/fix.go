@@ -1,4 +1,4 @@
-package fix
+package fix // want package:"uses nats.go"
 
 import (
 	"github.com/nats-io/nats.go"

@@ -1,4 +1,4 @@
-package fiximport
+package fiximport // want package:"uses nats.go"
 
 import "github.com/nats-io/nats.go"
 

@@ -1,4 +1,4 @@
-// Package flows hides nats.go behind small interfaces, the way production
+// Package flows hides nats.go behind small interfaces, the way production // want package:"uses nats.go"
 // code does for testability.
 package flows
 

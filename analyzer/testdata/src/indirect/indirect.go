@@ -1,4 +1,4 @@
-// Package indirect holds sends reached indirectly: method values,
+// Package indirect holds sends reached indirectly: method values, // want package:"uses nats.go"
 // variables holding one of several sending literals, mutual recursion and
 // a function that reschedules itself.
 package indirect

@@ -1,4 +1,4 @@
-// Package iteration holds loops that send again: retries of the same
+// Package iteration holds loops that send again: retries of the same // want package:"uses nats.go"
 // operation, each beside the iteration, pagination or periodic send that
 // looks like it.
 package iteration

@@ -1,4 +1,4 @@
-// Package msgids holds JetStream publishes retried with a message ID fixed
+// Package msgids holds JetStream publishes retried with a message ID fixed // want package:"uses nats.go"
 // outside the loop, set in each way real code sets it, beside IDs that
 // change per attempt.
 package msgids
@@ -147,6 +147,76 @@ func attemptInID(ctx context.Context, js jetstream.JetStream, orderID string, bo
 	for attempt := 0; attempt < 3; attempt++ {
 		id := orderID + "-" + string(rune('0'+attempt))
 		if _, err := js.Publish(ctx, "orders.created", body, jetstream.WithMsgID(id)); err == nil { // want `call of \(jetstream.Publisher\).Publish is retried on failure`
+			return nil
+		}
+	}
+	return errGaveUp
+}
+
+const dedupHeader = "Nats-Msg-Id"
+
+type spooled struct {
+	ID    string
+	Body  []byte
+	Tries int
+}
+
+// toMsg builds the message of a spooled entry; its ID was fixed when the
+// entry was spooled.
+func (e *spooled) toMsg(subject string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = e.Body
+	m.Header.Add(dedupHeader, e.ID)
+	m.Header.Add("X-Attempt", "1")
+	return m
+}
+
+// toMsgNoID builds the message without an ID.
+func (e *spooled) toMsgNoID(subject string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = e.Body
+	return m
+}
+
+// The message is built once, before the loop, by a method that sets its
+// ID: the same ID on every attempt.
+func resendSpooled(ctx context.Context, js jetstream.JetStream, e *spooled) error { // want resendSpooled:`sends via \(jetstream\.Publisher\)\.PublishMsg`
+	msg := e.toMsg("audit.in")
+	for try := 0; try < 5; try++ {
+		if _, err := js.PublishMsg(ctx, msg); err == nil {
+			return nil
+		}
+		e.Tries++
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+	}
+	return errGaveUp
+}
+
+// Near miss: the builder sets no ID.
+func resendSpooledNoID(ctx context.Context, js jetstream.JetStream, e *spooled) error { // want resendSpooledNoID:`sends via \(jetstream\.Publisher\)\.PublishMsg`
+	msg := e.toMsgNoID("audit.in")
+	for try := 0; try < 5; try++ {
+		if _, err := js.PublishMsg(ctx, msg); err == nil { // want `call of \(jetstream.Publisher\).PublishMsg is retried on failure`
+			return nil
+		}
+	}
+	return errGaveUp
+}
+
+// stampedMsg builds a message with a new ID each time.
+func stampedMsg(subject string, body []byte) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = body
+	m.Header.Set(dedupHeader, time.Now().Format(time.RFC3339Nano))
+	return m
+}
+
+// Near miss: the same body built again on every attempt, with a new ID
+// each time.
+func resendStamped(ctx context.Context, js jetstream.JetStream, body []byte) error { // want resendStamped:`sends via \(jetstream\.Publisher\)\.PublishMsg`
+	for try := 0; try < 5; try++ {
+		msg := stampedMsg("audit.in", body)
+		if _, err := js.PublishMsg(ctx, msg); err == nil { // want `call of \(jetstream.Publisher\).PublishMsg is retried on failure`
 			return nil
 		}
 	}

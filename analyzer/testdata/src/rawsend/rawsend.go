@@ -1,4 +1,4 @@
-package rawsend
+package rawsend // want package:"uses nats.go"
 
 import (
 	"context"

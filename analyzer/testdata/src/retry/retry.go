@@ -1,4 +1,4 @@
-package retry
+package retry // want package:"uses nats.go"
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func countedBreak(c *shim.Client, ctx context.Context) (*nats.Msg, error) { // w
 	var err error
 	for i := 0; i < 3; i++ {
 		var reply *nats.Msg
-		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim\.Client\)\.Request is retried on failure: it may have run already; reconcile or make it idempotent$`
+		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim\.Client\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts$`
 		if err == nil {
 			return reply, nil
 		}
@@ -216,7 +216,7 @@ func recursiveList(nc *nats.Conn, items [][]byte) error { // want recursiveList:
 func closureLoop(nc *nats.Conn) error {
 	send := func() error { return shim.Publish(nc, "a", nil) }
 	for i := 0; i < 3; i++ {
-		if err := send(); err == nil { // want `^call of send \(which sends through shim\.Publish\) is retried on failure: it may already be out; de-duplicate downstream`
+		if err := send(); err == nil { // want `^call of send \(which sends through shim\.Publish\) is retried on failure: it may be out already; retry with shim\.Retry`
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-package retryhelpers
+package retryhelpers // want package:"uses nats.go"
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 func helpers(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Backoff) {
 	_ = backoff4.Retry(func() error {
-		return shim.Publish(nc, "a", nil) // want `call of shim\.Publish is retried on failure by backoff\.Retry: it may already be out; de-duplicate downstream`
+		return shim.Publish(nc, "a", nil) // want `call of shim\.Publish is retried on failure by backoff\.Retry: it may be out already; retry with shim\.Retry`
 	}, backoff4.NewExponentialBackOff())
 
 	_ = backoff4.RetryNotify(func() error {

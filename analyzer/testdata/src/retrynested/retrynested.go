@@ -1,4 +1,4 @@
-// Package retrynested checks retries nested in loops over items, tests of
+// Package retrynested checks retries nested in loops over items, tests of // want package:"uses nats.go"
 // "nothing was delivered" after a first error test, nats.go's own
 // functions and the shim's non-sending functions, calls that do not
 // return, and the naming of what is retried.
@@ -28,7 +28,7 @@ type Item struct {
 func batchRetry(nc *nats.Conn, items [][]byte) { // want batchRetry:`sends via \(\*nats.Conn\).Request`
 	for _, b := range items {
 		for a := 0; a < 3; a++ {
-			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats\.Conn\)\.Request is retried on failure: it may have run already; reconcile or make it idempotent`
+			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats\.Conn\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
 				break
 			}
 		}
@@ -285,7 +285,7 @@ func notSends(ctx context.Context, url string, m *nats.Msg, c *shim.Client) {
 
 // The shim's listed sends are named as called.
 func shimListed(ctx context.Context, nc *nats.Conn, s *claimcheck.Store, m *nats.Msg) { // want shimListed:`sends via shim.PublishContext`
-	for shim.PublishContext(ctx, nc, "x", nil) != nil { // want `^call of shim\.PublishContext is retried on failure: it may already be out; de-duplicate downstream`
+	for shim.PublishContext(ctx, nc, "x", nil) != nil { // want `^call of shim\.PublishContext is retried on failure: it may be out already; retry with shim\.Retry`
 	}
 	for {
 		if _, err := s.Prepare(ctx, m, 0); err == nil { // want `^call of \(\*claimcheck.Store\).Prepare is retried on failure`
@@ -303,7 +303,7 @@ func send(nc *nats.Conn, b []byte) error { // want send:`sends via \(\*nats.Conn
 func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\*nats.Conn\).Request`
 	var err error
 	for i := 0; i < 3; i++ {
-		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run already; reconcile or make it idempotent`
+		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-// Package retryuse passes sends to in-house retry helpers.
+// Package retryuse passes sends to in-house retry helpers. // want package:"uses nats.go"
 package retryuse
 
 import (

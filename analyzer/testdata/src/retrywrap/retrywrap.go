@@ -1,4 +1,4 @@
-// Package retrywrap retries sends made through functions of another
+// Package retrywrap retries sends made through functions of another // want package:"uses nats.go"
 // package, known to send by their facts.
 package retrywrap
 
@@ -23,7 +23,7 @@ func viaFact(nc *nats.Conn) error { // want viaFact:`sends via shim.Publish`
 
 func viaMethod(ctx context.Context, c *wrappers.Client) *nats.Msg { // want viaMethod:`sends via \(\*shim.Client\).Request`
 	for {
-		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(which sends through \(\*shim\.Client\)\.Request\) is retried on failure: it may have run already; reconcile or make it idempotent`
+		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(which sends through \(\*shim\.Client\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
 		if err != nil {
 			log.Print(err)
 			continue

@@ -1,4 +1,4 @@
-package skiptests
+package skiptests // want package:"uses nats.go"
 
 import "github.com/nats-io/nats.go"
 

@@ -1,4 +1,4 @@
-// Package wrappers sends through helper functions that other packages call.
+// Package wrappers sends through helper functions that other packages call. // want package:"uses nats.go"
 package wrappers
 
 import (

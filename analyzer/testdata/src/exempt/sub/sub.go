@@ -1,4 +1,4 @@
-package sub
+package sub // want package:"uses nats.go"
 
 import "github.com/nats-io/nats.go"
 

@@ -85,3 +85,17 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption) (*nats.Msg, error) {
 	return c.nc.RequestMsgWithContext(ctx, m)
 }
+
+// Operation IDs and the safe retry (issue 12).
+
+func OperationID(id string) CallOption { return nil }
+
+func Attempts(n int) CallOption { return nil }
+
+type RetryOption func(*int)
+
+func MaxAttempts(n int) RetryOption { return nil }
+
+func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...RetryOption) error {
+	return op(ctx)
+}

@@ -88,7 +88,6 @@ var shimSends = map[string]shimSend{
 	claimcheckPath + ".Store.Prepare":          {"(*claimcheck.Store).Prepare", false, kindStore},
 	claimcheckPath + ".Store.PublishJetStream": {"(*claimcheck.Store).PublishJetStream", true, kindJetStream},
 
-	// PENDING (issues 11 and 12, branch issue-11-12; see pendingShimNames).
 	shimPath + ".ResolveMicro":             {"shim.ResolveMicro", false, kindReply},
 	shimPath + ".RespondMicroClaimCheck":   {"shim.RespondMicroClaimCheck", false, kindReply},
 	claimcheckPath + ".Store.PrepareLimit": {"(*claimcheck.Store).PrepareLimit", false, kindStore},
@@ -179,11 +178,7 @@ var (
 
 const msgIDHeader = "Nats-Msg-Id"
 
-// Operation IDs (issue 12). PENDING: these names, and the shimSends marked
-// PENDING, are on the issue-11-12 branch, not yet on main; TestNamesExist
-// checks them only when the shim it loads has any of them, and must check
-// them unconditionally once both branches are merged (drop
-// pendingShimNames then).
+// Operation IDs (issue 12).
 var (
 	// opIDOptionFunc sets a shim request's operation ID among its call
 	// options: with the same ID on every attempt, a responder that keys its
@@ -191,13 +186,6 @@ var (
 	opIDOptionFunc = shimPath + ".OperationID"
 	// opIDRequests are the shim requests an operation ID protects.
 	opIDRequests = setOf(shimPath+".Client.Request", shimPath+".Client.RequestMsg")
-
-	pendingShimNames = []string{
-		opIDOptionFunc,
-		shimPath + ".ResolveMicro",
-		shimPath + ".RespondMicroClaimCheck",
-		claimcheckPath + ".Store.PrepareLimit",
-	}
 )
 
 // newErrorFuncs return a new, never nil error: an error passed through

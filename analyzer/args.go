@@ -112,10 +112,11 @@ func isTargetType(t types.Type) bool {
 	return false
 }
 
-// dataVarsIn is varsIn for what a message carries: the values in the
-// Header field of a nats.Msg literal are skipped, since a header (a trace
-// ID, a fresh message ID) does not make another operation; fixedMsgID
-// judges the message ID.
+// dataVarsIn calls f for each local variable that what a message carries
+// mentions in e (function literal bodies included), except those declared
+// inside e itself. The values in the Header field of a nats.Msg literal are
+// skipped, since a header (a trace ID, a fresh message ID) does not make
+// another operation; fixedMsgID judges the message ID.
 func dataVarsIn(info *types.Info, e ast.Node, f func(*types.Var)) {
 	ast.Inspect(e, func(n ast.Node) bool {
 		switch n := n.(type) {

@@ -66,19 +66,6 @@ func rootVar(info *types.Info, e ast.Expr) (*types.Var, bool) {
 	}
 }
 
-// varsIn calls f for each local variable mentioned in e, function literal
-// bodies included, except those declared inside e itself.
-func varsIn(info *types.Info, e ast.Node, f func(*types.Var)) {
-	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok {
-			if v := localVar(info, id); v != nil && (v.Pos() < e.Pos() || v.Pos() >= e.End()) {
-				f(v)
-			}
-		}
-		return true
-	})
-}
-
 // nondet reports whether evaluating e twice may give different values: it
 // receives from a channel, calls a method, a function value or a function
 // without arguments (other than pure ones such as context.Background). A

@@ -269,12 +269,12 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 	if len(g.Blocks) == 0 {
 		return false
 	}
-	safe, any := true, false
+	safe, returned := true, false
 	c := carrier{v: param}
 	st.retryPaths(&search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
 		d: &deps{st: st, effects: make(map[ast.Node][]effect)},
 		onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
-			any = true
+			returned = true
 			if len(ret.Results) != 1 {
 				safe = false
 				return
@@ -287,5 +287,5 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 			t, _ := st.cond(c, r)
 			safe = safe && valid && one(l).then(t) == one(labelSafe)
 		}})
-	return safe && any
+	return safe && returned
 }

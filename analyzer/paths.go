@@ -55,7 +55,7 @@ type arrival struct {
 // not counting success paths that tested the reply if untested is set.
 func (r *pathResult) reached(l label, same, exact, untested bool) bool {
 	for _, a := range r.arrivals {
-		if a.l == l && (a.same || !same) && (a.exact || !exact) && !(untested && a.tested) {
+		if a.l == l && (a.same || !same) && (a.exact || !exact) && (!untested || !a.tested) {
 			return true
 		}
 	}

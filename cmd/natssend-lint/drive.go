@@ -102,15 +102,15 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 		cfg.BuildFlags = []string{"-tags=" + o.tags}
 	}
 	if o.cpuprof != "" {
-		f, err := os.Create(o.cpuprof)
+		stop, err := startCPUProfile(o.cpuprof)
 		if err != nil {
 			return nil, false, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, false, err
-		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
+			}
+		}()
 	}
 	pkgs, err := load(cfg, o.pkgs, needsAllFacts(analyzer.Analyzer))
 	if err != nil {
@@ -134,6 +134,22 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 	return tree, failed, err
 }
 
+// startCPUProfile starts a CPU profile written to the file name; stop ends
+// it and closes the file.
+func startCPUProfile(name string) (stop func() error, err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
 func writeHeapProfile(name string) error {
 	f, err := os.Create(name)
 	if err != nil {
@@ -141,8 +157,7 @@ func writeHeapProfile(name string) error {
 	}
 	runtime.GC()
 	if err := pprof.WriteHeapProfile(f); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	return f.Close()
 }

@@ -282,8 +282,9 @@ func (l *loader) readExport(d *node) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r, err := gcexportdata.NewReader(f)
+	defer func() { _ = f.Close() }() // read only: nothing is lost on a failed close
+	// go/packages reads go list -export files the same way (loadFromExportData).
+	r, err := gcexportdata.NewReader(f) //nolint:staticcheck // SA1019: as go/packages does, for go list -export files
 	if err != nil {
 		return fmt.Errorf("reading export data of %s: %v", d.p.ID, err)
 	}

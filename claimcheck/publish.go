@@ -42,14 +42,17 @@ const maxDecisions = 8
 // Prepare publishes nothing, so every error it returns matches
 // ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
-	ref, err := s.prepare(ctx, m, reserve)
+	ref, err := s.prepare(ctx, m, reserve, 0)
 	if err != nil {
 		return nil, notPublished(err)
 	}
 	return ref, nil
 }
 
-func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
+// prepare is Prepare, and PrepareLimit when capLimit is positive: the
+// decision is made against the lower of the connection's limit and
+// capLimit, while chunks are sized to the connection's limit.
+func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64) (*nats.Msg, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, err
 	}
@@ -66,7 +69,11 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.decide(m, m.Header, int64(reserve), limit, limit)
+	eff := limit
+	if capLimit > 0 {
+		eff = min(limit, capLimit)
+	}
+	v, err := s.decide(m, m.Header, int64(reserve), eff, limit)
 	switch v {
 	case connlimit.Fits:
 		return m, nil

@@ -1,12 +1,8 @@
 package shim_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,66 +12,6 @@ import (
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
-
-// gateDialer's connections hold every INFO after a connection's first one
-// (the one carrying the connection's own limit) until the gate opens. The
-// connections are used to publish only, so every server line is a control
-// line.
-type gateDialer struct {
-	mu   sync.Mutex
-	gate chan struct{}
-}
-
-func (g *gateDialer) close() chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.gate = make(chan struct{})
-	return g.gate
-}
-
-func (g *gateDialer) wait() {
-	g.mu.Lock()
-	gate := g.gate
-	g.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-}
-
-func (g *gateDialer) Dial(network, address string) (net.Conn, error) {
-	c, err := net.Dial(network, address)
-	if err != nil {
-		return nil, err
-	}
-	return &gateConn{Conn: c, br: bufio.NewReader(c), g: g}, nil
-}
-
-type gateConn struct {
-	net.Conn
-	br      *bufio.Reader
-	g       *gateDialer
-	seen    bool
-	pending []byte
-}
-
-func (c *gateConn) Read(p []byte) (int, error) {
-	for len(c.pending) == 0 {
-		line, err := c.br.ReadBytes('\n')
-		if len(line) == 0 {
-			return 0, err
-		}
-		if bytes.HasPrefix(line, []byte("INFO ")) {
-			if c.seen {
-				c.g.wait()
-			}
-			c.seen = true
-		}
-		c.pending = line
-	}
-	n := copy(p, c.pending)
-	c.pending = c.pending[n:]
-	return n, nil
-}
 
 // TestReconnectBetweenDecisionAndSend makes a reconnect to a lower account
 // limit fall exactly between a sender's decision (the message fits the old
@@ -88,7 +24,7 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}
 	}
 	s := natstest.Start(t, opts(32<<10)...)
-	g := &gateDialer{}
+	g := &natstest.InfoGate{}
 	reconnected := make(chan struct{}, 1)
 	nc, err := shim.Connect(s.UserURL("small"), nats.SetCustomDialer(g), nats.ReconnectWait(10*time.Millisecond),
 		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
@@ -103,7 +39,7 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 	}
 	restartOnce := func() {
 		st.SetBeforeSend(nil)
-		gate := g.close() // the new link's limit waits
+		gate := g.Hold() // the new link's limit waits
 		s.Restart(opts(8 << 10)...)
 		eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
 		time.AfterFunc(50*time.Millisecond, func() { close(gate) })

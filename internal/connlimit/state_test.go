@@ -1,11 +1,8 @@
 package connlimit_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -15,68 +12,6 @@ import (
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/natstest"
 )
-
-// holdDialer's connections pass the server's protocol lines on, except
-// every INFO after the first: those wait until release is closed (or are
-// dropped, with drop). The connections are only used to publish, so every
-// server line is a control line.
-type holdDialer struct {
-	mu      sync.Mutex
-	release chan struct{}
-	drop    bool
-}
-
-// hold makes the next INFOs wait until the returned channel is closed.
-func (h *holdDialer) hold() chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.release = make(chan struct{})
-	return h.release
-}
-
-func (h *holdDialer) gate() chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.release
-}
-
-func (h *holdDialer) Dial(network, address string) (net.Conn, error) {
-	c, err := net.Dial(network, address)
-	if err != nil {
-		return nil, err
-	}
-	return &holdConn{Conn: c, br: bufio.NewReader(c), h: h}, nil
-}
-
-type holdConn struct {
-	net.Conn
-	br      *bufio.Reader
-	h       *holdDialer
-	seen    bool
-	pending []byte
-}
-
-func (c *holdConn) Read(p []byte) (int, error) {
-	for len(c.pending) == 0 {
-		line, err := c.br.ReadBytes('\n')
-		if len(line) == 0 {
-			return 0, err
-		}
-		if bytes.HasPrefix(line, []byte("INFO ")) {
-			if c.seen {
-				if c.h.drop {
-					continue
-				}
-				<-c.h.gate()
-			}
-			c.seen = true
-		}
-		c.pending = line
-	}
-	n := copy(p, c.pending)
-	c.pending = c.pending[n:]
-	return n, nil
-}
 
 // dial connects the way shim.Connect does, through a connlimit.Dialer
 // around inner.
@@ -103,8 +38,8 @@ func smallAccount(limit int32) natstest.Option {
 // empty one through, and Limit waits for the account's limit.
 func TestGuardedWindow(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(1024))
-	h := &holdDialer{}
-	release := h.hold()
+	h := &natstest.InfoGate{}
+	release := h.Hold()
 	nc, d := dial(t, s.UserURL("small"), h)
 	st := connlimit.For(nc)
 	if !st.Guarded() || d.Dials() != 1 {
@@ -149,8 +84,8 @@ func TestGuardedWindow(t *testing.T) {
 // until the new limit is known, and then by the limit itself.
 func TestGuardedAfterReconnect(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(32<<10))
-	h := &holdDialer{}
-	close(h.hold())
+	h := &natstest.InfoGate{}
+	close(h.Hold())
 	reconnected := make(chan struct{}, 1)
 	nc, _ := dial(t, s.UserURL("small"), h, nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1),
 		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
@@ -158,7 +93,7 @@ func TestGuardedAfterReconnect(t *testing.T) {
 	if l, err := st.Limit(context.Background()); err != nil || l != 32<<10 {
 		t.Fatalf("Limit = %d, %v", l, err)
 	}
-	release := h.hold() // the next link's INFO waits
+	release := h.Hold() // the next link's INFO waits
 	s.Restart(natstest.MaxPayload(64<<10), smallAccount(8<<10))
 	<-reconnected
 	msg := make([]byte, 16<<10)
@@ -194,7 +129,7 @@ func TestGuardedAfterReconnect(t *testing.T) {
 // after one round trip instead of guessing, and nats.go refuses to send.
 func TestNoLimitFailsSafe(t *testing.T) {
 	s := natstest.Start(t)
-	nc, _ := dial(t, s.URL(), &holdDialer{drop: true})
+	nc, _ := dial(t, s.URL(), &natstest.InfoGate{DropInfo: true})
 	_, err := connlimit.For(nc).Limit(context.Background())
 	if !errors.Is(err, connlimit.ErrNoLimit) {
 		t.Fatalf("Limit: %v, want ErrNoLimit", err)
@@ -231,8 +166,8 @@ func TestUnguarded(t *testing.T) {
 // trip and all get the account's limit.
 func TestLimitSharedRoundTrip(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(4096))
-	h := &holdDialer{}
-	release := h.hold()
+	h := &natstest.InfoGate{}
+	release := h.Hold()
 	nc, _ := dial(t, s.UserURL("small"), h)
 	st := connlimit.For(nc)
 	var wg sync.WaitGroup
@@ -260,8 +195,8 @@ func TestLimitSharedRoundTrip(t *testing.T) {
 // TestLimitHonoursContext: a caller's context bounds its wait.
 func TestLimitHonoursContext(t *testing.T) {
 	s := natstest.Start(t)
-	h := &holdDialer{}
-	defer close(h.hold())
+	h := &natstest.InfoGate{}
+	defer close(h.Hold())
 	nc, _ := dial(t, s.URL(), h)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
@@ -276,15 +211,15 @@ func TestLimitHonoursContext(t *testing.T) {
 func TestPlaceholderNeverAboveEarlierLimits(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10), smallAccount(1024))
 	reconnected := make(chan struct{}, 1)
-	h := &holdDialer{}
-	close(h.hold())
+	h := &natstest.InfoGate{}
+	close(h.Hold())
 	nc, _ := dial(t, s.UserURL("small"), h, nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1),
 		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
 	st := connlimit.For(nc)
 	if l, err := st.Limit(context.Background()); err != nil || l != 1024 {
 		t.Fatalf("Limit = %d, %v", l, err)
 	}
-	release := h.hold()
+	release := h.Hold()
 	s.Restart(natstest.MaxPayload(64<<10), smallAccount(32<<10))
 	<-reconnected
 	if got := nc.MaxPayload(); got != 1024 {

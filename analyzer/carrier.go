@@ -21,6 +21,14 @@ type carrier struct {
 	// type: a success path whose condition looks at it (info.Leader !=
 	// old, with info a struct) judged the reply before looping.
 	result *types.Var
+	// derived are the other variables of the function that hold values
+	// read from the result (set by withDerived): what was decoded from the
+	// reply, and the error of that decoding.
+	derived map[*types.Var]bool
+	// errDecodes: the send's error variable is also assigned the error of
+	// reading the result (resp, err := decode(reply.Data)); a success
+	// path's condition on it then looks at the reply.
+	errDecodes bool
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -115,7 +123,7 @@ func mentionsReply(info *types.Info, e ast.Expr, c carrier) bool {
 	}
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == c.result {
+		if id, ok := n.(*ast.Ident); ok && (c.isResult(info.Uses[id]) || c.errDecodes && info.Uses[id] == c.v) {
 			found = true
 		}
 		return !found
@@ -137,11 +145,97 @@ func readsReply(info *types.Info, e ast.Expr, c carrier) bool {
 				return false
 			}
 		case *ast.Ident:
-			found = found || info.Uses[n] == c.result
+			found = found || c.isResult(info.Uses[n])
 		}
 		return !found
 	})
 	return found
+}
+
+// isResult reports whether o is the send's result or a value read from it.
+func (c carrier) isResult(o types.Object) bool {
+	v, ok := o.(*types.Var)
+	return ok && v != nil && (v == c.result || c.derived[v])
+}
+
+// withDerived returns c with the variables of nodes (a function body's
+// control-flow nodes) that are assigned a value read from the send's
+// result: the left side of an assignment whose right side mentions the
+// result or such a variable (decoded := decode(reply.Data), and the error
+// of json.Unmarshal(reply.Data, &decoded)), and a variable whose address
+// goes into a call that reads the result (&decoded). The send's own error
+// variable is never one (its test right after the send is the send's
+// outcome); when it is reassigned from a read of the result, errDecodes
+// lets a success path's later condition on it count as a look.
+func withDerived(info *types.Info, nodes []ast.Node, c carrier) carrier {
+	if c.result == nil {
+		return c
+	}
+	derived := make(map[*types.Var]bool)
+	reads := func(e ast.Node) bool {
+		found := false
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := info.Uses[id].(*types.Var); ok && (v == c.result || derived[v]) {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	add := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		v, ok := info.ObjectOf(id).(*types.Var)
+		if ok && v != nil && v == c.v {
+			c.errDecodes = true
+			return false
+		}
+		if !ok || v == nil || v == c.result || derived[v] {
+			return false
+		}
+		derived[v] = true
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, node := range nodes {
+			ast.Inspect(node, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false
+				case *ast.AssignStmt:
+					if slices.ContainsFunc(n.Rhs, func(e ast.Expr) bool { return reads(e) }) {
+						for _, l := range n.Lhs {
+							changed = add(l) || changed
+						}
+					}
+				case *ast.ValueSpec:
+					if slices.ContainsFunc(n.Values, func(e ast.Expr) bool { return reads(e) }) {
+						for _, name := range n.Names {
+							changed = add(name) || changed
+						}
+					}
+				case *ast.CallExpr:
+					if slices.ContainsFunc(n.Args, func(e ast.Expr) bool { return reads(e) }) {
+						for _, a := range n.Args {
+							if u, ok := ast.Unparen(a).(*ast.UnaryExpr); ok && u.Op == token.AND {
+								changed = add(u.X) || changed
+							}
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(derived) > 0 {
+		c.derived = derived
+	}
+	return c
 }
 
 // assignsCarrier reports whether node may change what c holds.

@@ -112,8 +112,10 @@
 //     tested its outcome; a success path whose condition looked at the
 //     reply (the call's first result, a pointer, a slice or a struct
 //     alike; also in the condition that tests the error, err == nil &&
-//     len(replies) == want) before looping (a "busy" answer: the responder said it did not run it) does
-//     not count, so a loop on both "busy" and a timeout is reported: the
+//     len(replies) == want; also through what was decoded from it,
+//     resp, err := decode(reply.Data) then resp.Error != "" or err != nil)
+//     before looping (a "busy" answer: the responder said it did not run
+//     it) does not count, so a loop on both "busy" and a timeout is reported: the
 //     timeout path sends again a request that may have run. So is a poll
 //     that asks again on an error and on an answer it does not want yet
 //     (info, err := str.Information(); if err != nil { continue }; if

@@ -134,6 +134,13 @@ type search struct {
 func (st *state) retryPaths(sr *search) *pathResult {
 	r := &pathResult{}
 	d, start, i := sr.d, sr.start, sr.i
+	var nodes []ast.Node
+	for _, b := range sr.g.Blocks {
+		nodes = append(nodes, b.Nodes...)
+	}
+	for k := range sr.carriers {
+		sr.carriers[k] = withDerived(st.info, nodes, sr.carriers[k])
+	}
 	seen := make(map[pathState]int)
 	var queue []int
 	newState := func(s pathState) int {

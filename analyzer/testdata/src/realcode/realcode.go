@@ -1,4 +1,4 @@
-// Package realcode holds shapes seen in public code that uses nats.go, // want package:"uses nats.go"
+// Package realcode holds shapes seen in public code that uses nats.go,
 // each beside the near miss that must stay as it is.
 package realcode
 

@@ -69,7 +69,10 @@ func StartCluster(tb testing.TB, n int, opts ...Option) *Cluster {
 
 // WaitReady waits until every running node has a route to every other
 // running node and, with JetStream, every running node knows the meta
-// leader.
+// leader and the meta leader counts every running node as a peer it can
+// place assets on (online, with JetStream, its statistics received), so
+// that creating a replicated stream right after does not fail with "no
+// suitable peers for placement".
 func (c *Cluster) WaitReady(d time.Duration) {
 	c.tb.Helper()
 	deadline := time.Now().Add(d)
@@ -92,6 +95,9 @@ func (c *Cluster) WaitReady(d time.Duration) {
 			if s.conf.jetstream && !srv.JetStreamIsCurrent() {
 				ok = false
 			}
+		}
+		if ok && !c.metaLeaderSeesAll(running) {
+			ok = false
 		}
 		if ok {
 			return
@@ -179,4 +185,20 @@ func (c *Cluster) WaitStreamCurrent(stream string, d time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// metaLeaderSeesAll reports whether no node runs JetStream, or the meta
+// leader lists at least running peers fit for placement.
+func (c *Cluster) metaLeaderSeesAll(running int) bool {
+	js := false
+	for _, s := range c.Servers {
+		if s.srv == nil || !s.conf.jetstream {
+			continue
+		}
+		js = true
+		if len(s.srv.JetStreamClusterPeers()) >= running {
+			return true
+		}
+	}
+	return !js
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,9 +127,10 @@ func TestRetryOnFailedConnect(t *testing.T) {
 func TestBoundResponderReportsItsLimit(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	srv := connect(t, s.URL())
-	var mu sync.Mutex
-	var reported []error
-	onErr := shim.OnError(func(_ *nats.Msg, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() })
+	// The handler reports after its error reply is on the wire, so the
+	// caller can return first: wait for both reports, keyed by subject.
+	reported := make(chan [2]any, 4)
+	onErr := shim.OnError(func(m *nats.Msg, err error) { reported <- [2]any{m.Subject, err} })
 	big := func(context.Context, *nats.Msg) ([]byte, error) { return make([]byte, 5000), nil }
 	if _, err := srv.Subscribe("bound", shim.Handler(big, shim.Conn(srv), onErr)); err != nil {
 		t.Fatal(err)
@@ -147,17 +147,26 @@ func TestBoundResponderReportsItsLimit(t *testing.T) {
 			t.Fatalf("%s: %v, want a remote PAYLOAD_TOO_LARGE", subj, err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var limits []int64
-	for _, err := range reported {
-		var e *shim.Error
-		if errors.As(err, &e) && e.Code == shim.CodePayloadTooLarge {
-			limits = append(limits, e.Limit)
+	limits := map[string]int64{}
+	for len(limits) < 2 {
+		select {
+		case r := <-reported:
+			var e *shim.Error
+			if !errors.As(r[1].(error), &e) || e.Code != shim.CodePayloadTooLarge {
+				t.Fatalf("%s reported %v, want PAYLOAD_TOO_LARGE", r[0], r[1])
+			}
+			limits[r[0].(string)] = e.Limit
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reports after 10s: %v, want one per subject", limits)
 		}
 	}
-	if len(limits) != 2 || limits[0] != 4096 || limits[1] != 0 {
-		t.Fatalf("limits reported: %v (errors %v), want [4096 0]", limits, reported)
+	if limits["bound"] != 4096 || limits["unbound"] != 0 {
+		t.Fatalf("limits reported: %v, want bound 4096 and unbound 0", limits)
+	}
+	select {
+	case r := <-reported:
+		t.Fatalf("a third report: %v", r)
+	default:
 	}
 }
 

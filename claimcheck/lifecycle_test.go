@@ -31,6 +31,12 @@ func TestCloseReleasesPublisher(t *testing.T) {
 	var body []byte
 	for i := 0; i < 3; i++ {
 		st := newStore(t, js)
+		if i > 0 {
+			// The previous round's Resolve stops its consumer's
+			// subscription asynchronously (jetstream's Stop): let it go
+			// before counting.
+			settleSubs(t, nc, baseline)
+		}
 		before := nc.NumSubscriptions()
 		body = payload(2*limit, uint64(50+i))
 		if err := st.PublishMsg(ctxT(t), &nats.Msg{Subject: "cl", Data: body}); err != nil {
@@ -74,6 +80,18 @@ func TestCloseReleasesPublisher(t *testing.T) {
 		if data, err := st.Resolve(ctxT(t), ref); err != nil || !bytes.Equal(data, body) {
 			t.Fatalf("Resolve after Close = %d bytes, %v", len(data), err)
 		}
+	}
+}
+
+// settleSubs waits until nc has want subscriptions.
+func settleSubs(t *testing.T, nc *nats.Conn, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for nc.NumSubscriptions() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions, want %d", nc.NumSubscriptions(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -159,7 +159,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
-	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !st.inGOROOT()
+	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(st.pass)
 	if infer {
 		st.inferNoReturn()
 	}

@@ -51,7 +51,7 @@ func (st *state) inferDeclined() {
 			disqualify()
 			continue
 		}
-		d := &deps{st: st, effects: make(map[ast.Node][]effect)}
+		d := &deps{info: st.info, effects: make(map[ast.Node][]effect)}
 		st.retryPaths(&search{g: bc.g, start: l.b, i: l.i, carriers: []carrier{c}, caseTag: bc.caseTag, typeCase: bc.typeCase, d: d,
 			onReturn: func(ret *ast.ReturnStmt, lb label, _ bool) {
 				v := returnedSentinel(st.info, st.pass.Pkg, ret)

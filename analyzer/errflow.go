@@ -87,14 +87,14 @@ func (st *state) isSafePredicate(fn *types.Func) bool {
 // refusedCode returns the labels of x == y being true when one side is the
 // ErrorCode field of a JetStream API error and the other a code by which
 // the stream refused the message (refusedCodes): nothing was stored.
-func (st *state) refusedCode(x, y ast.Expr) (labels, bool) {
-	if isAPIErrorCode(st.info, y) {
+func refusedCode(info *types.Info, x, y ast.Expr) (labels, bool) {
+	if isAPIErrorCode(info, y) {
 		x, y = y, x
 	}
-	if !isAPIErrorCode(st.info, x) {
+	if !isAPIErrorCode(info, x) {
 		return 0, false
 	}
-	tv := st.info.Types[y]
+	tv := info.Types[y]
 	if tv.Value == nil || tv.Value.Kind() != constant.Int {
 		return 0, false
 	}
@@ -175,7 +175,7 @@ func typeCases(g *cfg.CFG, body *ast.BlockStmt) map[*cfg.Block]typeCase {
 // typeCaseLabels returns the labels of the true and false outcomes of a
 // type switch case on the carrier: case nil is a success, any other
 // type a failure.
-func (st *state) typeCaseLabels(c carrier, tc typeCase) (t, f labels) {
+func typeCaseLabels(info *types.Info, c carrier, tc typeCase) (t, f labels) {
 	none := one(labelNone)
 	var subject ast.Expr
 	switch a := tc.sw.Assign.(type) {
@@ -187,10 +187,10 @@ func (st *state) typeCaseLabels(c carrier, tc typeCase) (t, f labels) {
 		subject = a.X
 	}
 	ta, ok := ast.Unparen(subject).(*ast.TypeAssertExpr)
-	if !ok || !carries(st.info, c, ta.X) {
+	if !ok || !carries(info, c, ta.X) {
 		return none, none
 	}
-	if isNil(st.info, tc.typ) {
+	if isNil(info, tc.typ) {
 		return one(labelSuccess), one(labelFailure)
 	}
 	return one(labelFailure), none

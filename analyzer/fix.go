@@ -42,7 +42,7 @@ func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind)
 	if file == nil {
 		return nil
 	}
-	name, importEdits, ok := st.shimName(file, call.Pos())
+	name, importEdits, ok := shimName(st.info, st.pass.Pkg, file, call.Pos())
 	if !ok {
 		return nil
 	}
@@ -99,8 +99,8 @@ func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection,
 // pos in file, and the edits that add its import when the file lacks one.
 // It reuses an existing import (under its name, if renamed) and picks an
 // alias when "shim" already means something else at pos.
-func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
-	scope := st.pass.Pkg.Scope().Innermost(pos)
+func shimName(info *types.Info, pkg *types.Package, file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
+	scope := pkg.Scope().Innermost(pos)
 	if scope == nil {
 		return "", nil, false
 	}
@@ -115,7 +115,7 @@ func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.Tex
 			continue
 		}
 		name := ""
-		if pn := st.info.PkgNameOf(imp); pn != nil {
+		if pn := info.PkgNameOf(imp); pn != nil {
 			name = pn.Name()
 		}
 		taken[name] = true

@@ -177,7 +177,7 @@ func (st *state) flowInto(src ast.Expr, dst types.Type) {
 	if !ok {
 		return
 	}
-	st.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", st.typeName(srcT), st.typeName(dst), method), rs)
+	st.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(st.pass.Pkg, srcT), typeName(st.pass.Pkg, dst), method), rs)
 }
 
 // instanceFlow reports a generic function instantiated with a NATS value
@@ -208,7 +208,7 @@ func (st *state) instanceFlow(id *ast.Ident) {
 			obj, _, _ := types.LookupFieldOrMethod(targ, true, m.Pkg(), m.Name())
 			if f, ok := obj.(*types.Func); ok {
 				if rs, ok := rawSendOf(funcKey(f)); ok {
-					st.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", st.typeName(targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
+					st.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(st.pass.Pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
 					return
 				}
 			}
@@ -239,12 +239,12 @@ func useOf(advice string) string {
 
 // typeName names t for messages, qualified by package name outside this
 // package.
-func (st *state) typeName(t types.Type) string {
+func typeName(pkg *types.Package, t types.Type) string {
 	if _, ok := types.Unalias(t).(*types.Interface); ok {
 		return "an interface"
 	}
 	return types.TypeString(t, func(p *types.Package) string {
-		if p == st.pass.Pkg {
+		if p == pkg {
 			return ""
 		}
 		return p.Name()

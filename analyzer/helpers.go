@@ -167,7 +167,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 			okAgain = true
 		}
 	}
-	d := &deps{st: st, effects: make(map[ast.Node][]effect)}
+	d := &deps{info: st.info, effects: make(map[ast.Node][]effect)}
 	st.retryPaths(&search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 		var e ast.Expr
 		switch {
@@ -272,7 +272,7 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 	safe, returned := true, false
 	c := carrier{v: param}
 	st.retryPaths(&search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
-		d: &deps{st: st, effects: make(map[ast.Node][]effect)},
+		d: &deps{info: st.info, effects: make(map[ast.Node][]effect)},
 		onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 			returned = true
 			if len(ret.Results) != 1 {

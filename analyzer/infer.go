@@ -180,12 +180,12 @@ func inferHere(pass *analysis.Pass, nats bool) bool {
 
 // inGOROOT reports whether the package's files are in the Go root (the
 // standard library).
-func (st *state) inGOROOT() bool {
+func inGOROOT(pass *analysis.Pass) bool {
 	root := build.Default.GOROOT
-	if root == "" || len(st.pass.Files) == 0 {
+	if root == "" || len(pass.Files) == 0 {
 		return false
 	}
-	tf := st.pass.Fset.File(st.pass.Files[0].FileStart)
+	tf := pass.Fset.File(pass.Files[0].FileStart)
 	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
 }
 

@@ -47,7 +47,7 @@ func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
 // invariance decides whether an expression has the same value on every
 // run of a region of code.
 type invariance struct {
-	st     *state
+	info   *types.Info
 	region []ast.Node
 	lit    *ast.FuncLit
 }
@@ -60,7 +60,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 	if depth > 8 {
 		return false
 	}
-	info := inv.st.info
+	info := inv.info
 	if tv, ok := info.Types[e]; ok && tv.Value != nil {
 		return true
 	}
@@ -89,7 +89,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
 			return inv.fixed(x.Args[0], depth+1) // a conversion
 		}
-		if !pureFunc(funcKey(calleeFunc(inv.st.info, x))) {
+		if !pureFunc(funcKey(calleeFunc(inv.info, x))) {
 			return false
 		}
 		for _, a := range x.Args {
@@ -123,7 +123,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 // assignments counts the assignments to v in the region, returning the
 // right-hand side when there is exactly one simple one.
 func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
-	info := inv.st.info
+	info := inv.info
 	var rhs ast.Expr
 	n := 0
 	for _, node := range inv.region {

@@ -139,7 +139,7 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 		}
 		return t, f
 	default:
-		if l, ok := st.refusedCode(x, y); ok {
+		if l, ok := refusedCode(st.info, x, y); ok {
 			t, f = l, none
 			if !eq {
 				t, f = f, t

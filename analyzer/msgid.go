@@ -16,7 +16,7 @@ import (
 // and assigned. lit is the retried function literal, if any: its
 // parameters change between attempts.
 func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
-	inv := &invariance{st: st, region: region, lit: lit}
+	inv := &invariance{info: st.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixedID(st.info, arg, inv) {
@@ -41,7 +41,7 @@ func (st *state) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *as
 	if !opIDRequests[funcKey(calleeFunc(st.info, call))] {
 		return false
 	}
-	inv := &invariance{st: st, region: region, lit: lit}
+	inv := &invariance{info: st.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixed(st.info, arg, inv, isOperationIDOption) {
@@ -165,7 +165,7 @@ func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
 		if fb.self != fn.Origin() {
 			continue
 		}
-		inv := &invariance{st: st}
+		inv := &invariance{info: st.info}
 		isHeader := func(e ast.Expr) bool {
 			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 			return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) != nil

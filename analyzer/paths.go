@@ -211,12 +211,12 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				s.dirty |= d.results(node)
 				continue
 			}
-			if s.valid && (s.l == labelNone || s.l == labelFailure) && st.assertsNotDelivered(node, c) {
+			if s.valid && (s.l == labelNone || s.l == labelFailure) && assertsNotDelivered(st.info, node, c) {
 				// require.ErrorIs(t, err, nats.ErrNoResponders): past
 				// it, the error is one that proves nothing happened.
 				s.l = labelSafe
 			}
-			if assignsCarrier(st.info, node, c) && !st.transforms(node, c, s.l) {
+			if assignsCarrier(st.info, node, c) && !transforms(st.info, node, c, s.l) {
 				s.valid = false
 			}
 			s.dirty = d.apply(node, s.dirty)
@@ -239,7 +239,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			judged := s.valid && (s.l == labelNone || s.l == labelFailure)
 			switch {
 			case isTypeCase && judged:
-				t, f = st.typeCaseLabels(c, sr.typeCase[s.b.Succs[1]])
+				t, f = typeCaseLabels(st.info, c, sr.typeCase[s.b.Succs[1]])
 			case isExpr && judged:
 				if tag, ok := sr.caseTag[e]; ok {
 					t, f = st.compare(c, tag, e, true)
@@ -256,7 +256,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			}
 			val, known := false, false
 			if isExpr {
-				val, known = st.evalFlags(e, sr.flags, s.known, s.flags)
+				val, known = evalFlags(st.info, e, sr.flags, s.known, s.flags)
 			}
 			for k, edge := range []struct {
 				b  *cfg.Block

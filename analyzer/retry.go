@@ -79,13 +79,13 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 			// A method of an interface whose value is known: p.Publish
 			// with p (or s.p) only ever holding a *nats.Conn.
 			if si, ok := st.concreteSend(call, fn); ok {
-				return sendSite{call, si, st.funcName(fn)}, true
+				return sendSite{call, si, funcName(st.pass.Pkg, fn)}, true
 			}
 			return sendSite{}, false
 		}
 		name := si.via
 		if !si.direct {
-			name = st.funcName(fn)
+			name = funcName(st.pass.Pkg, fn)
 		}
 		return sendSite{call, si, name}, true
 	}
@@ -168,9 +168,9 @@ func (st *state) valuesSend(vals []ast.Expr) (sendInfo, bool) {
 
 // funcName names fn as the user wrote it: Name or (*T).Name in this
 // package, pkg.Name or (*pkg.T).Name in another.
-func (st *state) funcName(fn *types.Func) string {
+func funcName(pkg *types.Package, fn *types.Func) string {
 	qual := func(p *types.Package) string {
-		if p == st.pass.Pkg {
+		if p == pkg {
 			return ""
 		}
 		return p.Name()
@@ -179,7 +179,7 @@ func (st *state) funcName(fn *types.Func) string {
 	if sig != nil && sig.Recv() != nil {
 		return "(" + types.TypeString(sig.Recv().Type(), qual) + ")." + fn.Name()
 	}
-	if fn.Pkg() == nil || fn.Pkg() == st.pass.Pkg {
+	if fn.Pkg() == nil || fn.Pkg() == pkg {
 		return fn.Name()
 	}
 	return fn.Pkg().Name() + "." + fn.Name()
@@ -297,8 +297,8 @@ func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
 		return fb.cfg
 	}
 	g := cfg.New(fb.body, st.mayReturn)
-	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: st.flagsOf(fb)}
-	bc.recvs, bc.recvNodes = st.receives(fb.body)
+	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(st.info, fb)}
+	bc.recvs, bc.recvNodes = receives(st.info, fb.body)
 	fb.cfg = bc
 	return bc
 }
@@ -321,7 +321,7 @@ func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathRes
 	r := st.retryPaths(&search{
 		g: bc.g, start: l.b, i: l.i,
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
-		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: st.depsOf(fb, s),
+		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(st.info, fb, s),
 	})
 	if r.expectsFailure {
 		return nil, false
@@ -343,7 +343,7 @@ func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathRes
 // receives returns the carriers of the receives in body (msg, err :=
 // sub.NextMsg(d)) and the node of each, by index in the carriers that
 // follow the send's own.
-func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
+func receives(info *types.Info, body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 	var cs []carrier
 	var idx map[ast.Node]int
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -362,10 +362,10 @@ func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 				}
 			}
 			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
-			if !ok || !receiveFuncs[funcKey(calleeFunc(st.info, call))] || len(cs) >= 250 {
+			if !ok || !receiveFuncs[funcKey(calleeFunc(info, call))] || len(cs) >= 250 {
 				return true
 			}
-			if c, ok := carrierOf(st.info, n, call); ok {
+			if c, ok := carrierOf(info, n, call); ok {
 				if idx == nil {
 					idx = make(map[ast.Node]int)
 				}

@@ -3,10 +3,8 @@ package analyzer
 import (
 	_ "embed"
 	"go/ast"
-	"go/token"
 	"go/types"
 	"slices"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -78,15 +76,10 @@ func (f *sendsFact) String() string { return "sends via " + f.Via }
 
 // state is the per-pass state of the analyzer.
 type state struct {
-	pass     *analysis.Pass
-	info     *types.Info
-	set      *settings
-	exempt   bool
-	files    map[*token.File]*ast.File
-	tests    map[*token.File]bool
-	contents map[*token.File][]byte
-	dirs     map[*token.File]*fileDirectives
-	findings []*finding
+	pass *analysis.Pass
+	info *types.Info
+	set  *settings
+	rep  *reporter
 
 	senders   map[*types.Func]sendInfo // functions of this package known to send
 	callers   []*types.Func            // functions with calls to local functions, in source order
@@ -125,10 +118,6 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		pass:      pass,
 		info:      pass.TypesInfo,
 		set:       c.cfg.compile(),
-		files:     make(map[*token.File]*ast.File, len(pass.Files)),
-		tests:     make(map[*token.File]bool, len(pass.Files)),
-		contents:  make(map[*token.File][]byte),
-		dirs:      make(map[*token.File]*fileDirectives),
 		senders:   make(map[*types.Func]sendInfo),
 		edges:     make(map[*types.Func][]*types.Func),
 		bodies:    make(map[*ast.BlockStmt]*fnBody),
@@ -144,18 +133,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		reach:     make(map[[2]*types.Func]bool),
 		noReturn:  make(map[*types.Func]bool),
 	}
-	st.exempt = st.set.exempt(pass.Pkg.Path())
-	for _, f := range pass.Files {
-		tf := pass.Fset.File(f.FileStart)
-		if tf == nil {
-			continue
-		}
-		st.files[tf] = f
-		st.tests[tf] = strings.HasSuffix(tf.Name(), "_test.go")
-		if fd := parseDirectives(f, tf, st.tests[tf], func() []byte { return st.content(tf) }); fd != nil {
-			st.dirs[tf] = fd
-		}
-	}
+	st.rep = newReporter(pass, st.set)
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
@@ -184,7 +162,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			// A directive on a send may be meant for the disabled retry
 			// check: keep it from being called unused.
 			for _, call := range st.sendCalls {
-				st.findings = append(st.findings, &finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
+				st.rep.add(&finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
 			}
 		}
 	}
@@ -195,33 +173,6 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.scanHelperCandidates()
 		st.inferHelpers()
 	}
-	st.report()
+	st.rep.report()
 	return nil, nil
-}
-
-// content returns the source of the file, or nil if it cannot be read.
-func (st *state) content(tf *token.File) []byte {
-	if b, ok := st.contents[tf]; ok {
-		return b
-	}
-	b, err := st.pass.ReadFile(tf.Name())
-	if err != nil {
-		b = nil
-	}
-	st.contents[tf] = b
-	return b
-}
-
-// source returns the source text of n, or "" if it is not available.
-func (st *state) source(n ast.Node) string {
-	tf := st.pass.Fset.File(n.Pos())
-	if tf == nil {
-		return ""
-	}
-	b := st.content(tf)
-	start, end := tf.Offset(n.Pos()), tf.Offset(n.End())
-	if b == nil || start < 0 || end > len(b) || start > end {
-		return ""
-	}
-	return string(b[start:end])
 }

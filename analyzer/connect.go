@@ -73,13 +73,13 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 	default:
 		return
 	}
-	st.findings = append(st.findings, &finding{
+	st.rep.add(&finding{
 		category: CategoryReconnectBuf,
 		pos:      call.Pos(),
 		end:      call.End(),
 		api:      api,
 		message:  msg,
-		report:   st.set.enabled[CategoryReconnectBuf] && !st.exempt,
+		report:   st.rep.reported(CategoryReconnectBuf),
 	})
 }
 

@@ -14,8 +14,8 @@ import (
 // returns nil when the rewrite would not be exact: a spread argument, a
 // receiver that is not a pointer, or an unexported embedded field on the way
 // to it.
-func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
-	selection := st.info.Selections[sel]
+func (r *reporter) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
+	selection := r.pass.TypesInfo.Selections[sel]
 	if selection == nil || selection.Kind() != types.MethodVal || call.Ellipsis.IsValid() || len(call.Args) == 0 {
 		return nil
 	}
@@ -34,15 +34,15 @@ func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind)
 	if len(call.Args) != nargs {
 		return nil
 	}
-	recv, ok := st.receiverText(sel, selection, recvType)
+	recv, ok := r.receiverText(sel, selection, recvType)
 	if !ok {
 		return nil
 	}
-	file := st.files[st.pass.Fset.File(call.Pos())]
+	file := r.files[r.pass.Fset.File(call.Pos())]
 	if file == nil {
 		return nil
 	}
-	name, importEdits, ok := shimName(st.info, st.pass.Pkg, file, call.Pos())
+	name, importEdits, ok := shimName(r.pass.TypesInfo, r.pass.Pkg, file, call.Pos())
 	if !ok {
 		return nil
 	}
@@ -65,12 +65,12 @@ func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind)
 // receiverText returns the source of the expression that yields the
 // *nats.<typeName> receiver of a method selection, following embedded
 // fields (s.Publish with s embedding *nats.Conn gives "s.Conn").
-func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection, typeName string) (string, bool) {
-	text := st.source(sel.X)
+func (r *reporter) receiverText(sel *ast.SelectorExpr, selection *types.Selection, typeName string) (string, bool) {
+	text := r.source(sel.X)
 	if text == "" {
 		return "", false
 	}
-	t := st.info.TypeOf(sel.X)
+	t := r.pass.TypesInfo.TypeOf(sel.X)
 	index := selection.Index()
 	for _, i := range index[:len(index)-1] {
 		u := t
@@ -82,7 +82,7 @@ func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection,
 			return "", false
 		}
 		f := s.Field(i)
-		if !f.Exported() && f.Pkg() != st.pass.Pkg {
+		if !f.Exported() && f.Pkg() != r.pass.Pkg {
 			return "", false
 		}
 		text += "." + f.Name()

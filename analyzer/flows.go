@@ -177,7 +177,7 @@ func (st *state) flowInto(src ast.Expr, dst types.Type) {
 	if !ok {
 		return
 	}
-	st.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(st.pass.Pkg, srcT), typeName(st.pass.Pkg, dst), method), rs)
+	st.rep.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(st.pass.Pkg, srcT), typeName(st.pass.Pkg, dst), method), rs)
 }
 
 // instanceFlow reports a generic function instantiated with a NATS value
@@ -208,7 +208,7 @@ func (st *state) instanceFlow(id *ast.Ident) {
 			obj, _, _ := types.LookupFieldOrMethod(targ, true, m.Pkg(), m.Name())
 			if f, ok := obj.(*types.Func); ok {
 				if rs, ok := rawSendOf(funcKey(f)); ok {
-					st.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(st.pass.Pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
+					st.rep.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(st.pass.Pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
 					return
 				}
 			}
@@ -218,14 +218,14 @@ func (st *state) instanceFlow(id *ast.Ident) {
 
 // addFlow records a rawsend finding for a NATS value flowing out of
 // sight: "<what flows where>, whose M is raw API: <why>: use <what>".
-func (st *state) addFlow(at ast.Expr, what string, rs rawSend) {
-	st.findings = append(st.findings, &finding{
+func (r *reporter) addFlow(at ast.Expr, what string, rs rawSend) {
+	r.add(&finding{
 		category: CategoryRawSend,
 		pos:      at.Pos(),
 		end:      at.End(),
 		api:      "raw " + rs.display,
 		message:  fmt.Sprintf("%s is raw %s out of sight; %s", what, rs.display, useOf(rs.advice)),
-		report:   st.set.enabled[CategoryRawSend] && !st.exempt,
+		report:   r.reported(CategoryRawSend),
 	})
 }
 

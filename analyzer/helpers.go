@@ -76,7 +76,7 @@ func (st *state) checkHelper(h helperCall) {
 				} else if discarded(st.info, g, lit.Body, s) {
 					continue // its failure cannot make the helper try again
 				}
-				st.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
+				st.rep.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
 			}
 			continue
 		}
@@ -92,7 +92,7 @@ func (st *state) checkHelper(h helperCall) {
 		}
 		if fn, ok := st.info.Uses[id].(*types.Func); ok {
 			if si, ok := st.sendVia(fn); ok {
-				st.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
+				st.rep.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
 		if fb.lit != nil {
 			typ = fb.lit.Type
 		} else if fb.self != nil {
-			if path, _ := astutil.PathEnclosingInterval(st.files[st.pass.Fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
+			if path, _ := astutil.PathEnclosingInterval(st.rep.files[st.pass.Fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
 				for _, n := range path {
 					if fd, ok := n.(*ast.FuncDecl); ok {
 						typ = fd.Type

@@ -276,7 +276,7 @@ func (st *state) checkBody(fb *fnBody) {
 		if r.recursed() {
 			how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 		}
-		st.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
+		st.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
 }
 

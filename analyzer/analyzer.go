@@ -87,18 +87,13 @@ type state struct {
 	calls     []localCall // calls that may send, resolved after the fixpoint
 	sendCalls []*ast.CallExpr
 
+	vals *valueIndex
+
 	// For the retry check.
-	bodies      map[*ast.BlockStmt]*fnBody
-	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
-	assigned    map[*types.Var]int          // assignments to those variables
-	funcVals    map[*types.Var][]ast.Expr   // the values assigned to local variables of function or interface type
-	fieldVals   map[*types.Var][]ast.Expr   // the values stored in unexported fields of function or interface type
-	fieldBad    map[*types.Var]bool         // such fields stored in a way not followed (address taken)
 	litSends    map[*ast.FuncLit]*sendInfo
-	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
-	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
-	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
-	declined    map[*types.Var]bool     // sentinel errors returned only when the responder declined
+	preds       []*ast.FuncDecl      // candidate error predicates (func(error) bool)
+	safePreds   map[*types.Func]bool // predicates true only for errors that prove nothing was delivered
+	declined    map[*types.Var]bool  // sentinel errors returned only when the responder declined
 	helperCalls []helperCall
 	reach       map[[2]*types.Func]bool // memo of reaches
 	noReturn    map[*types.Func]bool    // functions of this package that do not return
@@ -120,20 +115,14 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		set:       c.cfg.compile(),
 		senders:   make(map[*types.Func]sendInfo),
 		edges:     make(map[*types.Func][]*types.Func),
-		bodies:    make(map[*ast.BlockStmt]*fnBody),
-		closures:  make(map[*types.Var]*ast.FuncLit),
-		assigned:  make(map[*types.Var]int),
-		funcVals:  make(map[*types.Var][]ast.Expr),
-		fieldVals: make(map[*types.Var][]ast.Expr),
-		fieldBad:  make(map[*types.Var]bool),
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
-		defs:      make(map[*types.Var]ast.Expr),
 		safePreds: make(map[*types.Func]bool),
 		declined:  make(map[*types.Var]bool),
 		reach:     make(map[[2]*types.Func]bool),
 		noReturn:  make(map[*types.Func]bool),
 	}
 	st.rep = newReporter(pass, st.set)
+	st.vals = newValueIndex(pass, st.rep.files)
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
@@ -146,11 +135,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			st.scan(f)
 		}
 		st.propagate()
-		for v, n := range st.assigned {
-			if n != 1 {
-				delete(st.closures, v)
-			}
-		}
+		st.vals.dropReassigned()
 		st.inferPredicates()
 		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {

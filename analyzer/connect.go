@@ -43,7 +43,7 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		if call.Ellipsis.IsValid() {
 			// opts := []nats.Option{...}; opts = append(opts, ...);
 			// nats.Connect(url, opts...): the elements built here.
-			elems, ok := st.optionSlice(args[len(args)-1])
+			elems, ok := optionSlice(st.vals, args[len(args)-1])
 			if !ok {
 				return
 			}
@@ -325,15 +325,15 @@ func optionsInit(info *types.Info, e ast.Expr) optState {
 // its function: the elements of its literals and of append(opts, ...) to
 // itself, in source order. Any other assignment, an element assignment or
 // its address taken makes it unknown.
-func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
-	v := localVar(st.info, e)
-	body := st.bodyOf(v)
+func optionSlice(vi *valueIndex, e ast.Expr) ([]ast.Expr, bool) {
+	v := localVar(vi.info, e)
+	body := vi.bodyOf(v)
 	if v == nil || body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
 		return nil, false // a parameter: built elsewhere
 	}
 	var elems []ast.Expr
 	ok, assigned := true, false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	vi.valuesAssigned(body, v, func(rhs ast.Expr) {
 		assigned = true
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
@@ -341,17 +341,17 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 			return
 		case *ast.CallExpr:
 			if id, isIdent := ast.Unparen(r.Fun).(*ast.Ident); isIdent && id.Name == "append" && len(r.Args) > 0 &&
-				localVar(st.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
+				localVar(vi.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
 				elems = append(elems, r.Args[1:]...)
 				return
 			}
 		}
 		ok = false
 	})
-	if fb := st.bodies[body]; fb == nil || indexOf(st.info, fb).addressed[v] {
+	if fb := vi.bodies[body]; fb == nil || indexOf(vi.info, fb).addressed[v] {
 		ok = false
 	} else {
-		for _, a := range indexOf(st.info, fb).byVar[v] {
+		for _, a := range indexOf(vi.info, fb).byVar[v] {
 			ok = ok && a.whole // opts[i] = x
 			if a.rhs == nil {
 				// opts, err := cfg.options(): built by another function.

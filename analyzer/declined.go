@@ -17,7 +17,7 @@ import (
 func (st *state) inferDeclined() {
 	declined := make(map[*types.Var]bool)
 	bad := make(map[*types.Var]bool)
-	for _, fb := range st.bodies {
+	for _, fb := range st.vals.bodies {
 		rets := sentinelReturns(st.info, st.pass.Pkg, fb.body)
 		if len(rets) == 0 {
 			continue

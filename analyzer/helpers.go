@@ -55,8 +55,8 @@ func (st *state) checkHelper(h helperCall) {
 		if h.inferred && k != h.param {
 			continue
 		}
-		if lit := st.closureOf(arg); lit != nil {
-			fb := st.bodies[lit.Body]
+		if lit := st.vals.closureOf(arg); lit != nil {
+			fb := st.vals.bodies[lit.Body]
 			if fb == nil {
 				continue
 			}
@@ -254,7 +254,7 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
 		return st.isSafePredicate(fn)
 	}
-	lit := st.closureOf(e)
+	lit := st.vals.closureOf(e)
 	if lit == nil || len(lit.Type.Params.List) != 1 || len(lit.Type.Params.List[0].Names) != 1 {
 		return false
 	}

@@ -82,20 +82,6 @@ func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 	return idx
 }
 
-// valuesAssigned calls f with the value of each assignment of the whole
-// variable v in body (function literals included).
-func (st *state) valuesAssigned(body *ast.BlockStmt, v *types.Var, f func(rhs ast.Expr)) {
-	fb := st.bodies[body]
-	if fb == nil || v == nil {
-		return
-	}
-	for _, a := range indexOf(st.info, fb).byVar[v] {
-		if a.whole && a.rhs != nil {
-			f(a.rhs)
-		}
-	}
-}
-
 // flagsOf returns the flags of a function body, by bit: bool local
 // variables assigned a constant somewhere in the body, whose address is
 // not taken and that no function literal assigns (see flags.go).

@@ -48,7 +48,7 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 // checked as retry helper calls.
 func (st *state) inferHelpers() {
 	helpers := make(map[*types.Func]int)
-	for _, fb := range st.bodies {
+	for _, fb := range st.vals.bodies {
 		if fb.self == nil || !fb.loops && !st.mayRecurse(fb) {
 			continue
 		}
@@ -86,7 +86,7 @@ func (st *state) inferHelpers() {
 	// checkForErr(d, f)).
 	for changed := true; changed; {
 		changed = false
-		for _, fb := range st.bodies {
+		for _, fb := range st.vals.bodies {
 			if fb.self == nil || hasHelper(helpers, fb.self) {
 				continue
 			}
@@ -136,7 +136,7 @@ func (st *state) scanHelperCandidates() {
 				continue
 			}
 			fb := &fnBody{body: fd.Body, self: fn}
-			st.bodies[fd.Body] = fb
+			st.vals.bodies[fd.Body] = fb
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncLit:

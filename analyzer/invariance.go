@@ -4,45 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-
-	"golang.org/x/tools/go/ast/astutil"
 )
-
-// bodyOf returns the body of the function that declares the local variable v.
-func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
-	if v == nil {
-		return nil
-	}
-	var best *ast.BlockStmt
-	for body := range st.bodies {
-		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {
-			best = body
-		}
-	}
-	if best != nil {
-		return best
-	}
-	// v may be a parameter: find the function whose type contains it.
-	for _, fb := range st.bodies {
-		var typ *ast.FuncType
-		if fb.lit != nil {
-			typ = fb.lit.Type
-		} else if fb.self != nil {
-			if path, _ := astutil.PathEnclosingInterval(st.rep.files[st.pass.Fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
-				for _, n := range path {
-					if fd, ok := n.(*ast.FuncDecl); ok {
-						typ = fd.Type
-						break
-					}
-				}
-			}
-		}
-		if typ != nil && typ.Pos() <= v.Pos() && v.Pos() < typ.End() {
-			return fb.body
-		}
-	}
-	return nil
-}
 
 // invariance decides whether an expression has the same value on every
 // run of a region of code.

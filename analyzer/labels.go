@@ -77,8 +77,8 @@ func nothingSent(info *types.Info, e ast.Expr) bool {
 func (st *state) classifyOf(c carrier, e ast.Expr) bool {
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		// o := shim.Classify(err); o == shim.OutcomeNotRun
-		if v, ok := st.info.Uses[id].(*types.Var); ok && st.assigned[v] == 1 && st.defs[v] != nil {
-			e = st.defs[v]
+		if v, ok := st.info.Uses[id].(*types.Var); ok && st.vals.def(v) != nil {
+			e = st.vals.def(v)
 		}
 	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
@@ -172,8 +172,8 @@ func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
 		return st.cond(c, e.X)
 	case *ast.Ident:
 		// ok := err == nil; if ok { ... }
-		if v, ok := st.info.Uses[e].(*types.Var); ok && st.assigned[v] == 1 {
-			if def := st.defs[v]; def != nil && isBool(v.Type()) {
+		if v, ok := st.info.Uses[e].(*types.Var); ok {
+			if def := st.vals.def(v); def != nil && isBool(v.Type()) {
 				return st.cond(c, def)
 			}
 		}

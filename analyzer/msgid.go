@@ -86,7 +86,7 @@ func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
 // optsHaveFixed is optsHaveFixedID for the ID options isID matches.
 func (st *state) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
 	v := localVar(st.info, e)
-	body := st.bodyOf(v)
+	body := st.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
@@ -96,7 +96,7 @@ func (st *state) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Inf
 			found = found || optionHasFixed(st.info, x, inv, isID)
 		}
 	}
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	st.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
 			check(r.Elts)
@@ -118,12 +118,12 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return st.literalHasFixedID(lit, inv)
 	}
 	v := localVar(st.info, m)
-	body := st.bodyOf(v)
+	body := st.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
 	fixed := false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	st.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		switch r := unaddr(rhs).(type) {
 		case *ast.CompositeLit:
 			fixed = fixed || st.literalHasFixedID(r, inv)
@@ -161,7 +161,7 @@ func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
 	if fn == nil || fn.Pkg() != st.pass.Pkg {
 		return false
 	}
-	for _, fb := range st.bodies {
+	for _, fb := range st.vals.bodies {
 		if fb.self != fn.Origin() {
 			continue
 		}
@@ -215,12 +215,12 @@ func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 		return false
 	}
 	v := localVar(st.info, h)
-	body := st.bodyOf(v)
+	body := st.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
 	fixed := false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	st.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		if hl, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
 			fixed = fixed || st.headerHasFixedID(hl, inv)
 		}

@@ -61,7 +61,7 @@ func (s sendSite) subject() string {
 // graph of each function body that has a send and a loop or a recursive
 // call, so for, goto, labelled continue, && and || all come out the same.
 func (st *state) checkRetries() {
-	for _, fb := range st.bodies {
+	for _, fb := range st.vals.bodies {
 		st.checkBody(fb)
 	}
 	for _, h := range st.helperCalls {
@@ -89,7 +89,7 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 		}
 		return sendSite{call, si, name}, true
 	}
-	if lit := st.closureOf(call.Fun); lit != nil {
+	if lit := st.vals.closureOf(call.Fun); lit != nil {
 		if si := st.litInfo(lit); si != nil {
 			name := "a function literal"
 			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
@@ -106,7 +106,7 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 		}
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-		if vals, ok := st.valuesOf(sel); ok {
+		if vals, ok := st.vals.valuesOf(sel); ok {
 			if si, ok := st.valuesSend(vals); ok {
 				return sendSite{call, si, sel.Sel.Name}, true
 			}
@@ -121,8 +121,8 @@ func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
 // publishB). A single method value of a send API keeps its kind, so its
 // arguments read as the API's.
 func (st *state) funcVarSends(v *types.Var) (sendInfo, bool) {
-	vals := st.funcVals[v]
-	if len(vals) == 0 || st.assigned[v] != len(vals) {
+	vals, ok := st.vals.funcValues(v)
+	if !ok {
 		return sendInfo{}, false
 	}
 	return st.valuesSend(vals)
@@ -185,36 +185,13 @@ func funcName(pkg *types.Package, fn *types.Func) string {
 	return fn.Pkg().Name() + "." + fn.Name()
 }
 
-// closureOf returns the function literal e denotes: a literal, possibly
-// converted to a named function type (backoff.Operation(func() ...)), or a
-// local variable assigned exactly once, from a function literal.
-func (st *state) closureOf(e ast.Expr) *ast.FuncLit {
-	e = ast.Unparen(e)
-	switch x := e.(type) {
-	case *ast.FuncLit:
-		return x
-	case *ast.CallExpr:
-		if tv, ok := st.info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
-			return st.closureOf(x.Args[0])
-		}
-		return nil
-	case *ast.Ident:
-		v, ok := st.info.Uses[x].(*types.Var)
-		if !ok {
-			return nil
-		}
-		return st.closures[v]
-	}
-	return nil
-}
-
 // litInfo returns what a function literal sends through, or nil.
 func (st *state) litInfo(lit *ast.FuncLit) *sendInfo {
 	if si, ok := st.litSends[lit]; ok {
 		return si
 	}
 	st.litSends[lit] = nil // break cycles
-	fb := st.bodies[lit.Body]
+	fb := st.vals.bodies[lit.Body]
 	if fb == nil {
 		return nil
 	}

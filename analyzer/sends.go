@@ -12,7 +12,7 @@ import (
 func (st *state) scan(file *ast.File) {
 	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
 		st.flowsAt(n, stack)
-		st.fieldStores(n)
+		st.vals.record(n)
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			st.selector(n, stack)
@@ -22,82 +22,21 @@ func (st *state) scan(file *ast.File) {
 			st.predicateCandidate(n)
 			if n.Body != nil {
 				self, _ := st.info.Defs[n.Name].(*types.Func)
-				st.bodies[n.Body] = &fnBody{body: n.Body, self: self}
+				st.vals.bodies[n.Body] = &fnBody{body: n.Body, self: self}
 			}
 		case *ast.FuncLit:
-			st.bodies[n.Body] = &fnBody{body: n.Body, lit: n}
+			st.vals.bodies[n.Body] = &fnBody{body: n.Body, lit: n}
 		case *ast.ForStmt, *ast.RangeStmt:
-			if fb := st.innermost(stack); fb != nil {
+			if fb := st.vals.innermost(stack); fb != nil {
 				fb.loops = true
 			}
 		case *ast.BranchStmt:
-			if fb := st.innermost(stack); fb != nil && n.Tok == token.GOTO {
+			if fb := st.vals.innermost(stack); fb != nil && n.Tok == token.GOTO {
 				fb.loops = true
-			}
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				v, ok := st.info.ObjectOf(id).(*types.Var)
-				if !ok {
-					continue
-				}
-				st.assigned[v]++
-				if len(n.Rhs) == len(n.Lhs) {
-					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
-						st.closures[v] = lit
-					}
-					if tracksValues(v) {
-						st.funcVals[v] = append(st.funcVals[v], n.Rhs[i])
-					}
-					if n.Tok == token.DEFINE {
-						st.defs[v] = n.Rhs[i]
-					}
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				v, ok := st.info.Defs[name].(*types.Var)
-				if !ok {
-					continue
-				}
-				if len(n.Values) == 0 && tracksValues(v) {
-					continue // var f func() error: nil until assigned
-				}
-				st.assigned[v]++
-				if len(n.Values) == len(n.Names) {
-					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
-						st.closures[v] = lit
-					}
-					if tracksValues(v) {
-						st.funcVals[v] = append(st.funcVals[v], n.Values[i])
-					}
-				}
-			}
-		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
-				if v, ok := st.info.Uses[id].(*types.Var); ok {
-					st.assigned[v] += 2 // its address escapes
-				}
 			}
 		}
 		return true
 	})
-}
-
-// innermost returns the function body enclosing the top of stack.
-func (st *state) innermost(stack []ast.Node) *fnBody {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return st.bodies[n.Body]
-		case *ast.FuncDecl:
-			return st.bodies[n.Body]
-		}
-	}
-	return nil
 }
 
 // selectedFunc returns the function or method a selector denotes, if any.
@@ -175,7 +114,7 @@ func isBool(t types.Type) bool {
 
 // call handles one call: connects, and calls that may send.
 func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
-	fb := st.innermost(stack)
+	fb := st.vals.innermost(stack)
 	fn := calleeFunc(st.info, call)
 	if fn == nil {
 		// Perhaps a local variable bound to a function literal, or a

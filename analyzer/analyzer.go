@@ -82,12 +82,11 @@ type state struct {
 	rep  *reporter
 
 	senders   map[*types.Func]sendInfo // functions of this package known to send
-	callers   []*types.Func            // functions with calls to local functions, in source order
-	edges     map[*types.Func][]*types.Func
-	calls     []localCall // calls that may send, resolved after the fixpoint
+	calls     []localCall              // calls that may send, resolved after the fixpoint
 	sendCalls []*ast.CallExpr
 
-	vals *valueIndex
+	vals  *valueIndex
+	graph *callGraph
 
 	// For the retry check.
 	litSends    map[*ast.FuncLit]*sendInfo
@@ -95,8 +94,7 @@ type state struct {
 	safePreds   map[*types.Func]bool // predicates true only for errors that prove nothing was delivered
 	declined    map[*types.Var]bool  // sentinel errors returned only when the responder declined
 	helperCalls []helperCall
-	reach       map[[2]*types.Func]bool // memo of reaches
-	noReturn    map[*types.Func]bool    // functions of this package that do not return
+	noReturn    map[*types.Func]bool // functions of this package that do not return
 	// calls of functions of this package with arguments: retry helper
 	// calls if the callee turns out to retry a function parameter
 	helperCandidates []localCall
@@ -114,15 +112,14 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		info:      pass.TypesInfo,
 		set:       c.cfg.compile(),
 		senders:   make(map[*types.Func]sendInfo),
-		edges:     make(map[*types.Func][]*types.Func),
 		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		safePreds: make(map[*types.Func]bool),
 		declined:  make(map[*types.Var]bool),
-		reach:     make(map[[2]*types.Func]bool),
 		noReturn:  make(map[*types.Func]bool),
 	}
 	st.rep = newReporter(pass, st.set)
 	st.vals = newValueIndex(pass, st.rep.files)
+	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)

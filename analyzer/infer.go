@@ -49,7 +49,7 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 func (st *state) inferHelpers() {
 	helpers := make(map[*types.Func]int)
 	for _, fb := range st.vals.bodies {
-		if fb.self == nil || !fb.loops && !st.mayRecurse(fb) {
+		if fb.self == nil || !fb.loops && !st.graph.mayRecurse(fb) {
 			continue
 		}
 		sig := fb.self.Type().(*types.Signature)

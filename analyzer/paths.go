@@ -189,7 +189,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				s.dirty |= d.results(node)
 				continue
 			}
-			if rc, direct := st.recursiveCall(node, sr.self); rc != nil {
+			if rc, direct := st.graph.recursiveCall(node, sr.self); rc != nil {
 				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(st.info, rc, direct, sr.self, d)
 				exact := same && !d.targetNondet && s.dirty&d.target == 0
 				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})

@@ -22,24 +22,6 @@ type fnBody struct {
 	reschedules bool
 }
 
-// mayRecurse reports whether fb's function may run again from its body:
-// it calls itself, a function of this package that calls it back, or
-// reschedules itself with time.AfterFunc.
-func (st *state) mayRecurse(fb *fnBody) bool {
-	if fb.self == nil {
-		return false
-	}
-	if fb.reschedules {
-		return true
-	}
-	for _, call := range fb.calls {
-		if fn := calleeFunc(st.info, call); fn == fb.self || (fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, fb.self)) {
-			return true
-		}
-	}
-	return false
-}
-
 // sendSite is a send call found in a function body.
 type sendSite struct {
 	call *ast.CallExpr
@@ -236,7 +218,7 @@ func (st *state) checkBody(fb *fnBody) {
 			sends = append(sends, s)
 		}
 	}
-	if len(sends) == 0 || (!fb.loops && !st.mayRecurse(fb)) {
+	if len(sends) == 0 || (!fb.loops && !st.graph.mayRecurse(fb)) {
 		return
 	}
 	bc := st.bodyCFG(fb)

@@ -170,10 +170,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 			fb.calls = append(fb.calls, call)
 		}
 		if caller != nil {
-			if _, seen := st.edges[caller]; !seen {
-				st.callers = append(st.callers, caller)
-			}
-			st.edges[caller] = append(st.edges[caller], fn)
+			st.graph.add(caller, fn)
 		}
 	}
 }
@@ -226,11 +223,11 @@ func (st *state) sendVia(fn *types.Func) (sendInfo, bool) {
 func (st *state) propagate() {
 	for changed := true; changed; {
 		changed = false
-		for _, caller := range st.callers {
+		for _, caller := range st.graph.callers {
 			if _, ok := st.senders[caller]; ok {
 				continue
 			}
-			for _, callee := range st.edges[caller] {
+			for _, callee := range st.graph.edges[caller] {
 				if si, ok := st.senders[callee]; ok {
 					st.senders[caller] = si
 					changed = true

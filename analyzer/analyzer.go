@@ -81,15 +81,11 @@ type state struct {
 	set  *settings
 	rep  *reporter
 
-	senders   map[*types.Func]sendInfo // functions of this package known to send
-	calls     []localCall              // calls that may send, resolved after the fixpoint
-	sendCalls []*ast.CallExpr
-
 	vals  *valueIndex
 	graph *callGraph
+	sends *sendIndex
 
 	// For the retry check.
-	litSends    map[*ast.FuncLit]*sendInfo
 	preds       []*ast.FuncDecl      // candidate error predicates (func(error) bool)
 	safePreds   map[*types.Func]bool // predicates true only for errors that prove nothing was delivered
 	declined    map[*types.Var]bool  // sentinel errors returned only when the responder declined
@@ -111,8 +107,6 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		pass:      pass,
 		info:      pass.TypesInfo,
 		set:       c.cfg.compile(),
-		senders:   make(map[*types.Func]sendInfo),
-		litSends:  make(map[*ast.FuncLit]*sendInfo),
 		safePreds: make(map[*types.Func]bool),
 		declined:  make(map[*types.Var]bool),
 		noReturn:  make(map[*types.Func]bool),
@@ -120,6 +114,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st.rep = newReporter(pass, st.set)
 	st.vals = newValueIndex(pass, st.rep.files)
 	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
+	st.sends = newSendIndex(pass, st.vals, st.graph)
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
@@ -131,19 +126,19 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
-		st.propagate()
+		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.inferPredicates()
 		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
-			if len(st.sendCalls) > 0 {
+			if len(st.sends.sendCalls) > 0 {
 				st.inferDeclined()
 				st.checkRetries()
 			}
 		} else {
 			// A directive on a send may be meant for the disabled retry
 			// check: keep it from being called unused.
-			for _, call := range st.sendCalls {
+			for _, call := range st.sends.sendCalls {
 				st.rep.add(&finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
 			}
 		}

@@ -24,7 +24,7 @@ func (st *state) inferDeclined() {
 		}
 		var sends []sendSite
 		for _, call := range fb.calls {
-			if s, ok := st.sendOf(call); ok {
+			if s, ok := st.sends.sendOf(call); ok {
 				sends = append(sends, s)
 			}
 		}

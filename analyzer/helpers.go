@@ -62,7 +62,7 @@ func (st *state) checkHelper(h helperCall) {
 			}
 			var g *cfg.CFG
 			for _, call := range fb.calls {
-				s, ok := st.sendOf(call)
+				s, ok := st.sends.sendOf(call)
 				if !ok || st.fixedID(s, []ast.Node{lit.Body}, lit) {
 					continue
 				}
@@ -91,7 +91,7 @@ func (st *state) checkHelper(h helperCall) {
 			continue
 		}
 		if fn, ok := st.info.Uses[id].(*types.Func); ok {
-			if si, ok := st.sendVia(fn); ok {
+			if si, ok := st.sends.sendVia(fn); ok {
 				st.rep.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
 			}
 		}

@@ -110,12 +110,12 @@ func (st *state) inferHelpers() {
 
 // importedHelper returns the retried parameter of a function of another
 // package with a retryHelperFact.
-func (st *state) importedHelper(fn *types.Func) (int, bool) {
-	if fn.Pkg() == nil || fn.Pkg() == st.pass.Pkg {
+func importedHelper(pass *analysis.Pass, fn *types.Func) (int, bool) {
+	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
 		return 0, false
 	}
 	var f retryHelperFact
-	if !st.pass.ImportObjectFact(fn.Origin(), &f) {
+	if !pass.ImportObjectFact(fn.Origin(), &f) {
 		return 0, false
 	}
 	return f.Param, true
@@ -205,7 +205,7 @@ func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, b
 		}
 		k, ok := helpers[callee]
 		if !ok {
-			if k, ok = st.importedHelper(callee); !ok {
+			if k, ok = importedHelper(st.pass, callee); !ok {
 				continue
 			}
 		}

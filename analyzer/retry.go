@@ -51,103 +51,6 @@ func (st *state) checkRetries() {
 	}
 }
 
-// sendOf reports whether call sends, and through what: a known sender, a
-// function of this package found to send, or a function literal that sends
-// (bound once to a local variable, or called on the spot).
-func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
-	if fn := calleeFunc(st.info, call); fn != nil {
-		si, ok := st.sendVia(fn)
-		if !ok {
-			// A method of an interface whose value is known: p.Publish
-			// with p (or s.p) only ever holding a *nats.Conn.
-			if si, ok := st.concreteSend(call, fn); ok {
-				return sendSite{call, si, funcName(st.pass.Pkg, fn)}, true
-			}
-			return sendSite{}, false
-		}
-		name := si.via
-		if !si.direct {
-			name = funcName(st.pass.Pkg, fn)
-		}
-		return sendSite{call, si, name}, true
-	}
-	if lit := st.vals.closureOf(call.Fun); lit != nil {
-		if si := st.litInfo(lit); si != nil {
-			name := "a function literal"
-			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-				name = id.Name
-			}
-			return sendSite{call, sendInfo{via: si.via, kind: si.kind}, name}, true
-		}
-	}
-	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-		if v, ok := st.info.Uses[id].(*types.Var); ok {
-			if si, ok := st.funcVarSends(v); ok {
-				return sendSite{call, si, id.Name}, true
-			}
-		}
-	}
-	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-		if vals, ok := st.vals.valuesOf(sel); ok {
-			if si, ok := st.valuesSend(vals); ok {
-				return sendSite{call, si, sel.Sel.Name}, true
-			}
-		}
-	}
-	return sendSite{}, false
-}
-
-// funcVarSends reports whether every value assigned to the local function
-// variable v sends: method values of sends (pub := nc.Publish), functions
-// known to send, function literals that send (send = publishA; send =
-// publishB). A single method value of a send API keeps its kind, so its
-// arguments read as the API's.
-func (st *state) funcVarSends(v *types.Var) (sendInfo, bool) {
-	vals, ok := st.vals.funcValues(v)
-	if !ok {
-		return sendInfo{}, false
-	}
-	return st.valuesSend(vals)
-}
-
-// valuesSend reports whether every function value in vals sends.
-func (st *state) valuesSend(vals []ast.Expr) (sendInfo, bool) {
-	var first sendInfo
-	for i, val := range vals {
-		var si sendInfo
-		switch x := ast.Unparen(val).(type) {
-		case *ast.FuncLit:
-			li := st.litInfo(x)
-			if li == nil {
-				return sendInfo{}, false
-			}
-			si = sendInfo{via: li.via, kind: li.kind}
-		case *ast.SelectorExpr, *ast.Ident:
-			var fn *types.Func
-			if sel, ok := x.(*ast.SelectorExpr); ok {
-				fn = selectedFunc(st.info, sel)
-			} else {
-				fn, _ = st.info.Uses[x.(*ast.Ident)].(*types.Func)
-			}
-			if fn == nil {
-				return sendInfo{}, false
-			}
-			var ok bool
-			if si, ok = st.sendVia(fn); !ok {
-				return sendInfo{}, false
-			}
-		default:
-			return sendInfo{}, false
-		}
-		if i == 0 {
-			first = si
-		} else {
-			first.direct, first.js = false, false
-		}
-	}
-	return first, true
-}
-
 // funcName names fn as the user wrote it: Name or (*T).Name in this
 // package, pkg.Name or (*pkg.T).Name in another.
 func funcName(pkg *types.Package, fn *types.Func) string {
@@ -165,26 +68,6 @@ func funcName(pkg *types.Package, fn *types.Func) string {
 		return fn.Name()
 	}
 	return fn.Pkg().Name() + "." + fn.Name()
-}
-
-// litInfo returns what a function literal sends through, or nil.
-func (st *state) litInfo(lit *ast.FuncLit) *sendInfo {
-	if si, ok := st.litSends[lit]; ok {
-		return si
-	}
-	st.litSends[lit] = nil // break cycles
-	fb := st.vals.bodies[lit.Body]
-	if fb == nil {
-		return nil
-	}
-	for _, call := range fb.calls {
-		if s, ok := st.sendOf(call); ok {
-			si := &sendInfo{via: s.info.via, kind: s.info.kind}
-			st.litSends[lit] = si
-			return si
-		}
-	}
-	return nil
 }
 
 // mayReturn reports whether a call may return, for the control-flow graph:
@@ -214,7 +97,7 @@ func (st *state) mayReturn(call *ast.CallExpr) bool {
 func (st *state) checkBody(fb *fnBody) {
 	var sends []sendSite
 	for _, call := range fb.calls {
-		if s, ok := st.sendOf(call); ok {
+		if s, ok := st.sends.sendOf(call); ok {
 			sends = append(sends, s)
 		}
 	}

@@ -203,45 +203,6 @@ func (vi *valueIndex) valuesOf(e ast.Expr) ([]ast.Expr, bool) {
 	return nil, false
 }
 
-// concreteSend reports whether a call of the interface method fn goes to
-// a raw send: its receiver (a local variable or an unexported field) only
-// ever holds NATS values whose method of that name is a send.
-func (st *state) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo, bool) {
-	sig, _ := fn.Type().(*types.Signature)
-	if sig == nil || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) {
-		return sendInfo{}, false
-	}
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	if !ok {
-		return sendInfo{}, false
-	}
-	vals, ok := st.vals.valuesOf(sel.X)
-	if !ok {
-		return sendInfo{}, false
-	}
-	var si sendInfo
-	for i, v := range vals {
-		t := st.info.TypeOf(v)
-		if t == nil || !isNATSCarrier(t) {
-			return sendInfo{}, false
-		}
-		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
-		m, ok := obj.(*types.Func)
-		if !ok {
-			return sendInfo{}, false
-		}
-		s, ok := st.knownSender(m)
-		if !ok {
-			return sendInfo{}, false
-		}
-		if i == 0 {
-			si = s
-		}
-	}
-	si.direct = false
-	return si, true
-}
-
 // def returns the expression the local variable v is defined from (v :=
 // e), when that is its only assignment, or nil.
 func (vi *valueIndex) def(v *types.Var) ast.Expr {

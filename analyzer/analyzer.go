@@ -84,13 +84,11 @@ type state struct {
 	vals  *valueIndex
 	graph *callGraph
 	sends *sendIndex
+	noRet *noReturns
+	flow  *errFlow
 
 	// For the retry check.
-	preds       []*ast.FuncDecl      // candidate error predicates (func(error) bool)
-	safePreds   map[*types.Func]bool // predicates true only for errors that prove nothing was delivered
-	declined    map[*types.Var]bool  // sentinel errors returned only when the responder declined
 	helperCalls []helperCall
-	noReturn    map[*types.Func]bool // functions of this package that do not return
 	// calls of functions of this package with arguments: retry helper
 	// calls if the callee turns out to retry a function parameter
 	helperCandidates []localCall
@@ -104,23 +102,22 @@ type localCall struct {
 
 func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st := &state{
-		pass:      pass,
-		info:      pass.TypesInfo,
-		set:       c.cfg.compile(),
-		safePreds: make(map[*types.Func]bool),
-		declined:  make(map[*types.Var]bool),
-		noReturn:  make(map[*types.Func]bool),
+		pass: pass,
+		info: pass.TypesInfo,
+		set:  c.cfg.compile(),
 	}
 	st.rep = newReporter(pass, st.set)
 	st.vals = newValueIndex(pass, st.rep.files)
 	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
 	st.sends = newSendIndex(pass, st.vals, st.graph)
+	st.noRet = newNoReturns(pass)
+	st.flow = newErrFlow(pass, st.vals)
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
 	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(st.pass)
 	if infer {
-		st.inferNoReturn()
+		st.noRet.infer()
 	}
 	if nats && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
@@ -128,7 +125,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		}
 		st.sends.propagate()
 		st.vals.dropReassigned()
-		st.inferPredicates()
+		st.flow.inferPredicates()
 		st.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
 			if len(st.sends.sendCalls) > 0 {

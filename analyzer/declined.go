@@ -67,7 +67,7 @@ func (st *state) inferDeclined() {
 	}
 	for v := range declined {
 		if !bad[v] {
-			st.declined[v] = true
+			st.flow.declined[v] = true
 		}
 	}
 }
@@ -118,15 +118,4 @@ func usedAfter(info *types.Info, body *ast.BlockStmt, v *types.Var) bool {
 		return !found
 	})
 	return found
-}
-
-// isDeclined reports whether e denotes a sentinel error of the package by
-// which the responder declined (inferDeclined).
-func (st *state) isDeclined(e ast.Expr) bool {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	v, ok := st.info.Uses[id].(*types.Var)
-	return ok && st.declined[v]
 }

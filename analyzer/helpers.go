@@ -67,7 +67,7 @@ func (st *state) checkHelper(h helperCall) {
 					continue
 				}
 				if g == nil {
-					g = cfg.New(lit.Body, st.mayReturn)
+					g = cfg.New(lit.Body, st.noRet.mayReturn)
 				}
 				if kind != helperAlways {
 					if !st.retriedByHelper(g, lit, fb, s, kind, markers) {
@@ -192,7 +192,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 				return
 			}
 			if valid || l == labelNone {
-				_, f := st.cond(c, done)
+				_, f := st.flow.cond(c, done)
 				for _, fl := range []label{labelFailure, labelSuccess} {
 					if one(l).then(f)&one(fl) != 0 {
 						again(fl)
@@ -252,7 +252,7 @@ func (st *state) retriesOnlyNotDelivered(h helperCall) bool {
 // parameter.
 func (st *state) safePredicateExpr(e ast.Expr) bool {
 	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
-		return st.isSafePredicate(fn)
+		return st.flow.isSafePredicate(fn)
 	}
 	lit := st.vals.closureOf(e)
 	if lit == nil || len(lit.Type.Params.List) != 1 || len(lit.Type.Params.List[0].Names) != 1 {
@@ -265,7 +265,7 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 	// Follow the paths through the body, reading the tests of the error
 	// on the way: every true result must be a test (or on a path) that
 	// proves nothing was delivered.
-	g := cfg.New(lit.Body, st.mayReturn)
+	g := cfg.New(lit.Body, st.noRet.mayReturn)
 	if len(g.Blocks) == 0 {
 		return false
 	}
@@ -284,7 +284,7 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 				safe = safe && (!v || l == labelSafe)
 				return
 			}
-			t, _ := st.cond(c, r)
+			t, _ := st.flow.cond(c, r)
 			safe = safe && valid && one(l).then(t) == one(labelSafe)
 		}})
 	return safe && returned

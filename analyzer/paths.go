@@ -242,9 +242,9 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				t, f = typeCaseLabels(st.info, c, sr.typeCase[s.b.Succs[1]])
 			case isExpr && judged:
 				if tag, ok := sr.caseTag[e]; ok {
-					t, f = st.compare(c, tag, e, true)
+					t, f = st.flow.compare(c, tag, e, true)
 				} else {
-					t, f = st.cond(c, e)
+					t, f = st.flow.cond(c, e)
 				}
 			}
 			tested := s.tested

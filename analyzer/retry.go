@@ -70,29 +70,6 @@ func funcName(pkg *types.Package, fn *types.Func) string {
 	return fn.Pkg().Name() + "." + fn.Name()
 }
 
-// mayReturn reports whether a call may return, for the control-flow graph:
-// panic, os.Exit, runtime.Goexit, log.Fatal* and log.Panic* (also of a
-// *log.Logger), and the Fatal, FailNow and Skip methods of testing.T, B, F
-// and TB do not.
-func (st *state) mayReturn(call *ast.CallExpr) bool {
-	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-		if b, ok := st.info.Uses[id].(*types.Builtin); ok && b.Name() == "panic" {
-			return false
-		}
-	}
-	fn := calleeFunc(st.info, call)
-	if fn == nil {
-		return true
-	}
-	if noReturnFuncs[funcKey(fn)] || st.noReturn[fn] {
-		return false
-	}
-	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
-		return !st.pass.ImportObjectFact(fn, new(noReturnFact))
-	}
-	return true
-}
-
 // checkBody checks the sends of one function body.
 func (st *state) checkBody(fb *fnBody) {
 	var sends []sendSite
@@ -138,7 +115,7 @@ func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
 	if fb.cfg != nil {
 		return fb.cfg
 	}
-	g := cfg.New(fb.body, st.mayReturn)
+	g := cfg.New(fb.body, st.noRet.mayReturn)
 	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(st.info, fb)}
 	bc.recvs, bc.recvNodes = receives(st.info, fb.body)
 	fb.cfg = bc

@@ -19,7 +19,7 @@ func (st *state) scan(file *ast.File) {
 		case *ast.CallExpr:
 			st.call(n, stack)
 		case *ast.FuncDecl:
-			st.predicateCandidate(n)
+			st.flow.predicateCandidate(n)
 			if n.Body != nil {
 				self, _ := st.info.Defs[n.Name].(*types.Func)
 				st.vals.bodies[n.Body] = &fnBody{body: n.Body, self: self}

@@ -86,6 +86,8 @@ type state struct {
 	sends *sendIndex
 	noRet *noReturns
 	flow  *errFlow
+	ids   *idCheck
+	flows *flowCheck
 
 	// For the retry check.
 	helperCalls []helperCall
@@ -112,6 +114,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st.sends = newSendIndex(pass, st.vals, st.graph)
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)
+	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)

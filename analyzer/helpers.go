@@ -63,7 +63,7 @@ func (st *state) checkHelper(h helperCall) {
 			var g *cfg.CFG
 			for _, call := range fb.calls {
 				s, ok := st.sends.sendOf(call)
-				if !ok || st.fixedID(s, []ast.Node{lit.Body}, lit) {
+				if !ok || st.ids.fixedID(s, []ast.Node{lit.Body}, lit) {
 					continue
 				}
 				if g == nil {

@@ -14,7 +14,7 @@ import (
 // reporter collects the findings of a pass and reports them: it knows the
 // package's files (which are tests, their source, their natssend
 // directives) and the findings recorded so far. The checks add findings
-// (add, addRetry, addFlow); report matches them with the directives and
+// (add, addRetry); report matches them with the directives and
 // reports what remains, once, at the end of the pass.
 type reporter struct {
 	pass     *analysis.Pass

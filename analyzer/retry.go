@@ -88,7 +88,7 @@ func (st *state) checkBody(fb *fnBody) {
 		if !ok {
 			continue
 		}
-		if st.fixedID(s, r.region(locs[j].b, true), nil) {
+		if st.ids.fixedID(s, r.region(locs[j].b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"

@@ -11,7 +11,7 @@ import (
 // scan walks one file for raw sends, connects and calls that may send.
 func (st *state) scan(file *ast.File) {
 	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
-		st.flowsAt(n, stack)
+		st.flows.at(n, stack)
 		st.vals.record(n)
 		switch n := n.(type) {
 		case *ast.SelectorExpr:

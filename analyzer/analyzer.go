@@ -88,12 +88,7 @@ type state struct {
 	flow  *errFlow
 	ids   *idCheck
 	flows *flowCheck
-
-	// For the retry check.
-	helperCalls []helperCall
-	// calls of functions of this package with arguments: retry helper
-	// calls if the callee turns out to retry a function parameter
-	helperCandidates []localCall
+	retry *retryCheck
 }
 
 // localCall is a call of a function of the package being analyzed.
@@ -116,6 +111,10 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st.flow = newErrFlow(pass, st.vals)
 	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
 	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
+	st.retry = &retryCheck{
+		pass: pass, info: pass.TypesInfo, set: st.set, rep: st.rep,
+		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
+	}
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
@@ -130,11 +129,11 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.flow.inferPredicates()
-		st.inferHelpers()
+		st.retry.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
 			if len(st.sends.sendCalls) > 0 {
-				st.inferDeclined()
-				st.checkRetries()
+				st.retry.inferDeclined()
+				st.retry.checkRetries()
 			}
 		} else {
 			// A directive on a send may be meant for the disabled retry
@@ -148,8 +147,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		// A generic retry package needs no NATS import: look at its
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).
-		st.scanHelperCandidates()
-		st.inferHelpers()
+		st.retry.scanHelperCandidates()
+		st.retry.inferHelpers()
 	}
 	st.rep.report()
 	return nil, nil

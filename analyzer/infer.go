@@ -46,10 +46,10 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 // parameter, with the same path search as for sends, and exports their
 // facts. Then the calls that pass a function literal to one of them are
 // checked as retry helper calls.
-func (st *state) inferHelpers() {
+func (rt *retryCheck) inferHelpers() {
 	helpers := make(map[*types.Func]int)
-	for _, fb := range st.vals.bodies {
-		if fb.self == nil || !fb.loops && !st.graph.mayRecurse(fb) {
+	for _, fb := range rt.vals.bodies {
+		if fb.self == nil || !fb.loops && !rt.graph.mayRecurse(fb) {
 			continue
 		}
 		sig := fb.self.Type().(*types.Signature)
@@ -60,7 +60,7 @@ func (st *state) inferHelpers() {
 			if !ok {
 				continue
 			}
-			v, _ := st.info.Uses[id].(*types.Var)
+			v, _ := rt.info.Uses[id].(*types.Var)
 			if v == nil {
 				continue
 			}
@@ -72,10 +72,10 @@ func (st *state) inferHelpers() {
 		if len(sites) == 0 {
 			continue
 		}
-		bc := st.bodyCFG(fb)
-		locs := locate(st.info, bc.g, fb.body, sites)
+		bc := rt.bodyCFG(fb)
+		locs := locate(rt.info, bc.g, fb.body, sites)
 		for j, s := range sites {
-			if _, ok := st.retriedAt(fb, bc, locs[j], s); ok {
+			if _, ok := rt.retriedAt(fb, bc, locs[j], s); ok {
 				helpers[fb.self] = params[j]
 				break
 			}
@@ -86,24 +86,24 @@ func (st *state) inferHelpers() {
 	// checkForErr(d, f)).
 	for changed := true; changed; {
 		changed = false
-		for _, fb := range st.vals.bodies {
+		for _, fb := range rt.vals.bodies {
 			if fb.self == nil || hasHelper(helpers, fb.self) {
 				continue
 			}
-			if i, ok := st.passesToHelper(fb, helpers); ok {
+			if i, ok := rt.passesToHelper(fb, helpers); ok {
 				helpers[fb.self] = i
 				changed = true
 			}
 		}
 	}
-	if !isKnownShim(st.pass.Pkg.Path()) {
+	if !isKnownShim(rt.pass.Pkg.Path()) {
 		for fn, i := range helpers {
-			st.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
+			rt.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
 		}
 	}
-	for _, lc := range st.helperCandidates {
-		if i, ok := helpers[lc.callee]; ok && !st.set.helpers[funcKey(lc.callee)] {
-			st.helperCalls = append(st.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
+	for _, lc := range rt.helperCandidates {
+		if i, ok := helpers[lc.callee]; ok && !rt.set.helpers[funcKey(lc.callee)] {
+			rt.helperCalls = append(rt.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
 		}
 	}
 }
@@ -124,19 +124,19 @@ func importedHelper(pass *analysis.Pass, fn *types.Func) (int, bool) {
 // scanHelperCandidates builds the bodies of the top-level functions that
 // take a function parameter returning an error, for inferHelpers, without
 // walking the rest of the package.
-func (st *state) scanHelperCandidates() {
-	for _, f := range st.pass.Files {
+func (rt *retryCheck) scanHelperCandidates() {
+	for _, f := range rt.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			fn, _ := st.info.Defs[fd.Name].(*types.Func)
+			fn, _ := rt.info.Defs[fd.Name].(*types.Func)
 			if fn == nil || !hasFuncParam(fn.Type().(*types.Signature)) {
 				continue
 			}
 			fb := &fnBody{body: fd.Body, self: fn}
-			st.vals.bodies[fd.Body] = fb
+			rt.vals.bodies[fd.Body] = fb
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncLit:
@@ -196,16 +196,16 @@ func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
 
 // passesToHelper reports whether fb passes one of its function parameters
 // to a retry helper at the position the helper retries, and which.
-func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+func (rt *retryCheck) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
 	sig := fb.self.Type().(*types.Signature)
 	for _, call := range fb.calls {
-		callee := calleeFunc(st.info, call)
+		callee := calleeFunc(rt.info, call)
 		if callee == nil {
 			continue
 		}
 		k, ok := helpers[callee]
 		if !ok {
-			if k, ok = importedHelper(st.pass, callee); !ok {
+			if k, ok = importedHelper(rt.pass, callee); !ok {
 				continue
 			}
 		}
@@ -216,7 +216,7 @@ func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, b
 		if !ok {
 			continue
 		}
-		if v, ok := st.info.Uses[id].(*types.Var); ok {
+		if v, ok := rt.info.Uses[id].(*types.Var); ok {
 			if i := funcParam(sig, v); i >= 0 {
 				return i, true
 			}

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/types"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/cfg"
 )
 
@@ -38,16 +39,55 @@ func (s sendSite) subject() string {
 	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
 }
 
+// retryCheck is the retry check (category retry): sends retried on
+// failure in loops, through recursion, and by retry helpers, configured
+// (-retry-helpers) or inferred (functions retrying a function parameter,
+// exported as retryHelperFact). It knows the helper calls found by the
+// scan and reads everything else from the other parts of the pass: the
+// value index, the send index, the call graph, the error-flow labels,
+// the calls that do not return and the ID check. It reports through the
+// reporter.
+type retryCheck struct {
+	pass  *analysis.Pass
+	info  *types.Info
+	set   *settings
+	rep   *reporter
+	vals  *valueIndex
+	sends *sendIndex
+	graph *callGraph
+	flow  *errFlow
+	noRet *noReturns
+	ids   *idCheck
+
+	helperCalls []helperCall
+	// calls of functions of this package with arguments: retry helper
+	// calls if the callee turns out to retry a function parameter
+	helperCandidates []localCall
+}
+
+// addHelperCall records a call of a retry helper, configured or imported
+// with a retryHelperFact.
+func (rt *retryCheck) addHelperCall(h helperCall) {
+	rt.helperCalls = append(rt.helperCalls, h)
+}
+
+// addCandidate records a call of a function of this package with
+// arguments: a retry helper call if inferHelpers finds that the callee
+// retries a function parameter.
+func (rt *retryCheck) addCandidate(lc localCall) {
+	rt.helperCandidates = append(rt.helperCandidates, lc)
+}
+
 // checkRetries reports retried sends: in loops, through recursion, and in
 // function literals passed to retry helpers. It works on the control-flow
 // graph of each function body that has a send and a loop or a recursive
 // call, so for, goto, labelled continue, && and || all come out the same.
-func (st *state) checkRetries() {
-	for _, fb := range st.vals.bodies {
-		st.checkBody(fb)
+func (rt *retryCheck) checkRetries() {
+	for _, fb := range rt.vals.bodies {
+		rt.checkBody(fb)
 	}
-	for _, h := range st.helperCalls {
-		st.checkHelper(h)
+	for _, h := range rt.helperCalls {
+		rt.checkHelper(h)
 	}
 }
 
@@ -71,31 +111,31 @@ func funcName(pkg *types.Package, fn *types.Func) string {
 }
 
 // checkBody checks the sends of one function body.
-func (st *state) checkBody(fb *fnBody) {
+func (rt *retryCheck) checkBody(fb *fnBody) {
 	var sends []sendSite
 	for _, call := range fb.calls {
-		if s, ok := st.sends.sendOf(call); ok {
+		if s, ok := rt.sends.sendOf(call); ok {
 			sends = append(sends, s)
 		}
 	}
-	if len(sends) == 0 || (!fb.loops && !st.graph.mayRecurse(fb)) {
+	if len(sends) == 0 || (!fb.loops && !rt.graph.mayRecurse(fb)) {
 		return
 	}
-	bc := st.bodyCFG(fb)
-	locs := locate(st.info, bc.g, fb.body, sends)
+	bc := rt.bodyCFG(fb)
+	locs := locate(rt.info, bc.g, fb.body, sends)
 	for j, s := range sends {
-		r, ok := st.retriedAt(fb, bc, locs[j], s)
+		r, ok := rt.retriedAt(fb, bc, locs[j], s)
 		if !ok {
 			continue
 		}
-		if st.ids.fixedID(s, r.region(locs[j].b, true), nil) {
+		if rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"
 		if r.recursed() {
 			how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 		}
-		st.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
+		rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
 }
 
@@ -111,13 +151,13 @@ type bodyCFG struct {
 }
 
 // bodyCFG builds the control-flow graph of fb, once.
-func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
+func (rt *retryCheck) bodyCFG(fb *fnBody) *bodyCFG {
 	if fb.cfg != nil {
 		return fb.cfg
 	}
-	g := cfg.New(fb.body, st.noRet.mayReturn)
-	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(st.info, fb)}
-	bc.recvs, bc.recvNodes = receives(st.info, fb.body)
+	g := cfg.New(fb.body, rt.noRet.mayReturn)
+	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(rt.info, fb)}
+	bc.recvs, bc.recvNodes = receives(rt.info, fb.body)
 	fb.cfg = bc
 	return bc
 }
@@ -129,18 +169,18 @@ func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
 // same body after a success too is a periodic send, one whose failure path
 // moves on to another body is iteration, and one whose success path fails
 // a test checks that each send fails.
-func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathResult, bool) {
+func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathResult, bool) {
 	if l.b == nil {
 		return nil, false
 	}
-	c, ok := carrierOf(st.info, l.b.Nodes[l.i], s.call)
+	c, ok := carrierOf(rt.info, l.b.Nodes[l.i], s.call)
 	if !ok {
 		return nil, false
 	}
-	r := st.retryPaths(&search{
+	r := retryPaths(rt.flow, rt.graph, &search{
 		g: bc.g, start: l.b, i: l.i,
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
-		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(st.info, fb, s),
+		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(rt.info, fb, s),
 	})
 	if r.expectsFailure {
 		return nil, false

@@ -60,14 +60,14 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		fb.calls = append(fb.calls, call)
 	}
 	if st.set.helpers[funcKey(fn)] {
-		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
+		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
 	} else if i, ok := importedHelper(st.pass, fn); ok {
-		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
+		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
 		if fb != nil {
 			fb.calls = append(fb.calls, call) // for helpers passing their parameter on
 		}
 	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
-		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
+		st.retry.addCandidate(localCall{call, fn})
 	}
 	if reschedulers[funcKey(fn)] && fb != nil {
 		fb.reschedules = true

@@ -74,13 +74,26 @@ func (*sendsFact) AFact() {}
 
 func (f *sendsFact) String() string { return "sends via " + f.Via }
 
-// state is the per-pass state of the analyzer.
+// state is one pass of the analyzer: the parts below, each owning its
+// data, wired together once. The scan (scan.go: scan, call, selector,
+// checkConnect) walks the files once and fills the indexes; then run
+// asks the checks in order. Who reads what:
+//
+//   - rep: findings and directives, reported at the end (every check);
+//   - vals: function bodies and the values of variables (sends, flow, ids);
+//   - graph: calls between the package's functions (sends, retry);
+//   - sends: which calls send, and the sendsFact export (retry);
+//   - noRet: calls that do not return, for control-flow graphs (retry);
+//   - flow: error-flow labels and the package's safe predicates (retry);
+//   - ids: fixed message and operation IDs (retry);
+//   - flows: NATS values flowing into the user's interfaces (the scan);
+//   - retry: the retry check, with its helper calls.
 type state struct {
 	pass *analysis.Pass
 	info *types.Info
 	set  *settings
-	rep  *reporter
 
+	rep   *reporter
 	vals  *valueIndex
 	graph *callGraph
 	sends *sendIndex
@@ -91,6 +104,25 @@ type state struct {
 	retry *retryCheck
 }
 
+// newState returns the parts of a pass with settings set, wired
+// together, before the scan.
+func newState(pass *analysis.Pass, set *settings) *state {
+	st := &state{pass: pass, info: pass.TypesInfo, set: set}
+	st.rep = newReporter(pass, set)
+	st.vals = newValueIndex(pass, st.rep.files)
+	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
+	st.sends = newSendIndex(pass, st.vals, st.graph)
+	st.noRet = newNoReturns(pass)
+	st.flow = newErrFlow(pass, st.vals)
+	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
+	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.retry = &retryCheck{
+		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,
+		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
+	}
+	return st
+}
+
 // localCall is a call of a function of the package being analyzed.
 type localCall struct {
 	call   *ast.CallExpr
@@ -98,27 +130,11 @@ type localCall struct {
 }
 
 func (c *checker) run(pass *analysis.Pass) (any, error) {
-	st := &state{
-		pass: pass,
-		info: pass.TypesInfo,
-		set:  c.cfg.compile(),
-	}
-	st.rep = newReporter(pass, st.set)
-	st.vals = newValueIndex(pass, st.rep.files)
-	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
-	st.sends = newSendIndex(pass, st.vals, st.graph)
-	st.noRet = newNoReturns(pass)
-	st.flow = newErrFlow(pass, st.vals)
-	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
-	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
-	st.retry = &retryCheck{
-		pass: pass, info: pass.TypesInfo, set: st.set, rep: st.rep,
-		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
-	}
+	st := newState(pass, c.cfg.compile())
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
-	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(st.pass)
+	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(pass)
 	if infer {
 		st.noRet.infer()
 	}

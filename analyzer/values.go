@@ -16,8 +16,9 @@ import (
 // local variables and unexported fields of function or interface type
 // (valuesOf: an interface method called on a *nats.Conn, a send through
 // a function variable), and the expression a variable is defined from
-// (def: ok := err == nil). The send index, the error-flow labels and the
-// message ID check read it; the scan fills it (record), once per pass.
+// (def: ok := err == nil). The scan fills it (record), once per pass;
+// the send index, the error-flow labels, the ID check, the connect check
+// (option slices) and the retry check (the bodies) read it.
 type valueIndex struct {
 	info  *types.Info
 	fset  *token.FileSet

@@ -9,36 +9,6 @@ import (
 	"golang.org/x/tools/go/cfg"
 )
 
-// fnBody is a function body (declaration or literal) with calls that may
-// matter to the retry check.
-type fnBody struct {
-	body  *ast.BlockStmt
-	self  *types.Func  // the declared function, for recursion; nil for a literal
-	lit   *ast.FuncLit // the literal, nil for a declaration
-	calls []*ast.CallExpr
-	loops bool         // contains a for, range or goto
-	idx   *assignIndex // lazily
-	cfg   *bodyCFG     // lazily
-	// reschedules: the body calls time.AfterFunc (outside literals)
-	reschedules bool
-}
-
-// sendSite is a send call found in a function body.
-type sendSite struct {
-	call *ast.CallExpr
-	info sendInfo
-	name string // what the call calls, for messages
-}
-
-// subject names the send for a message: the API itself, or what the user
-// called and the API it ends up in.
-func (s sendSite) subject() string {
-	if s.info.direct {
-		return "call of " + s.name
-	}
-	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
-}
-
 // retryCheck is the retry check (category retry): sends retried on
 // failure in loops, through recursion, and by retry helpers, configured
 // (-retry-helpers) or inferred (functions retrying a function parameter,
@@ -89,25 +59,6 @@ func (rt *retryCheck) checkRetries() {
 	for _, h := range rt.helperCalls {
 		rt.checkHelper(h)
 	}
-}
-
-// funcName names fn as the user wrote it: Name or (*T).Name in this
-// package, pkg.Name or (*pkg.T).Name in another.
-func funcName(pkg *types.Package, fn *types.Func) string {
-	qual := func(p *types.Package) string {
-		if p == pkg {
-			return ""
-		}
-		return p.Name()
-	}
-	sig, _ := fn.Type().(*types.Signature)
-	if sig != nil && sig.Recv() != nil {
-		return "(" + types.TypeString(sig.Recv().Type(), qual) + ")." + fn.Name()
-	}
-	if fn.Pkg() == nil || fn.Pkg() == pkg {
-		return fn.Name()
-	}
-	return fn.Pkg().Name() + "." + fn.Name()
 }
 
 // checkBody checks the sends of one function body.

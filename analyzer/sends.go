@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"go/ast"
 	"go/types"
 
@@ -55,6 +56,22 @@ func (sn *sendIndex) addSend(call *ast.CallExpr, caller *types.Func, si sendInfo
 // if callee turns out to send (propagate).
 func (sn *sendIndex) addLocal(call *ast.CallExpr, callee *types.Func) {
 	sn.calls = append(sn.calls, localCall{call, callee})
+}
+
+// sendSite is a send call found in a function body.
+type sendSite struct {
+	call *ast.CallExpr
+	info sendInfo
+	name string // what the call calls, for messages
+}
+
+// subject names the send for a message: the API itself, or what the user
+// called and the API it ends up in.
+func (s sendSite) subject() string {
+	if s.info.direct {
+		return "call of " + s.name
+	}
+	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
 }
 
 // sendInfo describes what a call sends through.
@@ -288,4 +305,23 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 	}
 	si.direct = false
 	return si, true
+}
+
+// funcName names fn as the user wrote it: Name or (*T).Name in this
+// package, pkg.Name or (*pkg.T).Name in another.
+func funcName(pkg *types.Package, fn *types.Func) string {
+	qual := func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig != nil && sig.Recv() != nil {
+		return "(" + types.TypeString(sig.Recv().Type(), qual) + ")." + fn.Name()
+	}
+	if fn.Pkg() == nil || fn.Pkg() == pkg {
+		return fn.Name()
+	}
+	return fn.Pkg().Name() + "." + fn.Name()
 }

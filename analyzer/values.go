@@ -33,6 +33,20 @@ type valueIndex struct {
 	defs      map[*types.Var]ast.Expr     // local variables defined (:=) from an expression
 }
 
+// fnBody is a function body (declaration or literal) with calls that may
+// matter to the retry check.
+type fnBody struct {
+	body  *ast.BlockStmt
+	self  *types.Func  // the declared function, for recursion; nil for a literal
+	lit   *ast.FuncLit // the literal, nil for a declaration
+	calls []*ast.CallExpr
+	loops bool         // contains a for, range or goto
+	idx   *assignIndex // lazily
+	cfg   *bodyCFG     // lazily
+	// reschedules: the body calls time.AfterFunc (outside literals)
+	reschedules bool
+}
+
 // newValueIndex returns an empty index for the package of pass, whose
 // files are files.
 func newValueIndex(pass *analysis.Pass, files map[*token.File]*ast.File) *valueIndex {

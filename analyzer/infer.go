@@ -90,7 +90,7 @@ func (rt *retryCheck) inferHelpers() {
 			if fb.self == nil || hasHelper(helpers, fb.self) {
 				continue
 			}
-			if i, ok := rt.passesToHelper(fb, helpers); ok {
+			if i, ok := passesToHelper(rt.pass, fb, helpers); ok {
 				helpers[fb.self] = i
 				changed = true
 			}
@@ -196,16 +196,16 @@ func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
 
 // passesToHelper reports whether fb passes one of its function parameters
 // to a retry helper at the position the helper retries, and which.
-func (rt *retryCheck) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+func passesToHelper(pass *analysis.Pass, fb *fnBody, helpers map[*types.Func]int) (int, bool) {
 	sig := fb.self.Type().(*types.Signature)
 	for _, call := range fb.calls {
-		callee := calleeFunc(rt.info, call)
+		callee := calleeFunc(pass.TypesInfo, call)
 		if callee == nil {
 			continue
 		}
 		k, ok := helpers[callee]
 		if !ok {
-			if k, ok = importedHelper(rt.pass, callee); !ok {
+			if k, ok = importedHelper(pass, callee); !ok {
 				continue
 			}
 		}
@@ -216,7 +216,7 @@ func (rt *retryCheck) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (i
 		if !ok {
 			continue
 		}
-		if v, ok := rt.info.Uses[id].(*types.Var); ok {
+		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
 			if i := funcParam(sig, v); i >= 0 {
 				return i, true
 			}

@@ -79,7 +79,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	if decl, inLit := enclosing(stack); decl != nil && !inLit {
 		caller, _ = st.info.Defs[decl.Name].(*types.Func)
 	}
-	if si, ok := st.sends.knownSender(fn); ok {
+	if si, ok := knownSender(st.pass, fn); ok {
 		st.sends.addSend(call, caller, si)
 		if fb != nil {
 			fb.calls = append(fb.calls, call)

@@ -89,7 +89,7 @@ type sendInfo struct {
 // knownSender reports whether fn is a send API (raw, shim or claimcheck)
 // or a function of another package with a sendsFact, and what it sends
 // through.
-func (sn *sendIndex) knownSender(fn *types.Func) (sendInfo, bool) {
+func knownSender(pass *analysis.Pass, fn *types.Func) (sendInfo, bool) {
 	key := funcKey(fn)
 	if rs, ok := rawSendOf(key); ok {
 		return sendInfo{via: rs.display, kind: rs.kind, js: rs.jetStream, direct: true}, true
@@ -97,9 +97,9 @@ func (sn *sendIndex) knownSender(fn *types.Func) (sendInfo, bool) {
 	if ss, ok := shimSendOf(key); ok {
 		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
 	}
-	if fn.Pkg() != nil && fn.Pkg() != sn.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
+	if fn.Pkg() != nil && fn.Pkg() != pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
 		var fact sendsFact
-		if sn.pass.ImportObjectFact(fn.Origin(), &fact) {
+		if pass.ImportObjectFact(fn.Origin(), &fact) {
 			return sendInfo{via: fact.Via, kind: sendKind(fact.Kind)}, true
 		}
 	}
@@ -110,7 +110,7 @@ func (sn *sendIndex) knownSender(fn *types.Func) (sendInfo, bool) {
 // package found to send.
 func (sn *sendIndex) sendVia(fn *types.Func) (sendInfo, bool) {
 	fn = fn.Origin()
-	if si, ok := sn.knownSender(fn); ok {
+	if si, ok := knownSender(sn.pass, fn); ok {
 		return si, true
 	}
 	si, ok := sn.senders[fn]
@@ -295,7 +295,7 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 		if !ok {
 			return sendInfo{}, false
 		}
-		s, ok := sn.knownSender(m)
+		s, ok := knownSender(sn.pass, m)
 		if !ok {
 			return sendInfo{}, false
 		}

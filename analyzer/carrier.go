@@ -311,7 +311,7 @@ func transforms(info *types.Info, node ast.Node, c carrier, l label) bool {
 		return false
 	}
 	key := funcKey(calleeFunc(info, call))
-	if key == "fmt.Errorf" && l != labelNone && l != labelSuccess && wraps(info, call) {
+	if key == fmtErrorf && l != labelNone && l != labelSuccess && wraps(info, call) {
 		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return carries(info, c, a) })
 	}
 	if newErrorFuncs[key] {

@@ -101,8 +101,8 @@ func optionArg(info *types.Info, arg ast.Expr) (bufState, int64) {
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
 			return bufUnknown, 0
 		}
-		switch fn.Name() {
-		case "ReconnectBufSize":
+		switch funcKey(fn) {
+		case reconnectBufOption:
 			if len(e.Args) != 1 {
 				return bufUnknown, 0
 			}
@@ -114,7 +114,7 @@ func optionArg(info *types.Info, arg ast.Expr) (bufState, int64) {
 				return bufDisabled, n
 			}
 			return bufSet, n
-		case "NoReconnect":
+		case noReconnectOption:
 			return bufDisabled, 0
 		}
 		return bufDefault, 0
@@ -155,7 +155,7 @@ func (o optState) result() (bufState, int64) {
 // assignOption applies one assignment of expr to the named Options field.
 func assignOption(info *types.Info, o *optState, field string, expr ast.Expr) {
 	switch field {
-	case "ReconnectBufSize":
+	case reconnectBufField:
 		n, ok := intConst(info, expr)
 		switch {
 		case !ok:
@@ -165,7 +165,7 @@ func assignOption(info *types.Info, o *optState, field string, expr ast.Expr) {
 		default:
 			o.buf, o.size = bufSet, n
 		}
-	case "AllowReconnect":
+	case allowReconnectField:
 		tv := info.Types[expr]
 		switch {
 		case tv.Value == nil || tv.Value.Kind() != constant.Bool:
@@ -188,7 +188,7 @@ func assignOptions(info *types.Info, o *optState, body ast.Node, v *types.Var) {
 		}
 		for i, lhs := range as.Lhs {
 			sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "ReconnectBufSize" && sel.Sel.Name != "AllowReconnect") {
+			if !ok || (sel.Sel.Name != reconnectBufField && sel.Sel.Name != allowReconnectField) {
 				continue
 			}
 			if v != nil {
@@ -314,7 +314,7 @@ func optionsInit(info *types.Info, e ast.Expr) optState {
 		}
 		return o
 	case *ast.CallExpr:
-		if fn := calleeFunc(info, e); funcKey(fn) == natsPath+".GetDefaultOptions" {
+		if fn := calleeFunc(info, e); funcKey(fn) == defaultOptionsFunc {
 			return optState{allow: triTrue, buf: bufDefault}
 		}
 	}

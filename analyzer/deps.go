@@ -82,7 +82,7 @@ func nondet(info *types.Info, e ast.Expr) bool {
 		case *ast.KeyValueExpr:
 			// A message's header does not make another operation
 			// (see dataVarsIn).
-			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Header" {
+			if k, ok := n.Key.(*ast.Ident); ok && k.Name == headerField {
 				return false
 			}
 		case *ast.UnaryExpr:

@@ -139,7 +139,7 @@ func refusedCode(info *types.Info, x, y ast.Expr) (labels, bool) {
 // jetstream.APIError or nats.APIError.
 func isAPIErrorCode(info *types.Info, e ast.Expr) bool {
 	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "ErrorCode" {
+	if !ok || sel.Sel.Name != apiErrorCodeField {
 		return false
 	}
 	t := info.TypeOf(sel.X)

@@ -19,18 +19,11 @@ func (r *reporter) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKin
 	if selection == nil || selection.Kind() != types.MethodVal || call.Ellipsis.IsValid() || len(call.Args) == 0 {
 		return nil
 	}
-	var fn, recvType, extra string
-	var nargs int
-	switch kind {
-	case fixPublish:
-		fn, recvType, nargs = "Publish", "Conn", 2
-	case fixPublishMsg:
-		fn, recvType, nargs = "PublishMsg", "Conn", 1
-	case fixRespond:
-		fn, recvType, nargs, extra = "Respond", "Msg", 1, ", nil"
-	default:
+	target, ok := fixTargets[kind]
+	if !ok {
 		return nil
 	}
+	fn, recvType, nargs, extra := target.fn, target.recvType, target.nargs, target.extra
 	if len(call.Args) != nargs {
 		return nil
 	}

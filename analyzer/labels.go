@@ -213,7 +213,7 @@ func (ef *errFlow) cond(c carrier, e ast.Expr) (t, f labels) {
 			return one(labelSafe), none
 		}
 		switch funcKey(fn) {
-		case "errors.Is":
+		case errorsIs:
 			if len(e.Args) == 2 && (nothingSent(ef.info, e.Args[1]) || ef.isDeclined(e.Args[1])) {
 				return one(labelSafe), none
 			}

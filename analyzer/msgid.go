@@ -37,7 +37,7 @@ func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Fu
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixedID(arg, inv) {
 			return true
 		}
-		if t := ic.info.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && ic.msgHasFixedID(arg, inv) {
+		if t := ic.info.TypeOf(arg); t != nil && isNamed(t, natsPath, msgType) && ic.msgHasFixedID(arg, inv) {
 			return true
 		}
 	}
@@ -148,7 +148,7 @@ func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	// v.Header: set, indexed or assigned.
 	isHeader := func(e ast.Expr) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		return ok && sel.Sel.Name == "Header" && localVar(ic.info, sel.X) == v
+		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) == v
 	}
 	fixed = fixed || headerSetIn(ic.info, body, isHeader, inv)
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -180,7 +180,7 @@ func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
 		inv := &invariance{info: ic.info}
 		isHeader := func(e ast.Expr) bool {
 			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-			return ok && sel.Sel.Name == "Header" && localVar(ic.info, sel.X) != nil
+			return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
 		}
 		if headerSetIn(ic.info, fb.body, isHeader, inv) {
 			return true
@@ -202,7 +202,7 @@ func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
 func (ic *idCheck) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool {
 	for _, elt := range lit.Elts {
 		if kv, ok := elt.(*ast.KeyValueExpr); ok {
-			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "Header" && ic.headerHasFixedID(kv.Value, inv) {
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == headerField && ic.headerHasFixedID(kv.Value, inv) {
 				return true
 			}
 		}

@@ -3,10 +3,8 @@ package analyzer
 import (
 	_ "embed"
 	"go/ast"
-	"go/token"
 	"go/types"
 	"slices"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -76,42 +74,53 @@ func (*sendsFact) AFact() {}
 
 func (f *sendsFact) String() string { return "sends via " + f.Via }
 
-// state is the per-pass state of the analyzer.
+// state is one pass of the analyzer: the parts below, each owning its
+// data, wired together once. The scan (scan.go: scan, call, selector,
+// checkConnect) walks the files once and fills the indexes; then run
+// asks the checks in order. Who reads what:
+//
+//   - rep: findings and directives, reported at the end (every check);
+//   - vals: function bodies and the values of variables (sends, flow, ids);
+//   - graph: calls between the package's functions (sends, retry);
+//   - sends: which calls send, and the sendsFact export (retry);
+//   - noRet: calls that do not return, for control-flow graphs (retry);
+//   - flow: error-flow labels and the package's safe predicates (retry);
+//   - ids: fixed message and operation IDs (retry);
+//   - flows: NATS values flowing into the user's interfaces (the scan);
+//   - retry: the retry check, with its helper calls.
 type state struct {
-	pass     *analysis.Pass
-	info     *types.Info
-	set      *settings
-	exempt   bool
-	files    map[*token.File]*ast.File
-	tests    map[*token.File]bool
-	contents map[*token.File][]byte
-	dirs     map[*token.File]*fileDirectives
-	findings []*finding
+	pass *analysis.Pass
+	info *types.Info
+	set  *settings
 
-	senders   map[*types.Func]sendInfo // functions of this package known to send
-	callers   []*types.Func            // functions with calls to local functions, in source order
-	edges     map[*types.Func][]*types.Func
-	calls     []localCall // calls that may send, resolved after the fixpoint
-	sendCalls []*ast.CallExpr
+	rep   *reporter
+	vals  *valueIndex
+	graph *callGraph
+	sends *sendIndex
+	noRet *noReturns
+	flow  *errFlow
+	ids   *idCheck
+	flows *flowCheck
+	retry *retryCheck
+}
 
-	// For the retry check.
-	bodies      map[*ast.BlockStmt]*fnBody
-	closures    map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
-	assigned    map[*types.Var]int          // assignments to those variables
-	funcVals    map[*types.Var][]ast.Expr   // the values assigned to local variables of function or interface type
-	fieldVals   map[*types.Var][]ast.Expr   // the values stored in unexported fields of function or interface type
-	fieldBad    map[*types.Var]bool         // such fields stored in a way not followed (address taken)
-	litSends    map[*ast.FuncLit]*sendInfo
-	defs        map[*types.Var]ast.Expr // local variables defined (:=) from an expression
-	preds       []*ast.FuncDecl         // candidate error predicates (func(error) bool)
-	safePreds   map[*types.Func]bool    // predicates true only for errors that prove nothing was delivered
-	declined    map[*types.Var]bool     // sentinel errors returned only when the responder declined
-	helperCalls []helperCall
-	reach       map[[2]*types.Func]bool // memo of reaches
-	noReturn    map[*types.Func]bool    // functions of this package that do not return
-	// calls of functions of this package with arguments: retry helper
-	// calls if the callee turns out to retry a function parameter
-	helperCandidates []localCall
+// newState returns the parts of a pass with settings set, wired
+// together, before the scan.
+func newState(pass *analysis.Pass, set *settings) *state {
+	st := &state{pass: pass, info: pass.TypesInfo, set: set}
+	st.rep = newReporter(pass, set)
+	st.vals = newValueIndex(pass, st.rep.files)
+	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
+	st.sends = newSendIndex(pass, st.vals, st.graph)
+	st.noRet = newNoReturns(pass)
+	st.flow = newErrFlow(pass, st.vals)
+	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
+	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.retry = &retryCheck{
+		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,
+		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
+	}
+	return st
 }
 
 // localCall is a call of a function of the package being analyzed.
@@ -121,70 +130,32 @@ type localCall struct {
 }
 
 func (c *checker) run(pass *analysis.Pass) (any, error) {
-	st := &state{
-		pass:      pass,
-		info:      pass.TypesInfo,
-		set:       c.cfg.compile(),
-		files:     make(map[*token.File]*ast.File, len(pass.Files)),
-		tests:     make(map[*token.File]bool, len(pass.Files)),
-		contents:  make(map[*token.File][]byte),
-		dirs:      make(map[*token.File]*fileDirectives),
-		senders:   make(map[*types.Func]sendInfo),
-		edges:     make(map[*types.Func][]*types.Func),
-		bodies:    make(map[*ast.BlockStmt]*fnBody),
-		closures:  make(map[*types.Var]*ast.FuncLit),
-		assigned:  make(map[*types.Var]int),
-		funcVals:  make(map[*types.Var][]ast.Expr),
-		fieldVals: make(map[*types.Var][]ast.Expr),
-		fieldBad:  make(map[*types.Var]bool),
-		litSends:  make(map[*ast.FuncLit]*sendInfo),
-		defs:      make(map[*types.Var]ast.Expr),
-		safePreds: make(map[*types.Func]bool),
-		declined:  make(map[*types.Var]bool),
-		reach:     make(map[[2]*types.Func]bool),
-		noReturn:  make(map[*types.Func]bool),
-	}
-	st.exempt = st.set.exempt(pass.Pkg.Path())
-	for _, f := range pass.Files {
-		tf := pass.Fset.File(f.FileStart)
-		if tf == nil {
-			continue
-		}
-		st.files[tf] = f
-		st.tests[tf] = strings.HasSuffix(tf.Name(), "_test.go")
-		if fd := parseDirectives(f, tf, st.tests[tf], func() []byte { return st.content(tf) }); fd != nil {
-			st.dirs[tf] = fd
-		}
-	}
+	st := newState(pass, c.cfg.compile())
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
 	nats := dependsOnNATS(pass)
-	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !st.inGOROOT()
+	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(pass)
 	if infer {
-		st.inferNoReturn()
+		st.noRet.infer()
 	}
 	if nats && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
-		st.propagate()
-		for v, n := range st.assigned {
-			if n != 1 {
-				delete(st.closures, v)
-			}
-		}
-		st.inferPredicates()
-		st.inferHelpers()
+		st.sends.propagate()
+		st.vals.dropReassigned()
+		st.flow.inferPredicates()
+		st.retry.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
-			if len(st.sendCalls) > 0 {
-				st.inferDeclined()
-				st.checkRetries()
+			if len(st.sends.sendCalls) > 0 {
+				st.retry.inferDeclined()
+				st.retry.checkRetries()
 			}
 		} else {
 			// A directive on a send may be meant for the disabled retry
 			// check: keep it from being called unused.
-			for _, call := range st.sendCalls {
-				st.findings = append(st.findings, &finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
+			for _, call := range st.sends.sendCalls {
+				st.rep.add(&finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
 			}
 		}
 	}
@@ -192,36 +163,9 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		// A generic retry package needs no NATS import: look at its
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).
-		st.scanHelperCandidates()
-		st.inferHelpers()
+		st.retry.scanHelperCandidates()
+		st.retry.inferHelpers()
 	}
-	st.report()
+	st.rep.report()
 	return nil, nil
-}
-
-// content returns the source of the file, or nil if it cannot be read.
-func (st *state) content(tf *token.File) []byte {
-	if b, ok := st.contents[tf]; ok {
-		return b
-	}
-	b, err := st.pass.ReadFile(tf.Name())
-	if err != nil {
-		b = nil
-	}
-	st.contents[tf] = b
-	return b
-}
-
-// source returns the source text of n, or "" if it is not available.
-func (st *state) source(n ast.Node) string {
-	tf := st.pass.Fset.File(n.Pos())
-	if tf == nil {
-		return ""
-	}
-	b := st.content(tf)
-	start, end := tf.Offset(n.Pos()), tf.Offset(n.End())
-	if b == nil || start < 0 || end > len(b) || start > end {
-		return ""
-	}
-	return string(b[start:end])
 }

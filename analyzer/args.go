@@ -59,7 +59,7 @@ func bodyParts(info *types.Info, s sendSite) (parts, targets []ast.Expr) {
 				targets = append(targets, a)
 				continue
 			}
-			if s.info.kind == kindReply && i == 0 && isNamed(pt, natsPath, "Msg") && sig.Recv() == nil {
+			if s.info.kind == kindReply && i == 0 && isNamed(pt, natsPath, msgType) && sig.Recv() == nil {
 				targets = append(targets, a) // the request a reply answers
 				continue
 			}
@@ -92,7 +92,12 @@ func paramType(sig *types.Signature, i int) types.Type {
 
 // isControlType reports whether t is context.Context or time.Duration.
 func isControlType(t types.Type) bool {
-	return isNamed(t, "context", "Context") || isNamed(t, "time", "Duration")
+	for _, ct := range controlTypes {
+		if isNamed(t, ct[0], ct[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isInteger reports whether t is an integer type.
@@ -121,10 +126,10 @@ func dataVarsIn(info *types.Info, e ast.Node, f func(*types.Var)) {
 	ast.Inspect(e, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CompositeLit:
-			if t := info.TypeOf(n); t != nil && isNamed(t, natsPath, "Msg") {
+			if t := info.TypeOf(n); t != nil && isNamed(t, natsPath, msgType) {
 				for _, elt := range n.Elts {
 					if kv, ok := elt.(*ast.KeyValueExpr); ok {
-						if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Header" {
+						if k, ok := kv.Key.(*ast.Ident); ok && k.Name == headerField {
 							continue
 						}
 					}
@@ -149,9 +154,9 @@ func isHeaderTarget(info *types.Info, lhs ast.Expr) bool {
 		e = ast.Unparen(ix.X)
 	}
 	sel, ok := e.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "Header" {
+	if !ok || sel.Sel.Name != headerField {
 		return false
 	}
 	t := info.TypeOf(sel.X)
-	return t != nil && isNamed(t, natsPath, "Msg")
+	return t != nil && isNamed(t, natsPath, msgType)
 }

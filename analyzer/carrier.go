@@ -301,7 +301,7 @@ func assigns(info *types.Info, node ast.Node, v *types.Var) bool {
 // fmt.Errorf and errors.New never return nil; fmt.Errorf with %w keeps
 // errors.Is seeing the send's error, so it counts on a path where the
 // error is already known not to be nil.
-func (st *state) transforms(node ast.Node, c carrier, l label) bool {
+func transforms(info *types.Info, node ast.Node, c carrier, l label) bool {
 	as, ok := node.(*ast.AssignStmt)
 	if !ok || c.v == nil || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.ASSIGN {
 		return false
@@ -310,15 +310,15 @@ func (st *state) transforms(node ast.Node, c carrier, l label) bool {
 	if !ok {
 		return false
 	}
-	key := funcKey(calleeFunc(st.info, call))
-	if key == "fmt.Errorf" && l != labelNone && l != labelSuccess && wraps(st.info, call) {
-		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return carries(st.info, c, a) })
+	key := funcKey(calleeFunc(info, call))
+	if key == fmtErrorf && l != labelNone && l != labelSuccess && wraps(info, call) {
+		return slices.ContainsFunc(call.Args[1:], func(a ast.Expr) bool { return carries(info, c, a) })
 	}
 	if newErrorFuncs[key] {
 		return false
 	}
 	for _, a := range call.Args {
-		if carries(st.info, c, a) {
+		if carries(info, c, a) {
 			return true
 		}
 	}

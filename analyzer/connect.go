@@ -36,14 +36,14 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		if !ok {
 			return
 		}
-		state, size = st.optionsValue(sel.X, stack)
+		state, size = optionsValue(st.info, sel.X, stack)
 	} else {
 		api = "nats.Connect"
 		args := call.Args[min(1, len(call.Args)):]
 		if call.Ellipsis.IsValid() {
 			// opts := []nats.Option{...}; opts = append(opts, ...);
 			// nats.Connect(url, opts...): the elements built here.
-			elems, ok := st.optionSlice(args[len(args)-1])
+			elems, ok := optionSlice(st.vals, args[len(args)-1])
 			if !ok {
 				return
 			}
@@ -51,7 +51,7 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		}
 		state, size = bufDefault, 0
 		for _, arg := range args {
-			s, n := st.optionArg(arg)
+			s, n := optionArg(st.info, arg)
 			if s == bufUnknown {
 				return
 			}
@@ -73,13 +73,13 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 	default:
 		return
 	}
-	st.findings = append(st.findings, &finding{
+	st.rep.add(&finding{
 		category: CategoryReconnectBuf,
 		pos:      call.Pos(),
 		end:      call.End(),
 		api:      api,
 		message:  msg,
-		report:   st.set.enabled[CategoryReconnectBuf] && !st.exempt,
+		report:   st.rep.reported(CategoryReconnectBuf),
 	})
 }
 
@@ -94,19 +94,19 @@ func intConst(info *types.Info, e ast.Expr) (int64, bool) {
 }
 
 // optionArg classifies one nats.Option argument of nats.Connect.
-func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
+func optionArg(info *types.Info, arg ast.Expr) (bufState, int64) {
 	switch e := ast.Unparen(arg).(type) {
 	case *ast.CallExpr:
-		fn := calleeFunc(st.info, e)
+		fn := calleeFunc(info, e)
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
 			return bufUnknown, 0
 		}
-		switch fn.Name() {
-		case "ReconnectBufSize":
+		switch funcKey(fn) {
+		case reconnectBufOption:
 			if len(e.Args) != 1 {
 				return bufUnknown, 0
 			}
-			n, ok := intConst(st.info, e.Args[0])
+			n, ok := intConst(info, e.Args[0])
 			if !ok {
 				return bufUnknown, 0
 			}
@@ -114,12 +114,12 @@ func (st *state) optionArg(arg ast.Expr) (bufState, int64) {
 				return bufDisabled, n
 			}
 			return bufSet, n
-		case "NoReconnect":
+		case noReconnectOption:
 			return bufDisabled, 0
 		}
 		return bufDefault, 0
 	case *ast.FuncLit:
-		return st.assignedBuf(e.Body, nil)
+		return assignedBuf(info, e.Body, nil)
 	}
 	return bufUnknown, 0
 }
@@ -152,11 +152,11 @@ func (o optState) result() (bufState, int64) {
 	return o.buf, o.size
 }
 
-// assign applies one assignment of expr to the named Options field.
-func (st *state) assign(o *optState, field string, expr ast.Expr) {
+// assignOption applies one assignment of expr to the named Options field.
+func assignOption(info *types.Info, o *optState, field string, expr ast.Expr) {
 	switch field {
-	case "ReconnectBufSize":
-		n, ok := intConst(st.info, expr)
+	case reconnectBufField:
+		n, ok := intConst(info, expr)
 		switch {
 		case !ok:
 			o.buf = bufUnknown
@@ -165,8 +165,8 @@ func (st *state) assign(o *optState, field string, expr ast.Expr) {
 		default:
 			o.buf, o.size = bufSet, n
 		}
-	case "AllowReconnect":
-		tv := st.info.Types[expr]
+	case allowReconnectField:
+		tv := info.Types[expr]
 		switch {
 		case tv.Value == nil || tv.Value.Kind() != constant.Bool:
 			o.allow = triUnknown
@@ -178,9 +178,9 @@ func (st *state) assign(o *optState, field string, expr ast.Expr) {
 	}
 }
 
-// assignments applies, in source order, the assignments in body to the
+// assignOptions applies, in source order, the assignments in body to the
 // ReconnectBufSize and AllowReconnect fields (of v, if v is not nil).
-func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
+func assignOptions(info *types.Info, o *optState, body ast.Node, v *types.Var) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		as, ok := n.(*ast.AssignStmt)
 		if !ok {
@@ -188,11 +188,11 @@ func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
 		}
 		for i, lhs := range as.Lhs {
 			sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "ReconnectBufSize" && sel.Sel.Name != "AllowReconnect") {
+			if !ok || (sel.Sel.Name != reconnectBufField && sel.Sel.Name != allowReconnectField) {
 				continue
 			}
 			if v != nil {
-				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || st.info.Uses[id] != v {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || info.Uses[id] != v {
 					continue
 				}
 			}
@@ -200,32 +200,32 @@ func (st *state) assignments(o *optState, body ast.Node, v *types.Var) {
 				o.buf = bufUnknown
 				continue
 			}
-			st.assign(o, sel.Sel.Name, as.Rhs[i])
+			assignOption(info, o, sel.Sel.Name, as.Rhs[i])
 		}
 		return true
 	})
 }
 
 // assignedBuf classifies a function literal used as a nats.Option.
-func (st *state) assignedBuf(body ast.Node, v *types.Var) (bufState, int64) {
+func assignedBuf(info *types.Info, body ast.Node, v *types.Var) (bufState, int64) {
 	o := optState{allow: triTrue, buf: bufDefault}
-	st.assignments(&o, body, v)
+	assignOptions(info, &o, body, v)
 	return o.result()
 }
 
 // optionsValue classifies the nats.Options value whose Connect method is
 // called: a composite literal, nats.GetDefaultOptions(), or a local
 // variable initialized from one of them in the enclosing function.
-func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
+func optionsValue(info *types.Info, x ast.Expr, stack []ast.Node) (bufState, int64) {
 	x = ast.Unparen(x)
 	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
 		x = ast.Unparen(u.X)
 	}
 	switch e := x.(type) {
 	case *ast.CompositeLit, *ast.CallExpr:
-		return st.optionsInit(e).result()
+		return optionsInit(info, e).result()
 	case *ast.Ident:
-		v, ok := st.info.Uses[e].(*types.Var)
+		v, ok := info.Uses[e].(*types.Var)
 		if !ok {
 			return bufUnknown, 0
 		}
@@ -241,7 +241,7 @@ func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
 		if body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
 			return bufUnknown, 0 // a parameter, global or captured variable
 		}
-		return st.localOptions(body, v)
+		return localOptions(info, body, v)
 	}
 	return bufUnknown, 0
 }
@@ -249,38 +249,38 @@ func (st *state) optionsValue(x ast.Expr, stack []ast.Node) (bufState, int64) {
 // localOptions classifies a local nats.Options variable v declared in body:
 // its initializer, then assignments to its fields in source order. Taking
 // its address or assigning it again makes the state unknown.
-func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
+func localOptions(info *types.Info, body ast.Node, v *types.Var) (bufState, int64) {
 	o := optState{}
 	inits := 0
 	escapes := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && st.info.Uses[id] == v {
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[id] == v {
 				escapes = true
 			}
 		case *ast.AssignStmt:
 			for i, lhs := range n.Lhs {
 				id, ok := lhs.(*ast.Ident)
-				if !ok || st.info.ObjectOf(id) != v {
+				if !ok || info.ObjectOf(id) != v {
 					continue
 				}
 				inits++
 				if len(n.Rhs) == len(n.Lhs) {
-					o = st.optionsInit(n.Rhs[i])
+					o = optionsInit(info, n.Rhs[i])
 				} else {
 					o = optState{}
 				}
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
-				if st.info.Defs[name] != v {
+				if info.Defs[name] != v {
 					continue
 				}
 				inits++
 				switch {
 				case len(n.Values) == len(n.Names):
-					o = st.optionsInit(n.Values[i])
+					o = optionsInit(info, n.Values[i])
 				case len(n.Values) == 0:
 					o = optState{allow: triFalse, buf: bufDefault} // zero Options
 				}
@@ -291,7 +291,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 	if escapes || inits != 1 {
 		return bufUnknown, 0
 	}
-	st.assignments(&o, body, v)
+	assignOptions(info, &o, body, v)
 	return o.result()
 }
 
@@ -299,7 +299,7 @@ func (st *state) localOptions(body ast.Node, v *types.Var) (bufState, int64) {
 // literal, whose omitted fields are zero (AllowReconnect false), or
 // nats.GetDefaultOptions(), which allows reconnecting with the default
 // buffer.
-func (st *state) optionsInit(e ast.Expr) optState {
+func optionsInit(info *types.Info, e ast.Expr) optState {
 	switch e := ast.Unparen(e).(type) {
 	case *ast.CompositeLit:
 		o := optState{allow: triFalse, buf: bufDefault}
@@ -309,12 +309,12 @@ func (st *state) optionsInit(e ast.Expr) optState {
 				return optState{} // positional literal: not worth guessing
 			}
 			if key, ok := kv.Key.(*ast.Ident); ok {
-				st.assign(&o, key.Name, kv.Value)
+				assignOption(info, &o, key.Name, kv.Value)
 			}
 		}
 		return o
 	case *ast.CallExpr:
-		if fn := calleeFunc(st.info, e); funcKey(fn) == natsPath+".GetDefaultOptions" {
+		if fn := calleeFunc(info, e); funcKey(fn) == defaultOptionsFunc {
 			return optState{allow: triTrue, buf: bufDefault}
 		}
 	}
@@ -325,15 +325,15 @@ func (st *state) optionsInit(e ast.Expr) optState {
 // its function: the elements of its literals and of append(opts, ...) to
 // itself, in source order. Any other assignment, an element assignment or
 // its address taken makes it unknown.
-func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
-	v := localVar(st.info, e)
-	body := st.bodyOf(v)
+func optionSlice(vi *valueIndex, e ast.Expr) ([]ast.Expr, bool) {
+	v := localVar(vi.info, e)
+	body := vi.bodyOf(v)
 	if v == nil || body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
 		return nil, false // a parameter: built elsewhere
 	}
 	var elems []ast.Expr
 	ok, assigned := true, false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	vi.valuesAssigned(body, v, func(rhs ast.Expr) {
 		assigned = true
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
@@ -341,17 +341,17 @@ func (st *state) optionSlice(e ast.Expr) ([]ast.Expr, bool) {
 			return
 		case *ast.CallExpr:
 			if id, isIdent := ast.Unparen(r.Fun).(*ast.Ident); isIdent && id.Name == "append" && len(r.Args) > 0 &&
-				localVar(st.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
+				localVar(vi.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
 				elems = append(elems, r.Args[1:]...)
 				return
 			}
 		}
 		ok = false
 	})
-	if fb := st.bodies[body]; fb == nil || st.index(fb).addressed[v] {
+	if fb := vi.bodies[body]; fb == nil || indexOf(vi.info, fb).addressed[v] {
 		ok = false
 	} else {
-		for _, a := range st.index(fb).byVar[v] {
+		for _, a := range indexOf(vi.info, fb).byVar[v] {
 			ok = ok && a.whole // opts[i] = x
 			if a.rhs == nil {
 				// opts, err := cfg.options(): built by another function.

@@ -14,17 +14,17 @@ import (
 // it does not repeat an operation that may have run. A body that returns
 // the sentinel after a failed send, after a send whose outcome it did not
 // test, or that sends more than once, disqualifies it.
-func (st *state) inferDeclined() {
+func (rt *retryCheck) inferDeclined() {
 	declined := make(map[*types.Var]bool)
 	bad := make(map[*types.Var]bool)
-	for _, fb := range st.bodies {
-		rets := sentinelReturns(st.info, st.pass.Pkg, fb.body)
+	for _, fb := range rt.vals.bodies {
+		rets := sentinelReturns(rt.info, rt.pass.Pkg, fb.body)
 		if len(rets) == 0 {
 			continue
 		}
 		var sends []sendSite
 		for _, call := range fb.calls {
-			if s, ok := st.sendOf(call); ok {
+			if s, ok := rt.sends.sendOf(call); ok {
 				sends = append(sends, s)
 			}
 		}
@@ -40,21 +40,21 @@ func (st *state) inferDeclined() {
 			disqualify()
 			continue
 		}
-		bc := st.bodyCFG(fb)
-		l := locate(st.info, bc.g, fb.body, sends)[0]
+		bc := rt.bodyCFG(fb)
+		l := locate(rt.info, bc.g, fb.body, sends)[0]
 		if l.b == nil {
 			disqualify()
 			continue
 		}
-		c, ok := carrierOf(st.info, l.b.Nodes[l.i], sends[0].call)
-		if !ok || c.result == nil || !usedAfter(st.info, fb.body, c.result) {
+		c, ok := carrierOf(rt.info, l.b.Nodes[l.i], sends[0].call)
+		if !ok || c.result == nil || !usedAfter(rt.info, fb.body, c.result) {
 			disqualify()
 			continue
 		}
-		d := &deps{st: st, effects: make(map[ast.Node][]effect)}
-		st.retryPaths(&search{g: bc.g, start: l.b, i: l.i, carriers: []carrier{c}, caseTag: bc.caseTag, typeCase: bc.typeCase, d: d,
+		d := &deps{info: rt.info, effects: make(map[ast.Node][]effect)}
+		retryPaths(rt.flow, rt.graph, &search{g: bc.g, start: l.b, i: l.i, carriers: []carrier{c}, caseTag: bc.caseTag, typeCase: bc.typeCase, d: d,
 			onReturn: func(ret *ast.ReturnStmt, lb label, _ bool) {
-				v := returnedSentinel(st.info, st.pass.Pkg, ret)
+				v := returnedSentinel(rt.info, rt.pass.Pkg, ret)
 				if v == nil {
 					return
 				}
@@ -67,7 +67,7 @@ func (st *state) inferDeclined() {
 	}
 	for v := range declined {
 		if !bad[v] {
-			st.declined[v] = true
+			rt.flow.declined[v] = true
 		}
 	}
 }
@@ -118,15 +118,4 @@ func usedAfter(info *types.Info, body *ast.BlockStmt, v *types.Var) bool {
 		return !found
 	})
 	return found
-}
-
-// isDeclined reports whether e denotes a sentinel error of the package by
-// which the responder declined (inferDeclined).
-func (st *state) isDeclined(e ast.Expr) bool {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	v, ok := st.info.Uses[id].(*types.Var)
-	return ok && st.declined[v]
 }

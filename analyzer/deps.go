@@ -15,7 +15,7 @@ const maxDeps = 64
 // depend on, directly or through assignments, indexed for a bit mask, with
 // the effects of the nodes of the control-flow graph on them.
 type deps struct {
-	st     *state
+	info   *types.Info
 	index  map[*types.Var]int
 	direct uint64 // the variables the call's body mentions
 	target uint64 // the variables its target (receiver, subject) mentions
@@ -82,7 +82,7 @@ func nondet(info *types.Info, e ast.Expr) bool {
 		case *ast.KeyValueExpr:
 			// A message's header does not make another operation
 			// (see dataVarsIn).
-			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Header" {
+			if k, ok := n.Key.(*ast.Ident); ok && k.Name == headerField {
 				return false
 			}
 		case *ast.UnaryExpr:
@@ -130,24 +130,24 @@ func isMsgIDOption(info *types.Info, e ast.Expr) bool {
 // depsOf computes the variables the body of the send call depends on in
 // fb: what is sent, not where (bodyParts). The closure over assignments
 // skips message headers (see dataVarsIn).
-func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
-	d := &deps{st: st, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
+func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
+	d := &deps{info: info, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
 	add := func(v *types.Var) {
 		if _, ok := d.index[v]; !ok {
 			d.index[v] = len(d.index)
 		}
 	}
-	body, targets := bodyParts(st.info, s)
+	body, targets := bodyParts(info, s)
 	for _, p := range body {
-		d.nondet = d.nondet || nondet(st.info, p)
-		dataVarsIn(st.info, p, add)
+		d.nondet = d.nondet || nondet(info, p)
+		dataVarsIn(info, p, add)
 	}
 	for _, i := range d.index {
 		d.direct |= 1 << i
 	}
 	for _, p := range targets {
-		d.targetNondet = d.targetNondet || nondet(st.info, p)
-		dataVarsIn(st.info, p, func(v *types.Var) {
+		d.targetNondet = d.targetNondet || nondet(info, p)
+		dataVarsIn(info, p, func(v *types.Var) {
 			add(v)
 			d.target |= 1 << d.index[v]
 		})
@@ -155,28 +155,28 @@ func (st *state) depsOf(fb *fnBody, s sendSite) *deps {
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {
 		n := len(d.index)
-		for _, node := range st.index(fb).stmts {
+		for _, node := range indexOf(info, fb).stmts {
 			switch a := node.(type) {
 			case *ast.AssignStmt:
 				for i, l := range a.Lhs {
-					if v, _ := rootVar(st.info, l); v != nil {
+					if v, _ := rootVar(info, l); v != nil {
 						if _, ok := d.index[v]; ok {
-							if isHeaderTarget(st.info, l) {
+							if isHeaderTarget(info, l) {
 								continue
 							}
 							if len(a.Rhs) == len(a.Lhs) {
-								dataVarsIn(st.info, a.Rhs[i], add)
+								dataVarsIn(info, a.Rhs[i], add)
 							} else {
-								dataVarsIn(st.info, a.Rhs[0], add)
+								dataVarsIn(info, a.Rhs[0], add)
 							}
 						}
 					}
 				}
 			case *ast.ValueSpec:
 				for i, name := range a.Names {
-					if v := localVar(st.info, name); v != nil && i < len(a.Values) {
+					if v := localVar(info, name); v != nil && i < len(a.Values) {
 						if _, ok := d.index[v]; ok {
-							dataVarsIn(st.info, a.Values[i], add)
+							dataVarsIn(info, a.Values[i], add)
 						}
 					}
 				}
@@ -204,7 +204,7 @@ func (d *deps) bit(v *types.Var) uint64 {
 // mask returns the bits of the tracked variables mentioned in e.
 func (d *deps) mask(e ast.Node) uint64 {
 	var m uint64
-	dataVarsIn(d.st.info, e, func(v *types.Var) { m |= d.bit(v) })
+	dataVarsIn(d.info, e, func(v *types.Var) { m |= d.bit(v) })
 	return m
 }
 
@@ -213,12 +213,12 @@ func (d *deps) effectsOf(node ast.Node) []effect {
 	if es, ok := d.effects[node]; ok {
 		return es
 	}
-	st := d.st
+	info := d.info
 	var es []effect
 	assign := func(lhs, rhs ast.Expr, tok token.Token) {
-		v, full := rootVar(st.info, lhs)
+		v, full := rootVar(info, lhs)
 		bit := d.bit(v)
-		if bit == 0 || isHeaderTarget(st.info, lhs) {
+		if bit == 0 || isHeaderTarget(info, lhs) {
 			return
 		}
 		e := effect{bit: bit, full: full}
@@ -229,7 +229,7 @@ func (d *deps) effectsOf(node ast.Node) []effect {
 			// var x T: the zero value
 		default:
 			e.inputs = d.mask(rhs)
-			e.changed = nondet(st.info, rhs) || e.inputs&bit != 0
+			e.changed = nondet(info, rhs) || e.inputs&bit != 0
 		}
 		es = append(es, e)
 	}
@@ -257,12 +257,12 @@ func (d *deps) effectsOf(node ast.Node) []effect {
 				assign(name, rhs, token.DEFINE)
 			}
 		case *ast.IncDecStmt:
-			if v, full := rootVar(st.info, n.X); d.bit(v) != 0 {
+			if v, full := rootVar(info, n.X); d.bit(v) != 0 {
 				es = append(es, effect{bit: d.bit(v), full: full, changed: true})
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.AND {
-				if v, _ := rootVar(st.info, n.X); d.bit(v) != 0 {
+				if v, _ := rootVar(info, n.X); d.bit(v) != 0 {
 					// Its address escapes: it may change anywhere.
 					es = append(es, effect{bit: d.bit(v), changed: true})
 				}
@@ -298,7 +298,7 @@ func (d *deps) rangeDirty(b *cfg.Block, dirty uint64) uint64 {
 	if r, ok := b.Stmt.(*ast.RangeStmt); ok && b.Kind == cfg.KindRangeLoop {
 		for _, e := range []ast.Expr{r.Key, r.Value} {
 			if e != nil {
-				v, _ := rootVar(d.st.info, e)
+				v, _ := rootVar(d.info, e)
 				dirty |= d.bit(v)
 			}
 		}
@@ -314,7 +314,7 @@ func (d *deps) results(node ast.Node) uint64 {
 	switch n := node.(type) {
 	case *ast.AssignStmt:
 		for _, l := range n.Lhs {
-			v, _ := rootVar(d.st.info, l)
+			v, _ := rootVar(d.info, l)
 			m |= d.bit(v)
 		}
 	case *ast.DeclStmt:
@@ -322,7 +322,7 @@ func (d *deps) results(node ast.Node) uint64 {
 			for _, sp := range g.Specs {
 				if vs, ok := sp.(*ast.ValueSpec); ok {
 					for _, name := range vs.Names {
-						m |= d.bit(localVar(d.st.info, name))
+						m |= d.bit(localVar(d.info, name))
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/types"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/cfg"
 )
 
@@ -20,10 +21,39 @@ func (*notDeliveredFact) AFact() {}
 
 func (*notDeliveredFact) String() string { return "true only when nothing was delivered" }
 
+// errFlow labels the paths leaving a send by the tests of its error
+// (cond, compare): failure, success, or an error proving nothing was
+// delivered. Besides the nats.go, shim and claimcheck errors that prove
+// it, it knows the package's own evidence: its error predicates true
+// only for such errors (isSafePredicate, also by a notDeliveredFact of
+// another package) and its sentinel errors meaning the responder
+// declined (isDeclined, inferred by the retry check). The path search
+// and the retry helper checks use it.
+type errFlow struct {
+	pass      *analysis.Pass
+	info      *types.Info
+	vals      *valueIndex
+	preds     []*ast.FuncDecl      // candidate error predicates (func(error) bool)
+	safePreds map[*types.Func]bool // predicates true only for errors that prove nothing was delivered
+	declined  map[*types.Var]bool  // sentinel errors returned only when the responder declined
+}
+
+// newErrFlow returns the error-flow labels of pass, no predicate or
+// sentinel known yet.
+func newErrFlow(pass *analysis.Pass, vals *valueIndex) *errFlow {
+	return &errFlow{
+		pass:      pass,
+		info:      pass.TypesInfo,
+		vals:      vals,
+		safePreds: make(map[*types.Func]bool),
+		declined:  make(map[*types.Var]bool),
+	}
+}
+
 // predicateCandidate records a function declaration shaped like an error
 // predicate: one error parameter, one bool result, a body that is one
 // return statement.
-func (st *state) predicateCandidate(fd *ast.FuncDecl) {
+func (ef *errFlow) predicateCandidate(fd *ast.FuncDecl) {
 	if fd.Body == nil || len(fd.Body.List) != 1 || fd.Recv != nil {
 		return
 	}
@@ -31,7 +61,7 @@ func (st *state) predicateCandidate(fd *ast.FuncDecl) {
 	if !ok || len(ret.Results) != 1 {
 		return
 	}
-	fn, _ := st.info.Defs[fd.Name].(*types.Func)
+	fn, _ := ef.info.Defs[fd.Name].(*types.Func)
 	if fn == nil {
 		return
 	}
@@ -40,46 +70,46 @@ func (st *state) predicateCandidate(fd *ast.FuncDecl) {
 		sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) {
 		return
 	}
-	st.preds = append(st.preds, fd)
+	ef.preds = append(ef.preds, fd)
 }
 
 // inferPredicates finds the package's error predicates that are true only
 // for errors proving nothing was delivered, and exports their facts.
-func (st *state) inferPredicates() {
+func (ef *errFlow) inferPredicates() {
 	for changed := true; changed; {
 		changed = false
-		for _, fd := range st.preds {
-			fn := st.info.Defs[fd.Name].(*types.Func)
-			if st.safePreds[fn] {
+		for _, fd := range ef.preds {
+			fn := ef.info.Defs[fd.Name].(*types.Func)
+			if ef.safePreds[fn] {
 				continue
 			}
 			param := fn.Type().(*types.Signature).Params().At(0)
-			t, _ := st.cond(carrier{v: param}, fd.Body.List[0].(*ast.ReturnStmt).Results[0])
+			t, _ := ef.cond(carrier{v: param}, fd.Body.List[0].(*ast.ReturnStmt).Results[0])
 			if t == one(labelSafe) {
-				st.safePreds[fn] = true
+				ef.safePreds[fn] = true
 				changed = true
 			}
 		}
 	}
-	if isKnownShim(st.pass.Pkg.Path()) {
+	if isKnownShim(ef.pass.Pkg.Path()) {
 		return
 	}
-	for fn := range st.safePreds {
-		st.pass.ExportObjectFact(fn, new(notDeliveredFact))
+	for fn := range ef.safePreds {
+		ef.pass.ExportObjectFact(fn, new(notDeliveredFact))
 	}
 }
 
 // isSafePredicate reports whether fn is an error predicate true only for
 // errors proving nothing was delivered: of this package, or by a fact.
-func (st *state) isSafePredicate(fn *types.Func) bool {
+func (ef *errFlow) isSafePredicate(fn *types.Func) bool {
 	if fn == nil {
 		return false
 	}
-	if st.safePreds[fn] {
+	if ef.safePreds[fn] {
 		return true
 	}
-	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg {
-		return st.pass.ImportObjectFact(fn, new(notDeliveredFact))
+	if fn.Pkg() != nil && fn.Pkg() != ef.pass.Pkg {
+		return ef.pass.ImportObjectFact(fn, new(notDeliveredFact))
 	}
 	return false
 }
@@ -87,14 +117,14 @@ func (st *state) isSafePredicate(fn *types.Func) bool {
 // refusedCode returns the labels of x == y being true when one side is the
 // ErrorCode field of a JetStream API error and the other a code by which
 // the stream refused the message (refusedCodes): nothing was stored.
-func (st *state) refusedCode(x, y ast.Expr) (labels, bool) {
-	if isAPIErrorCode(st.info, y) {
+func refusedCode(info *types.Info, x, y ast.Expr) (labels, bool) {
+	if isAPIErrorCode(info, y) {
 		x, y = y, x
 	}
-	if !isAPIErrorCode(st.info, x) {
+	if !isAPIErrorCode(info, x) {
 		return 0, false
 	}
-	tv := st.info.Types[y]
+	tv := info.Types[y]
 	if tv.Value == nil || tv.Value.Kind() != constant.Int {
 		return 0, false
 	}
@@ -109,7 +139,7 @@ func (st *state) refusedCode(x, y ast.Expr) (labels, bool) {
 // jetstream.APIError or nats.APIError.
 func isAPIErrorCode(info *types.Info, e ast.Expr) bool {
 	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "ErrorCode" {
+	if !ok || sel.Sel.Name != apiErrorCodeField {
 		return false
 	}
 	t := info.TypeOf(sel.X)
@@ -175,7 +205,7 @@ func typeCases(g *cfg.CFG, body *ast.BlockStmt) map[*cfg.Block]typeCase {
 // typeCaseLabels returns the labels of the true and false outcomes of a
 // type switch case on the carrier: case nil is a success, any other
 // type a failure.
-func (st *state) typeCaseLabels(c carrier, tc typeCase) (t, f labels) {
+func typeCaseLabels(info *types.Info, c carrier, tc typeCase) (t, f labels) {
 	none := one(labelNone)
 	var subject ast.Expr
 	switch a := tc.sw.Assign.(type) {
@@ -187,11 +217,22 @@ func (st *state) typeCaseLabels(c carrier, tc typeCase) (t, f labels) {
 		subject = a.X
 	}
 	ta, ok := ast.Unparen(subject).(*ast.TypeAssertExpr)
-	if !ok || !carries(st.info, c, ta.X) {
+	if !ok || !carries(info, c, ta.X) {
 		return none, none
 	}
-	if isNil(st.info, tc.typ) {
+	if isNil(info, tc.typ) {
 		return one(labelSuccess), one(labelFailure)
 	}
 	return one(labelFailure), none
+}
+
+// isDeclined reports whether e denotes a sentinel error of the package by
+// which the responder declined (inferDeclined).
+func (ef *errFlow) isDeclined(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := ef.info.Uses[id].(*types.Var)
+	return ok && ef.declined[v]
 }

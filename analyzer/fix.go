@@ -14,35 +14,28 @@ import (
 // returns nil when the rewrite would not be exact: a spread argument, a
 // receiver that is not a pointer, or an unexported embedded field on the way
 // to it.
-func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
-	selection := st.info.Selections[sel]
+func (r *reporter) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind) []analysis.SuggestedFix {
+	selection := r.pass.TypesInfo.Selections[sel]
 	if selection == nil || selection.Kind() != types.MethodVal || call.Ellipsis.IsValid() || len(call.Args) == 0 {
 		return nil
 	}
-	var fn, recvType, extra string
-	var nargs int
-	switch kind {
-	case fixPublish:
-		fn, recvType, nargs = "Publish", "Conn", 2
-	case fixPublishMsg:
-		fn, recvType, nargs = "PublishMsg", "Conn", 1
-	case fixRespond:
-		fn, recvType, nargs, extra = "Respond", "Msg", 1, ", nil"
-	default:
-		return nil
-	}
-	if len(call.Args) != nargs {
-		return nil
-	}
-	recv, ok := st.receiverText(sel, selection, recvType)
+	target, ok := fixTargets[kind]
 	if !ok {
 		return nil
 	}
-	file := st.files[st.pass.Fset.File(call.Pos())]
+	fn, recvType, nargs, extra := target.fn, target.recvType, target.nargs, target.extra
+	if len(call.Args) != nargs {
+		return nil
+	}
+	recv, ok := r.receiverText(sel, selection, recvType)
+	if !ok {
+		return nil
+	}
+	file := r.files[r.pass.Fset.File(call.Pos())]
 	if file == nil {
 		return nil
 	}
-	name, importEdits, ok := st.shimName(file, call.Pos())
+	name, importEdits, ok := shimName(r.pass.TypesInfo, r.pass.Pkg, file, call.Pos())
 	if !ok {
 		return nil
 	}
@@ -65,12 +58,12 @@ func (st *state) rawFix(call *ast.CallExpr, sel *ast.SelectorExpr, kind fixKind)
 // receiverText returns the source of the expression that yields the
 // *nats.<typeName> receiver of a method selection, following embedded
 // fields (s.Publish with s embedding *nats.Conn gives "s.Conn").
-func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection, typeName string) (string, bool) {
-	text := st.source(sel.X)
+func (r *reporter) receiverText(sel *ast.SelectorExpr, selection *types.Selection, typeName string) (string, bool) {
+	text := r.source(sel.X)
 	if text == "" {
 		return "", false
 	}
-	t := st.info.TypeOf(sel.X)
+	t := r.pass.TypesInfo.TypeOf(sel.X)
 	index := selection.Index()
 	for _, i := range index[:len(index)-1] {
 		u := t
@@ -82,7 +75,7 @@ func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection,
 			return "", false
 		}
 		f := s.Field(i)
-		if !f.Exported() && f.Pkg() != st.pass.Pkg {
+		if !f.Exported() && f.Pkg() != r.pass.Pkg {
 			return "", false
 		}
 		text += "." + f.Name()
@@ -99,8 +92,8 @@ func (st *state) receiverText(sel *ast.SelectorExpr, selection *types.Selection,
 // pos in file, and the edits that add its import when the file lacks one.
 // It reuses an existing import (under its name, if renamed) and picks an
 // alias when "shim" already means something else at pos.
-func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
-	scope := st.pass.Pkg.Scope().Innermost(pos)
+func shimName(info *types.Info, pkg *types.Package, file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
+	scope := pkg.Scope().Innermost(pos)
 	if scope == nil {
 		return "", nil, false
 	}
@@ -115,7 +108,7 @@ func (st *state) shimName(file *ast.File, pos token.Pos) (string, []analysis.Tex
 			continue
 		}
 		name := ""
-		if pn := st.info.PkgNameOf(imp); pn != nil {
+		if pn := info.PkgNameOf(imp); pn != nil {
 			name = pn.Name()
 		}
 		taken[name] = true

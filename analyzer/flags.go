@@ -75,24 +75,24 @@ func setFlags(info *types.Info, node ast.Node, flags map[*types.Var]int, known, 
 
 // evalFlags evaluates the condition e from the known flags: ok is false
 // when they do not decide it.
-func (st *state) evalFlags(e ast.Expr, flags map[*types.Var]int, known, vals uint64) (val, ok bool) {
+func evalFlags(info *types.Info, e ast.Expr, flags map[*types.Var]int, known, vals uint64) (val, ok bool) {
 	if len(flags) == 0 || known == 0 {
 		return false, false
 	}
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		v, _ := st.info.Uses[x].(*types.Var)
+		v, _ := info.Uses[x].(*types.Var)
 		if i, isFlag := flags[v]; isFlag && known&(1<<i) != 0 {
 			return vals&(1<<i) != 0, true
 		}
 	case *ast.UnaryExpr:
 		if x.Op == token.NOT {
-			v, ok := st.evalFlags(x.X, flags, known, vals)
+			v, ok := evalFlags(info, x.X, flags, known, vals)
 			return !v, ok
 		}
 	case *ast.BinaryExpr:
-		l, lok := st.evalFlags(x.X, flags, known, vals)
-		r, rok := st.evalFlags(x.Y, flags, known, vals)
+		l, lok := evalFlags(info, x.X, flags, known, vals)
+		r, rok := evalFlags(info, x.Y, flags, known, vals)
 		switch x.Op {
 		case token.LAND:
 			if (lok && !l) || (rok && !r) {

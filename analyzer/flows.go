@@ -16,27 +16,36 @@ import (
 // function whose constraint has such a method. Calls through the interface
 // are invisible; the conversion is where the raw send is chosen.
 
-// flowsAt checks the node n of the scan for NATS values flowing into
+// flowCheck reports NATS values flowing into interfaces of the user's
+// own that they implement with raw sends (see above). The scan calls at
+// for each node; it reports through the reporter and keeps nothing.
+type flowCheck struct {
+	info *types.Info
+	pkg  *types.Package
+	rep  *reporter
+}
+
+// at checks the node n of the scan for NATS values flowing into
 // interfaces; stack holds its ancestors.
-func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
-	info := st.info
+func (fc *flowCheck) at(n ast.Node, stack []ast.Node) {
+	info := fc.info
 	switch n := n.(type) {
 	case *ast.AssignStmt:
 		if n.Tok == token.ASSIGN && len(n.Lhs) == len(n.Rhs) {
 			for i, l := range n.Lhs {
-				st.flowInto(n.Rhs[i], info.TypeOf(l))
+				fc.into(n.Rhs[i], info.TypeOf(l))
 			}
 		}
 	case *ast.ValueSpec:
 		if n.Type != nil && len(n.Values) == len(n.Names) {
 			for _, v := range n.Values {
-				st.flowInto(v, info.TypeOf(n.Type))
+				fc.into(v, info.TypeOf(n.Type))
 			}
 		}
 	case *ast.CallExpr:
 		if tv, ok := info.Types[n.Fun]; ok && tv.IsType() {
 			if len(n.Args) == 1 {
-				st.flowInto(n.Args[0], tv.Type)
+				fc.into(n.Args[0], tv.Type)
 			}
 			return
 		}
@@ -48,13 +57,13 @@ func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
 			if n.Ellipsis.IsValid() && i == len(n.Args)-1 {
 				break
 			}
-			st.flowInto(a, paramType(sig, i))
+			fc.into(a, paramType(sig, i))
 		}
 	case *ast.ReturnStmt:
 		sig := enclosingSig(info, stack)
 		if sig != nil && sig.Results().Len() == len(n.Results) {
 			for i, r := range n.Results {
-				st.flowInto(r, sig.Results().At(i).Type())
+				fc.into(r, sig.Results().At(i).Type())
 			}
 		}
 	case *ast.CompositeLit:
@@ -68,11 +77,11 @@ func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
 				if kv, ok := elt.(*ast.KeyValueExpr); ok {
 					if k, ok := kv.Key.(*ast.Ident); ok {
 						if f, ok := info.Uses[k].(*types.Var); ok {
-							st.flowInto(kv.Value, f.Type())
+							fc.into(kv.Value, f.Type())
 						}
 					}
 				} else if i < u.NumFields() {
-					st.flowInto(elt, u.Field(i).Type())
+					fc.into(elt, u.Field(i).Type())
 				}
 			}
 		case *types.Slice, *types.Array, *types.Map:
@@ -89,16 +98,16 @@ func (st *state) flowsAt(n ast.Node, stack []ast.Node) {
 				if kv, ok := elt.(*ast.KeyValueExpr); ok {
 					elt = kv.Value
 				}
-				st.flowInto(elt, elem)
+				fc.into(elt, elem)
 			}
 		}
 	case *ast.SendStmt:
 		if ch, ok := info.TypeOf(n.Chan).Underlying().(*types.Chan); ok {
-			st.flowInto(n.Value, ch.Elem())
+			fc.into(n.Value, ch.Elem())
 		}
 	case *ast.Ident:
 		if len(info.Instances) > 0 {
-			st.instanceFlow(n)
+			fc.instance(n)
 		}
 	}
 }
@@ -166,10 +175,10 @@ func rawMethods(src, dst types.Type) (string, rawSend, bool) {
 	return "", rawSend{}, false
 }
 
-// flowInto reports src when it is a NATS value and dst an interface of the
+// into reports src when it is a NATS value and dst an interface of the
 // user's own that it implements with a raw send.
-func (st *state) flowInto(src ast.Expr, dst types.Type) {
-	srcT := st.info.TypeOf(src)
+func (fc *flowCheck) into(src ast.Expr, dst types.Type) {
+	srcT := fc.info.TypeOf(src)
 	if srcT == nil || dst == nil || !isNATSCarrier(srcT) {
 		return
 	}
@@ -177,18 +186,18 @@ func (st *state) flowInto(src ast.Expr, dst types.Type) {
 	if !ok {
 		return
 	}
-	st.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", st.typeName(srcT), st.typeName(dst), method), rs)
+	fc.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(fc.pkg, srcT), typeName(fc.pkg, dst), method), rs)
 }
 
-// instanceFlow reports a generic function instantiated with a NATS value
+// instance reports a generic function instantiated with a NATS value
 // for a type parameter whose constraint has a method it implements with a
 // raw send.
-func (st *state) instanceFlow(id *ast.Ident) {
-	inst, ok := st.info.Instances[id]
+func (fc *flowCheck) instance(id *ast.Ident) {
+	inst, ok := fc.info.Instances[id]
 	if !ok {
 		return
 	}
-	fn, ok := st.info.Uses[id].(*types.Func)
+	fn, ok := fc.info.Uses[id].(*types.Func)
 	if !ok {
 		return
 	}
@@ -208,7 +217,7 @@ func (st *state) instanceFlow(id *ast.Ident) {
 			obj, _, _ := types.LookupFieldOrMethod(targ, true, m.Pkg(), m.Name())
 			if f, ok := obj.(*types.Func); ok {
 				if rs, ok := rawSendOf(funcKey(f)); ok {
-					st.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", st.typeName(targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
+					fc.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(fc.pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
 					return
 				}
 			}
@@ -218,14 +227,14 @@ func (st *state) instanceFlow(id *ast.Ident) {
 
 // addFlow records a rawsend finding for a NATS value flowing out of
 // sight: "<what flows where>, whose M is raw API: <why>: use <what>".
-func (st *state) addFlow(at ast.Expr, what string, rs rawSend) {
-	st.findings = append(st.findings, &finding{
+func (fc *flowCheck) addFlow(at ast.Expr, what string, rs rawSend) {
+	fc.rep.add(&finding{
 		category: CategoryRawSend,
 		pos:      at.Pos(),
 		end:      at.End(),
 		api:      "raw " + rs.display,
 		message:  fmt.Sprintf("%s is raw %s out of sight; %s", what, rs.display, useOf(rs.advice)),
-		report:   st.set.enabled[CategoryRawSend] && !st.exempt,
+		report:   fc.rep.reported(CategoryRawSend),
 	})
 }
 
@@ -239,12 +248,12 @@ func useOf(advice string) string {
 
 // typeName names t for messages, qualified by package name outside this
 // package.
-func (st *state) typeName(t types.Type) string {
+func typeName(pkg *types.Package, t types.Type) string {
 	if _, ok := types.Unalias(t).(*types.Interface); ok {
 		return "an interface"
 	}
 	return types.TypeString(t, func(p *types.Package) string {
-		if p == st.pass.Pkg {
+		if p == pkg {
 			return ""
 		}
 		return p.Name()

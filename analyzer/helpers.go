@@ -43,40 +43,40 @@ func helperKindOf(key string) (helperKind, []string) {
 // type, or through a variable) whose failure makes the literal ask for
 // another attempt, or the call itself when a named function that sends is
 // passed.
-func (st *state) checkHelper(h helperCall) {
+func (rt *retryCheck) checkHelper(h helperCall) {
 	kind, markers := helperKindOf(h.key)
 	if h.inferred {
 		kind, markers = helperOnError, nil
 	}
-	if onlyConflictHelpers[h.key] || st.retriesOnlyNotDelivered(h) {
+	if onlyConflictHelpers[h.key] || rt.retriesOnlyNotDelivered(h) {
 		return
 	}
 	for k, arg := range h.call.Args {
 		if h.inferred && k != h.param {
 			continue
 		}
-		if lit := st.closureOf(arg); lit != nil {
-			fb := st.bodies[lit.Body]
+		if lit := rt.vals.closureOf(arg); lit != nil {
+			fb := rt.vals.bodies[lit.Body]
 			if fb == nil {
 				continue
 			}
 			var g *cfg.CFG
 			for _, call := range fb.calls {
-				s, ok := st.sendOf(call)
-				if !ok || st.fixedID(s, []ast.Node{lit.Body}, lit) {
+				s, ok := rt.sends.sendOf(call)
+				if !ok || rt.ids.fixedID(s, []ast.Node{lit.Body}, lit) {
 					continue
 				}
 				if g == nil {
-					g = cfg.New(lit.Body, st.mayReturn)
+					g = cfg.New(lit.Body, rt.noRet.mayReturn)
 				}
 				if kind != helperAlways {
-					if !st.retriedByHelper(g, lit, fb, s, kind, markers) {
+					if !rt.retriedByHelper(g, lit, fb, s, kind, markers) {
 						continue
 					}
-				} else if discarded(st.info, g, lit.Body, s) {
+				} else if discarded(rt.info, g, lit.Body, s) {
 					continue // its failure cannot make the helper try again
 				}
-				st.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
+				rt.rep.addRetry(call, s.info.via, fmt.Sprintf("%s is retried on failure by %s: %s", s.subject(), h.name, retryAdvice(s.info.kind)))
 			}
 			continue
 		}
@@ -90,9 +90,9 @@ func (st *state) checkHelper(h helperCall) {
 		if id == nil {
 			continue
 		}
-		if fn, ok := st.info.Uses[id].(*types.Func); ok {
-			if si, ok := st.sendVia(fn); ok {
-				st.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
+		if fn, ok := rt.info.Uses[id].(*types.Func); ok {
+			if si, ok := rt.sends.sendVia(fn); ok {
+				rt.rep.addRetry(h.call, si.via, fmt.Sprintf("%s retries %s, which sends through %s: %s", h.name, fn.Name(), si.via, retryAdvice(si.kind)))
 			}
 		}
 	}
@@ -120,8 +120,8 @@ func discarded(info *types.Info, g *cfg.CFG, body *ast.BlockStmt, s sendSite) bo
 // by the retryable marker (retry.RetryableError). Returning the send's
 // own error on a path where it is nil, or means nothing was delivered,
 // does not count.
-func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sendSite, kind helperKind, markers []string) bool {
-	sig, ok := st.info.TypeOf(lit).(*types.Signature)
+func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sendSite, kind helperKind, markers []string) bool {
+	sig, ok := rt.info.TypeOf(lit).(*types.Signature)
 	if !ok {
 		return true
 	}
@@ -129,11 +129,11 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	if n == 0 || !isErrorType(sig.Results().At(n-1).Type()) {
 		return true
 	}
-	locs := locate(st.info, g, lit.Body, []sendSite{s})
+	locs := locate(rt.info, g, lit.Body, []sendSite{s})
 	if locs[0].b == nil {
 		return true
 	}
-	c, ok := carrierOf(st.info, locs[0].b.Nodes[locs[0].i], s.call)
+	c, ok := carrierOf(rt.info, locs[0].b.Nodes[locs[0].i], s.call)
 	if !ok {
 		return false // its error is discarded (or it has none): as in loops
 	}
@@ -142,7 +142,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 		if !ok {
 			return nil, false
 		}
-		k := funcKey(calleeFunc(st.info, call))
+		k := funcKey(calleeFunc(rt.info, call))
 		for _, m := range markers {
 			if k == m {
 				return call, true
@@ -152,7 +152,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 	}
 	// own reports whether e is the send's own error, still held.
 	own := func(e ast.Expr, valid bool) bool {
-		return ast.Unparen(e) == s.call || (valid && carries(st.info, c, e))
+		return ast.Unparen(e) == s.call || (valid && carries(rt.info, c, e))
 	}
 	// failAgain: a path on which the send failed asks for another
 	// attempt; okAgain: so does a path on which it may have worked (the
@@ -167,8 +167,8 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 			okAgain = true
 		}
 	}
-	d := &deps{st: st, effects: make(map[ast.Node][]effect)}
-	st.retryPaths(&search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
+	d := &deps{info: rt.info, effects: make(map[ast.Node][]effect)}
+	retryPaths(rt.flow, rt.graph, &search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 		var e ast.Expr
 		switch {
 		case len(ret.Results) == n:
@@ -181,18 +181,18 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 		}
 		if kind == helperPoll {
 			// (false, nil) polls again; an error or done stops.
-			if len(ret.Results) != 2 || !isNil(st.info, ret.Results[1]) || l == labelSafe {
+			if len(ret.Results) != 2 || !isNil(rt.info, ret.Results[1]) || l == labelSafe {
 				return
 			}
 			done := ret.Results[0]
-			if v, ok := boolConst(st.info, done); ok {
+			if v, ok := boolConst(rt.info, done); ok {
 				if !v {
 					again(l)
 				}
 				return
 			}
 			if valid || l == labelNone {
-				_, f := st.cond(c, done)
+				_, f := rt.flow.cond(c, done)
 				for _, fl := range []label{labelFailure, labelSuccess} {
 					if one(l).then(f)&one(fl) != 0 {
 						again(fl)
@@ -213,7 +213,7 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 			return true
 		}
 		switch {
-		case isNil(st.info, e):
+		case isNil(rt.info, e):
 		case kind == helperOnError:
 			if _, ok := isMarker(e); ok {
 				return
@@ -233,14 +233,14 @@ func (st *state) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, s sen
 // retriesOnlyNotDelivered reports whether the helper call is told to retry
 // only errors that prove nothing was delivered: a retry-go RetryIf option
 // or a client-go OnError predicate that is true only for them.
-func (st *state) retriesOnlyNotDelivered(h helperCall) bool {
+func (rt *retryCheck) retriesOnlyNotDelivered(h helperCall) bool {
 	if i, ok := predicateArgs[h.key]; ok && i < len(h.call.Args) {
-		return st.safePredicateExpr(h.call.Args[i])
+		return rt.safePredicateExpr(h.call.Args[i])
 	}
 	for _, a := range h.call.Args {
 		opt, ok := ast.Unparen(a).(*ast.CallExpr)
-		if ok && len(opt.Args) == 1 && retryIfOptions[funcKey(calleeFunc(st.info, opt))] {
-			return st.safePredicateExpr(opt.Args[0])
+		if ok && len(opt.Args) == 1 && retryIfOptions[funcKey(calleeFunc(rt.info, opt))] {
+			return rt.safePredicateExpr(opt.Args[0])
 		}
 	}
 	return false
@@ -250,29 +250,29 @@ func (st *state) retriesOnlyNotDelivered(h helperCall) bool {
 // errors proving nothing was delivered: a predicate known to be, or a
 // function literal each of whose returns is false or such a test of its
 // parameter.
-func (st *state) safePredicateExpr(e ast.Expr) bool {
-	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
-		return st.isSafePredicate(fn)
+func (rt *retryCheck) safePredicateExpr(e ast.Expr) bool {
+	if fn, ok := objectOf(rt.info, e).(*types.Func); ok {
+		return rt.flow.isSafePredicate(fn)
 	}
-	lit := st.closureOf(e)
+	lit := rt.vals.closureOf(e)
 	if lit == nil || len(lit.Type.Params.List) != 1 || len(lit.Type.Params.List[0].Names) != 1 {
 		return false
 	}
-	param, _ := st.info.Defs[lit.Type.Params.List[0].Names[0]].(*types.Var)
+	param, _ := rt.info.Defs[lit.Type.Params.List[0].Names[0]].(*types.Var)
 	if param == nil {
 		return false
 	}
 	// Follow the paths through the body, reading the tests of the error
 	// on the way: every true result must be a test (or on a path) that
 	// proves nothing was delivered.
-	g := cfg.New(lit.Body, st.mayReturn)
+	g := cfg.New(lit.Body, rt.noRet.mayReturn)
 	if len(g.Blocks) == 0 {
 		return false
 	}
 	safe, returned := true, false
 	c := carrier{v: param}
-	st.retryPaths(&search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
-		d: &deps{st: st, effects: make(map[ast.Node][]effect)},
+	retryPaths(rt.flow, rt.graph, &search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
+		d: &deps{info: rt.info, effects: make(map[ast.Node][]effect)},
 		onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 			returned = true
 			if len(ret.Results) != 1 {
@@ -280,11 +280,11 @@ func (st *state) safePredicateExpr(e ast.Expr) bool {
 				return
 			}
 			r := ret.Results[0]
-			if v, ok := boolConst(st.info, r); ok {
+			if v, ok := boolConst(rt.info, r); ok {
 				safe = safe && (!v || l == labelSafe)
 				return
 			}
-			t, _ := st.cond(c, r)
+			t, _ := rt.flow.cond(c, r)
 			safe = safe && valid && one(l).then(t) == one(labelSafe)
 		}})
 	return safe && returned

@@ -26,8 +26,8 @@ type assignIndex struct {
 	addressed map[*types.Var]bool
 }
 
-// index returns the assignment index of fb, building it once.
-func (st *state) index(fb *fnBody) *assignIndex {
+// indexOf returns the assignment index of fb, building it once.
+func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 	if fb.idx != nil {
 		return fb.idx
 	}
@@ -43,7 +43,7 @@ func (st *state) index(fb *fnBody) *assignIndex {
 				idx.stmts = append(idx.stmts, n)
 			}
 			for i, l := range n.Lhs {
-				v, whole := rootVar(st.info, l)
+				v, whole := rootVar(info, l)
 				if v == nil {
 					continue
 				}
@@ -58,7 +58,7 @@ func (st *state) index(fb *fnBody) *assignIndex {
 				idx.stmts = append(idx.stmts, n)
 			}
 			for i, name := range n.Names {
-				v := localVar(st.info, name)
+				v := localVar(info, name)
 				if v == nil {
 					continue
 				}
@@ -70,7 +70,7 @@ func (st *state) index(fb *fnBody) *assignIndex {
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.AND {
-				if v, _ := rootVar(st.info, n.X); v != nil {
+				if v, _ := rootVar(info, n.X); v != nil {
 					idx.addressed[v] = true
 				}
 			}
@@ -82,25 +82,11 @@ func (st *state) index(fb *fnBody) *assignIndex {
 	return idx
 }
 
-// valuesAssigned calls f with the value of each assignment of the whole
-// variable v in body (function literals included).
-func (st *state) valuesAssigned(body *ast.BlockStmt, v *types.Var, f func(rhs ast.Expr)) {
-	fb := st.bodies[body]
-	if fb == nil || v == nil {
-		return
-	}
-	for _, a := range st.index(fb).byVar[v] {
-		if a.whole && a.rhs != nil {
-			f(a.rhs)
-		}
-	}
-}
-
 // flagsOf returns the flags of a function body, by bit: bool local
 // variables assigned a constant somewhere in the body, whose address is
 // not taken and that no function literal assigns (see flags.go).
-func (st *state) flagsOf(fb *fnBody) map[*types.Var]int {
-	idx := st.index(fb)
+func flagsOf(info *types.Info, fb *fnBody) map[*types.Var]int {
+	idx := indexOf(info, fb)
 	flags := make(map[*types.Var]int)
 	for _, node := range idx.stmts { // source order, for stable bits
 		as, ok := node.(*ast.AssignStmt)
@@ -108,14 +94,14 @@ func (st *state) flagsOf(fb *fnBody) map[*types.Var]int {
 			continue
 		}
 		for i, l := range as.Lhs {
-			v := localVar(st.info, l)
+			v := localVar(info, l)
 			if v == nil || !isBool(v.Type()) || idx.addressed[v] {
 				continue
 			}
 			if _, seen := flags[v]; seen || len(flags) >= maxFlags {
 				continue
 			}
-			if _, ok := boolConst(st.info, as.Rhs[i]); ok && flagSafe(idx.byVar[v]) {
+			if _, ok := boolConst(info, as.Rhs[i]); ok && flagSafe(idx.byVar[v]) {
 				flags[v] = len(flags)
 			}
 		}

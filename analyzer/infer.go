@@ -46,10 +46,10 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 // parameter, with the same path search as for sends, and exports their
 // facts. Then the calls that pass a function literal to one of them are
 // checked as retry helper calls.
-func (st *state) inferHelpers() {
+func (rt *retryCheck) inferHelpers() {
 	helpers := make(map[*types.Func]int)
-	for _, fb := range st.bodies {
-		if fb.self == nil || !fb.loops && !st.mayRecurse(fb) {
+	for _, fb := range rt.vals.bodies {
+		if fb.self == nil || !fb.loops && !rt.graph.mayRecurse(fb) {
 			continue
 		}
 		sig := fb.self.Type().(*types.Signature)
@@ -60,7 +60,7 @@ func (st *state) inferHelpers() {
 			if !ok {
 				continue
 			}
-			v, _ := st.info.Uses[id].(*types.Var)
+			v, _ := rt.info.Uses[id].(*types.Var)
 			if v == nil {
 				continue
 			}
@@ -72,10 +72,10 @@ func (st *state) inferHelpers() {
 		if len(sites) == 0 {
 			continue
 		}
-		bc := st.bodyCFG(fb)
-		locs := locate(st.info, bc.g, fb.body, sites)
+		bc := rt.bodyCFG(fb)
+		locs := locate(rt.info, bc.g, fb.body, sites)
 		for j, s := range sites {
-			if _, ok := st.retriedAt(fb, bc, locs[j], s); ok {
+			if _, ok := rt.retriedAt(fb, bc, locs[j], s); ok {
 				helpers[fb.self] = params[j]
 				break
 			}
@@ -86,36 +86,36 @@ func (st *state) inferHelpers() {
 	// checkForErr(d, f)).
 	for changed := true; changed; {
 		changed = false
-		for _, fb := range st.bodies {
+		for _, fb := range rt.vals.bodies {
 			if fb.self == nil || hasHelper(helpers, fb.self) {
 				continue
 			}
-			if i, ok := st.passesToHelper(fb, helpers); ok {
+			if i, ok := passesToHelper(rt.pass, fb, helpers); ok {
 				helpers[fb.self] = i
 				changed = true
 			}
 		}
 	}
-	if !isKnownShim(st.pass.Pkg.Path()) {
+	if !isKnownShim(rt.pass.Pkg.Path()) {
 		for fn, i := range helpers {
-			st.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
+			rt.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
 		}
 	}
-	for _, lc := range st.helperCandidates {
-		if i, ok := helpers[lc.callee]; ok && !st.set.helpers[funcKey(lc.callee)] {
-			st.helperCalls = append(st.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
+	for _, lc := range rt.helperCandidates {
+		if i, ok := helpers[lc.callee]; ok && !rt.set.helpers[funcKey(lc.callee)] {
+			rt.helperCalls = append(rt.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
 		}
 	}
 }
 
 // importedHelper returns the retried parameter of a function of another
 // package with a retryHelperFact.
-func (st *state) importedHelper(fn *types.Func) (int, bool) {
-	if fn.Pkg() == nil || fn.Pkg() == st.pass.Pkg {
+func importedHelper(pass *analysis.Pass, fn *types.Func) (int, bool) {
+	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
 		return 0, false
 	}
 	var f retryHelperFact
-	if !st.pass.ImportObjectFact(fn.Origin(), &f) {
+	if !pass.ImportObjectFact(fn.Origin(), &f) {
 		return 0, false
 	}
 	return f.Param, true
@@ -124,19 +124,19 @@ func (st *state) importedHelper(fn *types.Func) (int, bool) {
 // scanHelperCandidates builds the bodies of the top-level functions that
 // take a function parameter returning an error, for inferHelpers, without
 // walking the rest of the package.
-func (st *state) scanHelperCandidates() {
-	for _, f := range st.pass.Files {
+func (rt *retryCheck) scanHelperCandidates() {
+	for _, f := range rt.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			fn, _ := st.info.Defs[fd.Name].(*types.Func)
+			fn, _ := rt.info.Defs[fd.Name].(*types.Func)
 			if fn == nil || !hasFuncParam(fn.Type().(*types.Signature)) {
 				continue
 			}
 			fb := &fnBody{body: fd.Body, self: fn}
-			st.bodies[fd.Body] = fb
+			rt.vals.bodies[fd.Body] = fb
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncLit:
@@ -180,12 +180,12 @@ func inferHere(pass *analysis.Pass, nats bool) bool {
 
 // inGOROOT reports whether the package's files are in the Go root (the
 // standard library).
-func (st *state) inGOROOT() bool {
+func inGOROOT(pass *analysis.Pass) bool {
 	root := build.Default.GOROOT
-	if root == "" || len(st.pass.Files) == 0 {
+	if root == "" || len(pass.Files) == 0 {
 		return false
 	}
-	tf := st.pass.Fset.File(st.pass.Files[0].FileStart)
+	tf := pass.Fset.File(pass.Files[0].FileStart)
 	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
 }
 
@@ -196,16 +196,16 @@ func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
 
 // passesToHelper reports whether fb passes one of its function parameters
 // to a retry helper at the position the helper retries, and which.
-func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+func passesToHelper(pass *analysis.Pass, fb *fnBody, helpers map[*types.Func]int) (int, bool) {
 	sig := fb.self.Type().(*types.Signature)
 	for _, call := range fb.calls {
-		callee := calleeFunc(st.info, call)
+		callee := calleeFunc(pass.TypesInfo, call)
 		if callee == nil {
 			continue
 		}
 		k, ok := helpers[callee]
 		if !ok {
-			if k, ok = st.importedHelper(callee); !ok {
+			if k, ok = importedHelper(pass, callee); !ok {
 				continue
 			}
 		}
@@ -216,7 +216,7 @@ func (st *state) passesToHelper(fb *fnBody, helpers map[*types.Func]int) (int, b
 		if !ok {
 			continue
 		}
-		if v, ok := st.info.Uses[id].(*types.Var); ok {
+		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
 			if i := funcParam(sig, v); i >= 0 {
 				return i, true
 			}

@@ -4,50 +4,12 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-
-	"golang.org/x/tools/go/ast/astutil"
 )
-
-// bodyOf returns the body of the function that declares the local variable v.
-func (st *state) bodyOf(v *types.Var) *ast.BlockStmt {
-	if v == nil {
-		return nil
-	}
-	var best *ast.BlockStmt
-	for body := range st.bodies {
-		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {
-			best = body
-		}
-	}
-	if best != nil {
-		return best
-	}
-	// v may be a parameter: find the function whose type contains it.
-	for _, fb := range st.bodies {
-		var typ *ast.FuncType
-		if fb.lit != nil {
-			typ = fb.lit.Type
-		} else if fb.self != nil {
-			if path, _ := astutil.PathEnclosingInterval(st.files[st.pass.Fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
-				for _, n := range path {
-					if fd, ok := n.(*ast.FuncDecl); ok {
-						typ = fd.Type
-						break
-					}
-				}
-			}
-		}
-		if typ != nil && typ.Pos() <= v.Pos() && v.Pos() < typ.End() {
-			return fb.body
-		}
-	}
-	return nil
-}
 
 // invariance decides whether an expression has the same value on every
 // run of a region of code.
 type invariance struct {
-	st     *state
+	info   *types.Info
 	region []ast.Node
 	lit    *ast.FuncLit
 }
@@ -60,7 +22,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 	if depth > 8 {
 		return false
 	}
-	info := inv.st.info
+	info := inv.info
 	if tv, ok := info.Types[e]; ok && tv.Value != nil {
 		return true
 	}
@@ -89,7 +51,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
 			return inv.fixed(x.Args[0], depth+1) // a conversion
 		}
-		if !pureFunc(funcKey(calleeFunc(inv.st.info, x))) {
+		if !pureFunc(funcKey(calleeFunc(inv.info, x))) {
 			return false
 		}
 		for _, a := range x.Args {
@@ -123,7 +85,7 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 // assignments counts the assignments to v in the region, returning the
 // right-hand side when there is exactly one simple one.
 func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
-	info := inv.st.info
+	info := inv.info
 	var rhs ast.Expr
 	n := 0
 	for _, node := range inv.region {

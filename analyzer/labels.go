@@ -74,15 +74,15 @@ func nothingSent(info *types.Info, e ast.Expr) bool {
 }
 
 // classifyOf reports whether e is shim.Classify(carrier).
-func (st *state) classifyOf(c carrier, e ast.Expr) bool {
+func (ef *errFlow) classifyOf(c carrier, e ast.Expr) bool {
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		// o := shim.Classify(err); o == shim.OutcomeNotRun
-		if v, ok := st.info.Uses[id].(*types.Var); ok && st.assigned[v] == 1 && st.defs[v] != nil {
-			e = st.defs[v]
+		if v, ok := ef.info.Uses[id].(*types.Var); ok && ef.vals.def(v) != nil {
+			e = ef.vals.def(v)
 		}
 	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
-	return ok && len(call.Args) == 1 && funcKey(calleeFunc(st.info, call)) == shimClassify && carries(st.info, c, call.Args[0])
+	return ok && len(call.Args) == 1 && funcKey(calleeFunc(ef.info, call)) == shimClassify && carries(ef.info, c, call.Args[0])
 }
 
 // outcome returns the labels of "shim.Classify(err) == e" being true, if e
@@ -101,16 +101,16 @@ func outcome(info *types.Info, e ast.Expr) (labels, bool) {
 // compare returns the labels of the true and false outcomes of
 // "x == y" (eq) or "x != y", if one side is the carrier or
 // shim.Classify(carrier).
-func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
+func (ef *errFlow) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	none := one(labelNone)
 	other := y
 	switch {
-	case carriesReply(st.info, c, x) || carriesReply(st.info, c, y):
+	case carriesReply(ef.info, c, x) || carriesReply(ef.info, c, y):
 		other := y
-		if carriesReply(st.info, c, y) {
+		if carriesReply(ef.info, c, y) {
 			other = x
 		}
-		if !isNil(st.info, other) {
+		if !isNil(ef.info, other) {
 			return none, none
 		}
 		// reply == nil: nothing came back.
@@ -119,14 +119,14 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 			t, f = f, t
 		}
 		return t, f
-	case carries(st.info, c, x):
-	case carries(st.info, c, y):
+	case carries(ef.info, c, x):
+	case carries(ef.info, c, y):
 		other = x
-	case st.classifyOf(c, x), st.classifyOf(c, y):
-		if st.classifyOf(c, y) {
+	case ef.classifyOf(c, x), ef.classifyOf(c, y):
+		if ef.classifyOf(c, y) {
 			y = x // the Outcome constant is on the left
 		}
-		l, ok := outcome(st.info, y)
+		l, ok := outcome(ef.info, y)
 		if !ok {
 			return none, none
 		}
@@ -139,7 +139,7 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 		}
 		return t, f
 	default:
-		if l, ok := st.refusedCode(x, y); ok {
+		if l, ok := refusedCode(ef.info, x, y); ok {
 			t, f = l, none
 			if !eq {
 				t, f = f, t
@@ -148,12 +148,12 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 		}
 		return none, none
 	}
-	if isNil(st.info, other) {
+	if isNil(ef.info, other) {
 		t, f = one(labelSuccess), one(labelFailure)
 	} else {
 		// err == X: true is that error; false is nil or another one.
 		fail := labelFailure
-		if nothingSent(st.info, other) || st.isDeclined(other) {
+		if nothingSent(ef.info, other) || ef.isDeclined(other) {
 			fail = labelSafe
 		}
 		t, f = one(fail), one(labelSuccess)|one(labelFailure)
@@ -165,56 +165,56 @@ func (st *state) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 }
 
 // cond returns the labels of the true and false outcomes of a condition.
-func (st *state) cond(c carrier, e ast.Expr) (t, f labels) {
+func (ef *errFlow) cond(c carrier, e ast.Expr) (t, f labels) {
 	none := one(labelNone)
 	switch e := e.(type) {
 	case *ast.ParenExpr:
-		return st.cond(c, e.X)
+		return ef.cond(c, e.X)
 	case *ast.Ident:
 		// ok := err == nil; if ok { ... }
-		if v, ok := st.info.Uses[e].(*types.Var); ok && st.assigned[v] == 1 {
-			if def := st.defs[v]; def != nil && isBool(v.Type()) {
-				return st.cond(c, def)
+		if v, ok := ef.info.Uses[e].(*types.Var); ok {
+			if def := ef.vals.def(v); def != nil && isBool(v.Type()) {
+				return ef.cond(c, def)
 			}
 		}
 	case *ast.UnaryExpr:
 		if e.Op == token.NOT {
-			t, f := st.cond(c, e.X)
+			t, f := ef.cond(c, e.X)
 			return f, t
 		}
 	case *ast.BinaryExpr:
 		switch e.Op {
 		case token.LAND:
-			tx, fx := st.cond(c, e.X)
-			ty, fy := st.cond(c, e.Y)
+			tx, fx := ef.cond(c, e.X)
+			ty, fy := ef.cond(c, e.Y)
 			return tx.then(ty), fx | tx.then(fy)
 		case token.LOR:
-			tx, fx := st.cond(c, e.X)
-			ty, fy := st.cond(c, e.Y)
+			tx, fx := ef.cond(c, e.X)
+			ty, fy := ef.cond(c, e.Y)
 			return tx | fx.then(ty), fx.then(fy)
 		case token.EQL, token.NEQ:
-			return st.compare(c, e.X, e.Y, e.Op == token.EQL)
+			return ef.compare(c, e.X, e.Y, e.Op == token.EQL)
 		}
 	case *ast.CallExpr:
 		// errors.Is(err, X), errors.As(err, &t), or any other predicate
 		// of the error: true means it is some error.
 		uses := false
 		for _, a := range e.Args {
-			uses = uses || carries(st.info, c, a)
+			uses = uses || carries(ef.info, c, a)
 		}
-		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && carries(st.info, c, sel.X) {
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && carries(ef.info, c, sel.X) {
 			uses = true
 		}
 		if !uses {
 			return none, none
 		}
-		fn := calleeFunc(st.info, e)
-		if st.isSafePredicate(fn) {
+		fn := calleeFunc(ef.info, e)
+		if ef.isSafePredicate(fn) {
 			return one(labelSafe), none
 		}
 		switch funcKey(fn) {
-		case "errors.Is":
-			if len(e.Args) == 2 && (nothingSent(st.info, e.Args[1]) || st.isDeclined(e.Args[1])) {
+		case errorsIs:
+			if len(e.Args) == 2 && (nothingSent(ef.info, e.Args[1]) || ef.isDeclined(e.Args[1])) {
 				return one(labelSafe), none
 			}
 		case shimMayHaveRun:

@@ -106,9 +106,9 @@ func recvTypeName(t types.Type) string {
 // isConnect reports whether fn is nats.Connect or (nats.Options).Connect.
 func isConnect(fn *types.Func) (options bool, ok bool) {
 	switch funcKey(fn) {
-	case natsPath + ".Connect":
+	case connectFunc:
 		return false, true
-	case natsPath + ".Options.Connect":
+	case optionsConnect:
 		return true, true
 	}
 	return false, false

@@ -7,6 +7,18 @@ import (
 	"go/types"
 )
 
+// idCheck decides whether a retried send carries an ID that makes the
+// retry safe: a JetStream message ID (WithMsgID, nats.MsgId, the
+// Nats-Msg-Id header) or a shim operation ID that is the same on every
+// attempt. It follows options slices, messages and headers to their
+// stores in the value index; the retry check asks it (fixedID) before
+// reporting a send.
+type idCheck struct {
+	info *types.Info
+	pkg  *types.Package
+	vals *valueIndex
+}
+
 // fixedMsgID reports whether a JetStream publish carries a message ID that
 // is the same on every attempt, from an expression that does not change in
 // region (the nodes that run again on a retry): jetstream.WithMsgID or
@@ -15,17 +27,17 @@ import (
 // Header.Set or Header.Add, by indexing, or in a header map built first
 // and assigned. lit is the retried function literal, if any: its
 // parameters change between attempts.
-func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
-	inv := &invariance{st: st, region: region, lit: lit}
+func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
+	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixedID(st.info, arg, inv) {
+		if optionHasFixedID(ic.info, arg, inv) {
 			return true
 		}
-		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && st.optsHaveFixedID(arg, inv) {
+		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixedID(arg, inv) {
 			return true
 		}
-		if t := st.info.TypeOf(arg); t != nil && isNamed(t, natsPath, "Msg") && st.msgHasFixedID(arg, inv) {
+		if t := ic.info.TypeOf(arg); t != nil && isNamed(t, natsPath, msgType) && ic.msgHasFixedID(arg, inv) {
 			return true
 		}
 	}
@@ -37,17 +49,17 @@ func (st *state) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Func
 // passed with opts...) that is the same on every attempt, by the rules of
 // fixedMsgID. Only (*shim.Client).Request and RequestMsg count: a
 // Nats-Msg-Id header on a request protects nothing.
-func (st *state) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
-	if !opIDRequests[funcKey(calleeFunc(st.info, call))] {
+func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
+	if !opIDRequests[funcKey(calleeFunc(ic.info, call))] {
 		return false
 	}
-	inv := &invariance{st: st, region: region, lit: lit}
+	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixed(st.info, arg, inv, isOperationIDOption) {
+		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) {
 			return true
 		}
-		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && st.optsHaveFixed(arg, inv, isOperationIDOption) {
+		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixed(arg, inv, isOperationIDOption) {
 			return true
 		}
 	}
@@ -62,8 +74,8 @@ func isOperationIDOption(info *types.Info, e ast.Expr) bool {
 
 // fixedID reports whether a send carries an ID that makes its retry safe:
 // a fixed JetStream message ID, or a fixed operation ID on a shim request.
-func (st *state) fixedID(s sendSite, region []ast.Node, lit *ast.FuncLit) bool {
-	return s.info.js && st.fixedMsgID(s.call, region, lit) || st.fixedOperationID(s.call, region, lit)
+func (ic *idCheck) fixedID(s sendSite, region []ast.Node, lit *ast.FuncLit) bool {
+	return s.info.js && ic.fixedMsgID(s.call, region, lit) || ic.fixedOperationID(s.call, region, lit)
 }
 
 // optionHasFixedID reports whether e is a message ID option with a fixed ID.
@@ -79,24 +91,24 @@ func optionHasFixed(info *types.Info, e ast.Expr, inv *invariance, isID func(*ty
 
 // optsHaveFixedID reports whether the options slice variable e holds a
 // message ID option with a fixed ID: in its literal or appended to it.
-func (st *state) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
-	return st.optsHaveFixed(e, inv, isMsgIDOption)
+func (ic *idCheck) optsHaveFixedID(e ast.Expr, inv *invariance) bool {
+	return ic.optsHaveFixed(e, inv, isMsgIDOption)
 }
 
 // optsHaveFixed is optsHaveFixedID for the ID options isID matches.
-func (st *state) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
-	v := localVar(st.info, e)
-	body := st.bodyOf(v)
+func (ic *idCheck) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
+	v := localVar(ic.info, e)
+	body := ic.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
 	found := false
 	check := func(elts []ast.Expr) {
 		for _, x := range elts {
-			found = found || optionHasFixed(st.info, x, inv, isID)
+			found = found || optionHasFixed(ic.info, x, inv, isID)
 		}
 	}
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	ic.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		switch r := ast.Unparen(rhs).(type) {
 		case *ast.CompositeLit:
 			check(r.Elts)
@@ -112,38 +124,38 @@ func (st *state) optsHaveFixed(e ast.Expr, inv *invariance, isID func(*types.Inf
 // msgHasFixedID reports whether the message expression m gets a fixed
 // Nats-Msg-Id header: in its literal, or, for a variable, anywhere in the
 // function that declares it.
-func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
+func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 	m = unaddr(m)
 	if lit, ok := m.(*ast.CompositeLit); ok {
-		return st.literalHasFixedID(lit, inv)
+		return ic.literalHasFixedID(lit, inv)
 	}
-	v := localVar(st.info, m)
-	body := st.bodyOf(v)
+	v := localVar(ic.info, m)
+	body := ic.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
 	fixed := false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	ic.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		switch r := unaddr(rhs).(type) {
 		case *ast.CompositeLit:
-			fixed = fixed || st.literalHasFixedID(r, inv)
+			fixed = fixed || ic.literalHasFixedID(r, inv)
 		case *ast.CallExpr:
 			// msg := e.toMsg(subj), built once before the retry by a
 			// function of the package that sets the ID on the message.
-			fixed = fixed || st.builderSetsMsgID(r) && inv.fixed(m, 0)
+			fixed = fixed || ic.builderSetsMsgID(r) && inv.fixed(m, 0)
 		}
 	})
 	// v.Header: set, indexed or assigned.
 	isHeader := func(e ast.Expr) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) == v
+		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) == v
 	}
-	fixed = fixed || headerSetIn(st.info, body, isHeader, inv)
+	fixed = fixed || headerSetIn(ic.info, body, isHeader, inv)
 	ast.Inspect(body, func(n ast.Node) bool {
 		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
 			for i, l := range as.Lhs {
 				if isHeader(l) {
-					fixed = fixed || st.headerHasFixedID(as.Rhs[i], inv)
+					fixed = fixed || ic.headerHasFixedID(as.Rhs[i], inv)
 				}
 			}
 		}
@@ -156,27 +168,27 @@ func (st *state) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 // that sets a Nats-Msg-Id header (not a fresh one: a nuid or the clock)
 // on a message it builds: Header.Set, Header.Add or indexing on a local
 // variable's Header, or a Header literal with the ID.
-func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
-	fn := calleeFunc(st.info, call)
-	if fn == nil || fn.Pkg() != st.pass.Pkg {
+func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
+	fn := calleeFunc(ic.info, call)
+	if fn == nil || fn.Pkg() != ic.pkg {
 		return false
 	}
-	for _, fb := range st.bodies {
+	for _, fb := range ic.vals.bodies {
 		if fb.self != fn.Origin() {
 			continue
 		}
-		inv := &invariance{st: st}
+		inv := &invariance{info: ic.info}
 		isHeader := func(e ast.Expr) bool {
 			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-			return ok && sel.Sel.Name == "Header" && localVar(st.info, sel.X) != nil
+			return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
 		}
-		if headerSetIn(st.info, fb.body, isHeader, inv) {
+		if headerSetIn(ic.info, fb.body, isHeader, inv) {
 			return true
 		}
 		found := false
 		ast.Inspect(fb.body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.CompositeLit); ok && !found {
-				found = st.literalHasFixedID(lit, inv)
+				found = ic.literalHasFixedID(lit, inv)
 			}
 			return !found
 		})
@@ -187,10 +199,10 @@ func (st *state) builderSetsMsgID(call *ast.CallExpr) bool {
 
 // literalHasFixedID reports whether a nats.Msg literal has a Header with a
 // fixed Nats-Msg-Id.
-func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool {
+func (ic *idCheck) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool {
 	for _, elt := range lit.Elts {
 		if kv, ok := elt.(*ast.KeyValueExpr); ok {
-			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "Header" && st.headerHasFixedID(kv.Value, inv) {
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == headerField && ic.headerHasFixedID(kv.Value, inv) {
 				return true
 			}
 		}
@@ -200,12 +212,12 @@ func (st *state) literalHasFixedID(lit *ast.CompositeLit, inv *invariance) bool 
 
 // headerHasFixedID reports whether the header expression h (a nats.Header
 // literal, or a variable holding a header map) has a fixed Nats-Msg-Id.
-func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
+func (ic *idCheck) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 	h = ast.Unparen(h)
 	if hl, ok := h.(*ast.CompositeLit); ok {
 		for _, he := range hl.Elts {
 			hkv, ok := he.(*ast.KeyValueExpr)
-			if !ok || !isMsgIDKey(st.info, hkv.Key) {
+			if !ok || !isMsgIDKey(ic.info, hkv.Key) {
 				continue
 			}
 			if vals, ok := ast.Unparen(hkv.Value).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {
@@ -214,18 +226,18 @@ func (st *state) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 		}
 		return false
 	}
-	v := localVar(st.info, h)
-	body := st.bodyOf(v)
+	v := localVar(ic.info, h)
+	body := ic.vals.bodyOf(v)
 	if v == nil || body == nil {
 		return false
 	}
 	fixed := false
-	st.valuesAssigned(body, v, func(rhs ast.Expr) {
+	ic.vals.valuesAssigned(body, v, func(rhs ast.Expr) {
 		if hl, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
-			fixed = fixed || st.headerHasFixedID(hl, inv)
+			fixed = fixed || ic.headerHasFixedID(hl, inv)
 		}
 	})
-	return fixed || headerSetIn(st.info, body, func(e ast.Expr) bool { return localVar(st.info, e) == v }, inv)
+	return fixed || headerSetIn(ic.info, body, func(e ast.Expr) bool { return localVar(ic.info, e) == v }, inv)
 }
 
 // headerSetIn reports whether body sets a fixed Nats-Msg-Id on a header

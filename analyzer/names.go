@@ -5,8 +5,8 @@ package analyzer
 // helpers and their semantics, pure functions and functions that do not
 // return. The tables are read-only after package initialization. A name is
 // a funcKey ("pkgpath.Func", "pkgpath.Type.Method") or, for variables and
-// constants, "pkgpath.Name". TestNamesExist checks the natssend names
-// against the real shim and claimcheck packages.
+// constants, "pkgpath.Name". TestNamesExist checks those of nats.go, shim
+// and claimcheck against the real packages.
 
 // Package paths matched by the analyzer. The analyzer never imports these
 // packages: it compares the package path, receiver type name and method name
@@ -189,8 +189,55 @@ var (
 )
 
 // newErrorFuncs return a new, never nil error: an error passed through
-// them no longer tells whether the send failed.
-var newErrorFuncs = setOf("fmt.Errorf", "errors.New", "errors.Join")
+// them no longer tells whether the send failed. fmt.Errorf with %w keeps
+// the send's error for errors.Is, which the error-flow labels read.
+var newErrorFuncs = setOf(fmtErrorf, "errors.New", "errors.Join")
+
+const (
+	fmtErrorf = "fmt.Errorf"
+	errorsIs  = "errors.Is"
+)
+
+// The nats.go names the reconnectbuf check reads (connect.go): the
+// connect calls, the options that set reconnect buffering, the Options
+// fields they set and the default Options.
+const (
+	connectFunc         = natsPath + ".Connect"
+	optionsConnect      = natsPath + "." + optionsType + ".Connect"
+	reconnectBufOption  = natsPath + ".ReconnectBufSize"
+	noReconnectOption   = natsPath + ".NoReconnect"
+	defaultOptionsFunc  = natsPath + ".GetDefaultOptions"
+	optionsType         = "Options" // of natsPath
+	reconnectBufField   = "ReconnectBufSize"
+	allowReconnectField = "AllowReconnect"
+)
+
+// msgType is nats.Msg, whose headerField holds a message's headers;
+// apiErrorCodeField is the field of apiErrorTypes compared with
+// refusedCodes.
+const (
+	msgType           = "Msg" // of natsPath
+	headerField       = "Header"
+	apiErrorCodeField = "ErrorCode"
+)
+
+// controlTypes say how long a send may take, not what it sends: an
+// argument of these types is neither body nor target (args.go).
+var controlTypes = [][2]string{{"context", "Context"}, {"time", "Duration"}}
+
+// fixTargets are the shim functions the suggested fixes rewrite raw sends
+// to, by fixKind: the function, the nats.go type of the receiver that
+// becomes its first argument, the raw call's argument count and what the
+// rewrite appends to the arguments.
+var fixTargets = map[fixKind]struct {
+	fn, recvType string
+	nargs        int
+	extra        string
+}{
+	fixPublish:    {"Publish", "Conn", 2, ""},
+	fixPublishMsg: {"PublishMsg", "Conn", 1, ""},
+	fixRespond:    {"Respond", "Msg", 1, ", nil"},
+}
 
 const (
 	shimClassify   = shimPath + ".Classify"

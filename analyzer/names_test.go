@@ -76,7 +76,8 @@ func TestNamesExist(t *testing.T) {
 		_, ok := funcs[key]
 		check("shim send", key, ok)
 	}
-	for _, key := range []string{shimClassify, shimMayHaveRun, msgIDOptionFuncs[0], msgIDOptionFuncs[1], opIDOptionFunc} {
+	for _, key := range []string{shimClassify, shimMayHaveRun, msgIDOptionFuncs[0], msgIDOptionFuncs[1], opIDOptionFunc,
+		connectFunc, optionsConnect, reconnectBufOption, noReconnectOption, defaultOptionsFunc} {
 		_, ok := funcs[key]
 		check("function", key, ok)
 	}
@@ -101,6 +102,29 @@ func TestNamesExist(t *testing.T) {
 	for _, tt := range slices.Concat(targetTypes, apiErrorTypes, carrierTypes) {
 		_, ok := objs[tt[0]+"."+tt[1]].(*types.TypeName)
 		check("type", tt[0]+"."+tt[1], ok)
+	}
+	// The fields read by name, and the shim functions and receiver types
+	// of the suggested fixes.
+	field := func(path, typ, name string) {
+		tn, _ := objs[path+"."+typ].(*types.TypeName)
+		ok := false
+		if tn != nil {
+			obj, _, _ := types.LookupFieldOrMethod(tn.Type(), true, tn.Pkg(), name)
+			_, ok = obj.(*types.Var)
+		}
+		check("field", path+"."+typ+"."+name, ok)
+	}
+	field(natsPath, optionsType, reconnectBufField)
+	field(natsPath, optionsType, allowReconnectField)
+	field(natsPath, msgType, headerField)
+	for _, at := range apiErrorTypes {
+		field(at[0], at[1], apiErrorCodeField)
+	}
+	for _, ft := range fixTargets {
+		_, ok := funcs[shimPath+"."+ft.fn]
+		check("function", shimPath+"."+ft.fn, ok)
+		_, ok = objs[natsPath+"."+ft.recvType].(*types.TypeName)
+		check("type", natsPath+"."+ft.recvType, ok)
 	}
 	if c, ok := objs[natsPath+".MsgIdHdr"].(*types.Const); !ok || c.Val().ExactString() != `"`+msgIDHeader+`"` {
 		t.Errorf("nats.MsgIdHdr is not %q", msgIDHeader)

@@ -3,6 +3,8 @@ package analyzer
 import (
 	"go/ast"
 	"go/types"
+
+	"golang.org/x/tools/go/analysis"
 )
 
 // noReturnFact marks a function that never returns: its body ends with a
@@ -16,12 +18,27 @@ func (*noReturnFact) AFact() {}
 
 func (*noReturnFact) String() string { return "does not return" }
 
-// inferNoReturn finds the package's functions that do not return and
+// noReturns knows which calls do not return, for the control-flow
+// graphs of every check: the standard ones (panic, os.Exit, log.Fatal,
+// t.Fatal...), the functions of this package found not to return
+// (infer), and those of other packages with a noReturnFact.
+type noReturns struct {
+	pass  *analysis.Pass
+	info  *types.Info
+	funcs map[*types.Func]bool // functions of this package that do not return
+}
+
+// newNoReturns returns the no-return functions of pass, none inferred yet.
+func newNoReturns(pass *analysis.Pass) *noReturns {
+	return &noReturns{pass: pass, info: pass.TypesInfo, funcs: make(map[*types.Func]bool)}
+}
+
+// infer finds the package's functions that do not return and
 // exports their facts. It looks at each top-level function's last
 // statement first, so that most functions cost nothing.
-func (st *state) inferNoReturn() {
+func (nr *noReturns) infer() {
 	var cands []*ast.FuncDecl
-	for _, f := range st.pass.Files {
+	for _, f := range nr.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil || len(fd.Body.List) == 0 || (fd.Recv == nil && fd.Name.Name == "main") {
@@ -37,19 +54,19 @@ func (st *state) inferNoReturn() {
 	for changed := true; changed; {
 		changed = false
 		for _, fd := range cands {
-			fn, _ := st.info.Defs[fd.Name].(*types.Func)
-			if fn == nil || st.noReturn[fn] {
+			fn, _ := nr.info.Defs[fd.Name].(*types.Func)
+			if fn == nil || nr.funcs[fn] {
 				continue
 			}
 			last := fd.Body.List[len(fd.Body.List)-1].(*ast.ExprStmt).X.(*ast.CallExpr)
-			if !st.mayReturn(last) {
-				st.noReturn[fn] = true
+			if !nr.mayReturn(last) {
+				nr.funcs[fn] = true
 				changed = true
 			}
 		}
 	}
-	for fn := range st.noReturn {
-		st.pass.ExportObjectFact(fn, new(noReturnFact))
+	for fn := range nr.funcs {
+		nr.pass.ExportObjectFact(fn, new(noReturnFact))
 	}
 }
 
@@ -67,4 +84,27 @@ func hasReturn(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// mayReturn reports whether a call may return, for the control-flow graph:
+// panic, os.Exit, runtime.Goexit, log.Fatal* and log.Panic* (also of a
+// *log.Logger), and the Fatal, FailNow and Skip methods of testing.T, B, F
+// and TB do not.
+func (nr *noReturns) mayReturn(call *ast.CallExpr) bool {
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if b, ok := nr.info.Uses[id].(*types.Builtin); ok && b.Name() == "panic" {
+			return false
+		}
+	}
+	fn := calleeFunc(nr.info, call)
+	if fn == nil {
+		return true
+	}
+	if noReturnFuncs[funcKey(fn)] || nr.funcs[fn] {
+		return false
+	}
+	if fn.Pkg() != nil && fn.Pkg() != nr.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
+		return !nr.pass.ImportObjectFact(fn, new(noReturnFact))
+	}
+	return true
 }

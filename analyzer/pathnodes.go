@@ -73,7 +73,7 @@ func returnsNewError(info *types.Info, node ast.Node) bool {
 // carried error and an error proving nothing was delivered, such as a
 // test assertion (require.ErrorIs(t, err, nats.ErrNoResponders)) that
 // stops the test unless the error is that one.
-func (st *state) assertsNotDelivered(node ast.Node, c carrier) bool {
+func assertsNotDelivered(info *types.Info, node ast.Node, c carrier) bool {
 	es, ok := node.(*ast.ExprStmt)
 	if !ok {
 		return false
@@ -84,8 +84,8 @@ func (st *state) assertsNotDelivered(node ast.Node, c carrier) bool {
 	}
 	hasErr, hasSentinel := false, false
 	for _, a := range call.Args {
-		hasErr = hasErr || carries(st.info, c, a)
-		hasSentinel = hasSentinel || nothingSent(st.info, a)
+		hasErr = hasErr || carries(info, c, a)
+		hasSentinel = hasSentinel || nothingSent(info, a)
 	}
 	return hasErr && hasSentinel
 }

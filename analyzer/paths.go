@@ -130,8 +130,12 @@ type search struct {
 }
 
 // retryPaths follows the paths from the send and records each arrival
-// back at it, or at a recursive call of self.
-func (st *state) retryPaths(sr *search) *pathResult {
+// back at it, or at a recursive call of self (by cg). It labels the paths
+// with ef. This is the path search of every retry check: sends in loops
+// and recursion, helper literals, predicates, declined sentinels and
+// inferred retry helpers.
+func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
+	info := ef.info
 	r := &pathResult{}
 	d, start, i := sr.d, sr.start, sr.i
 	var nodes []ast.Node
@@ -139,7 +143,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 		nodes = append(nodes, b.Nodes...)
 	}
 	for k := range sr.carriers {
-		sr.carriers[k] = withDerived(st.info, nodes, sr.carriers[k])
+		sr.carriers[k] = withDerived(info, nodes, sr.carriers[k])
 	}
 	seen := make(map[pathState]int)
 	var queue []int
@@ -189,8 +193,8 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				s.dirty |= d.results(node)
 				continue
 			}
-			if rc, direct := st.recursiveCall(node, sr.self); rc != nil {
-				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(st.info, rc, direct, sr.self, d)
+			if rc, direct := cg.recursiveCall(node, sr.self); rc != nil {
+				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(info, rc, direct, sr.self, d)
 				exact := same && !d.targetNondet && s.dirty&d.target == 0
 				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
 				return
@@ -199,7 +203,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				sr.onReturn(ret, s.l, s.valid)
 				return
 			}
-			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (failsTest(st.info, node) || returnsNewError(st.info, node)) {
+			if s.l == labelSuccess && s.valid && s.judged && !s.looped && !r.expectsFailure && (failsTest(info, node) || returnsNewError(info, node)) {
 				r.expectsFailure = true
 			}
 			if ci, ok := sr.recv[node]; ok && (s.l == labelNone || s.l == labelSuccess || int(s.c) == ci) {
@@ -211,20 +215,20 @@ func (st *state) retryPaths(sr *search) *pathResult {
 				s.dirty |= d.results(node)
 				continue
 			}
-			if s.valid && (s.l == labelNone || s.l == labelFailure) && st.assertsNotDelivered(node, c) {
+			if s.valid && (s.l == labelNone || s.l == labelFailure) && assertsNotDelivered(info, node, c) {
 				// require.ErrorIs(t, err, nats.ErrNoResponders): past
 				// it, the error is one that proves nothing happened.
 				s.l = labelSafe
 			}
-			if assignsCarrier(st.info, node, c) && !st.transforms(node, c, s.l) {
+			if assignsCarrier(info, node, c) && !transforms(info, node, c, s.l) {
 				s.valid = false
 			}
 			s.dirty = d.apply(node, s.dirty)
-			s.known, s.flags = setFlags(st.info, node, sr.flags, s.known, s.flags)
+			s.known, s.flags = setFlags(info, node, sr.flags, s.known, s.flags)
 		}
 		s.dirty = d.rangeDirty(s.b, s.dirty)
 		if s.b.Kind == cfg.KindRangeLoop {
-			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && assignsCarrier(st.info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
+			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && assignsCarrier(info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
 				s.valid = false
 			}
 		}
@@ -239,16 +243,16 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			judged := s.valid && (s.l == labelNone || s.l == labelFailure)
 			switch {
 			case isTypeCase && judged:
-				t, f = st.typeCaseLabels(c, sr.typeCase[s.b.Succs[1]])
+				t, f = typeCaseLabels(info, c, sr.typeCase[s.b.Succs[1]])
 			case isExpr && judged:
 				if tag, ok := sr.caseTag[e]; ok {
-					t, f = st.compare(c, tag, e, true)
+					t, f = ef.compare(c, tag, e, true)
 				} else {
-					t, f = st.cond(c, e)
+					t, f = ef.cond(c, e)
 				}
 			}
 			tested := s.tested
-			if isExpr && (s.l == labelSuccess && mentionsReply(st.info, e, c) || judged && s.l == labelNone && readsReply(st.info, e, c)) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) {
 				// A success path leaving this condition looked at the
 				// reply, also when the condition tests the error too
 				// (err == nil && len(replies) == want).
@@ -256,7 +260,7 @@ func (st *state) retryPaths(sr *search) *pathResult {
 			}
 			val, known := false, false
 			if isExpr {
-				val, known = st.evalFlags(e, sr.flags, s.known, s.flags)
+				val, known = evalFlags(info, e, sr.flags, s.known, s.flags)
 			}
 			for k, edge := range []struct {
 				b  *cfg.Block

@@ -35,7 +35,7 @@ func (st *state) selector(sel *ast.SelectorExpr, stack []ast.Node) {
 	f := &finding{
 		category: CategoryRawSend,
 		api:      "raw " + rs.display,
-		report:   st.set.enabled[CategoryRawSend] && !st.exempt,
+		report:   st.rep.reported(CategoryRawSend),
 	}
 	subject := "raw " + rs.display
 	if call != nil {
@@ -51,7 +51,7 @@ func (st *state) selector(sel *ast.SelectorExpr, stack []ast.Node) {
 	f.message = subject + sep + rs.advice
 	isExpr := st.info.Selections[sel] != nil && st.info.Selections[sel].Kind() == types.MethodExpr
 	if call != nil && !isExpr && rs.fix != fixNone {
-		f.fix = func() []analysis.SuggestedFix { return st.rawFix(call, sel, rs.fix) }
+		f.fix = func() []analysis.SuggestedFix { return st.rep.rawFix(call, sel, rs.fix) }
 	}
-	st.findings = append(st.findings, f)
+	st.rep.add(f)
 }

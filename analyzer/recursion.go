@@ -5,11 +5,38 @@ import (
 	"go/types"
 )
 
+// callGraph is the graph of calls between the functions of the package,
+// outside function literals: who calls whom (edges, with the callers in
+// source order for a stable fixpoint), and the answers to reaches so far.
+// The scan adds the edges; the send index propagates sends along them,
+// and the retry check asks whether a function may run again from its
+// body (mayRecurse, recursiveCall).
+type callGraph struct {
+	info    *types.Info
+	pkg     *types.Package
+	callers []*types.Func // functions with calls to local functions, in source order
+	edges   map[*types.Func][]*types.Func
+	reach   map[[2]*types.Func]bool // memo of reaches
+}
+
+// newCallGraph returns the empty call graph of pkg.
+func newCallGraph(info *types.Info, pkg *types.Package) *callGraph {
+	return &callGraph{info: info, pkg: pkg, edges: make(map[*types.Func][]*types.Func), reach: make(map[[2]*types.Func]bool)}
+}
+
+// add records a call of callee in caller's body.
+func (cg *callGraph) add(caller, callee *types.Func) {
+	if _, seen := cg.edges[caller]; !seen {
+		cg.callers = append(cg.callers, caller)
+	}
+	cg.edges[caller] = append(cg.edges[caller], callee)
+}
+
 // recursiveCall returns the call in node, outside function literals, by
 // which self runs again: a call of self (direct), of a function of this
 // package that calls self back (mutual recursion), or time.AfterFunc with
 // a function that calls self (rescheduling itself).
-func (st *state) recursiveCall(node ast.Node, self *types.Func) (call *ast.CallExpr, direct bool) {
+func (cg *callGraph) recursiveCall(node ast.Node, self *types.Func) (call *ast.CallExpr, direct bool) {
 	if self == nil {
 		return nil, false
 	}
@@ -21,13 +48,13 @@ func (st *state) recursiveCall(node ast.Node, self *types.Func) (call *ast.CallE
 			if call != nil {
 				return false
 			}
-			fn := calleeFunc(st.info, n)
+			fn := calleeFunc(cg.info, n)
 			switch {
 			case fn == self:
 				call, direct = n, true
-			case fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, self):
+			case fn != nil && fn.Pkg() == cg.pkg && cg.reaches(fn, self):
 				call = n
-			case reschedulers[funcKey(fn)] && len(n.Args) > 0 && st.callsBack(n.Args[len(n.Args)-1], self):
+			case reschedulers[funcKey(fn)] && len(n.Args) > 0 && cg.callsBack(n.Args[len(n.Args)-1], self):
 				call = n
 			}
 		}
@@ -38,10 +65,10 @@ func (st *state) recursiveCall(node ast.Node, self *types.Func) (call *ast.CallE
 
 // callsBack reports whether the function value e runs self: self itself
 // (s.send), or a literal that calls self or a function reaching it.
-func (st *state) callsBack(e ast.Expr, self *types.Func) bool {
+func (cg *callGraph) callsBack(e ast.Expr, self *types.Func) bool {
 	e = ast.Unparen(e)
-	if fn, ok := objectOf(st.info, e).(*types.Func); ok {
-		return fn == self || st.reaches(fn, self)
+	if fn, ok := objectOf(cg.info, e).(*types.Func); ok {
+		return fn == self || cg.reaches(fn, self)
 	}
 	lit, ok := e.(*ast.FuncLit)
 	if !ok {
@@ -50,7 +77,7 @@ func (st *state) callsBack(e ast.Expr, self *types.Func) bool {
 	found := false
 	ast.Inspect(lit.Body, func(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok {
-			if fn := calleeFunc(st.info, c); fn == self || (fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, self)) {
+			if fn := calleeFunc(cg.info, c); fn == self || (fn != nil && fn.Pkg() == cg.pkg && cg.reaches(fn, self)) {
 				found = true
 			}
 		}
@@ -61,19 +88,19 @@ func (st *state) callsBack(e ast.Expr, self *types.Func) bool {
 
 // reaches reports whether fn calls target, directly or through other
 // functions of this package (calls outside function literals).
-func (st *state) reaches(fn, target *types.Func) bool {
+func (cg *callGraph) reaches(fn, target *types.Func) bool {
 	key := [2]*types.Func{fn, target}
-	if r, ok := st.reach[key]; ok {
+	if r, ok := cg.reach[key]; ok {
 		return r
 	}
-	st.reach[key] = false // cycles
+	cg.reach[key] = false // cycles
 	seen := map[*types.Func]bool{fn: true}
 	work := []*types.Func{fn}
 	found := false
 	for len(work) > 0 && !found {
 		f := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, callee := range st.edges[f] {
+		for _, callee := range cg.edges[f] {
 			if callee == target {
 				found = true
 				break
@@ -84,7 +111,7 @@ func (st *state) reaches(fn, target *types.Func) bool {
 			}
 		}
 	}
-	st.reach[key] = found
+	cg.reach[key] = found
 	return found
 }
 
@@ -112,4 +139,22 @@ func sameRecursion(info *types.Info, rc *ast.CallExpr, direct bool, self *types.
 		}
 	}
 	return true
+}
+
+// mayRecurse reports whether fb's function may run again from its body:
+// it calls itself, a function of this package that calls it back, or
+// reschedules itself with time.AfterFunc.
+func (cg *callGraph) mayRecurse(fb *fnBody) bool {
+	if fb.self == nil {
+		return false
+	}
+	if fb.reschedules {
+		return true
+	}
+	for _, call := range fb.calls {
+		if fn := calleeFunc(cg.info, call); fn == fb.self || (fn != nil && fn.Pkg() == cg.pkg && cg.reaches(fn, fb.self)) {
+			return true
+		}
+	}
+	return false
 }

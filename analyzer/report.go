@@ -11,9 +11,89 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
+// reporter collects the findings of a pass and reports them: it knows the
+// package's files (which are tests, their source, their natssend
+// directives) and the findings recorded so far. The checks add findings
+// (add, addRetry); report matches them with the directives and
+// reports what remains, once, at the end of the pass.
+type reporter struct {
+	pass     *analysis.Pass
+	set      *settings
+	exempt   bool // the package is a shim package: raw sends and connects are its job
+	files    map[*token.File]*ast.File
+	tests    map[*token.File]bool
+	contents map[*token.File][]byte
+	dirs     map[*token.File]*fileDirectives
+	findings []*finding
+}
+
+// newReporter returns the reporter of pass, with the directives of its
+// files parsed.
+func newReporter(pass *analysis.Pass, set *settings) *reporter {
+	r := &reporter{
+		pass:     pass,
+		set:      set,
+		exempt:   set.exempt(pass.Pkg.Path()),
+		files:    make(map[*token.File]*ast.File, len(pass.Files)),
+		tests:    make(map[*token.File]bool, len(pass.Files)),
+		contents: make(map[*token.File][]byte),
+		dirs:     make(map[*token.File]*fileDirectives),
+	}
+	for _, f := range pass.Files {
+		tf := pass.Fset.File(f.FileStart)
+		if tf == nil {
+			continue
+		}
+		r.files[tf] = f
+		r.tests[tf] = strings.HasSuffix(tf.Name(), "_test.go")
+		if fd := parseDirectives(f, tf, r.tests[tf], func() []byte { return r.content(tf) }); fd != nil {
+			r.dirs[tf] = fd
+		}
+	}
+	return r
+}
+
+// reported reports whether findings of the category are reported in this
+// package: the category is enabled and the package is not exempt.
+func (r *reporter) reported(category string) bool {
+	return r.set.enabled[category] && !r.exempt
+}
+
+// add records a finding.
+func (r *reporter) add(f *finding) {
+	r.findings = append(r.findings, f)
+}
+
+// content returns the source of the file, or nil if it cannot be read.
+func (r *reporter) content(tf *token.File) []byte {
+	if b, ok := r.contents[tf]; ok {
+		return b
+	}
+	b, err := r.pass.ReadFile(tf.Name())
+	if err != nil {
+		b = nil
+	}
+	r.contents[tf] = b
+	return b
+}
+
+// source returns the source text of n, or "" if it is not available.
+func (r *reporter) source(n ast.Node) string {
+	tf := r.pass.Fset.File(n.Pos())
+	if tf == nil {
+		return ""
+	}
+	b := r.content(tf)
+	start, end := tf.Offset(n.Pos()), tf.Offset(n.End())
+	if b == nil || start < 0 || end > len(b) || start > end {
+		return ""
+	}
+	return string(b[start:end])
+}
+
 // addRetry records a retry finding at call.
-func (st *state) addRetry(call *ast.CallExpr, api, msg string) {
-	st.findings = append(st.findings, &finding{
+func (r *reporter) addRetry(call *ast.CallExpr, api, msg string) {
+	r.add(&finding{
 		category: CategoryRetry,
 		pos:      call.Pos(),
 		end:      call.End(),
@@ -36,13 +116,13 @@ type finding struct {
 }
 
 // skipFile reports whether nothing may be reported in the file.
-func (st *state) skipFile(tf *token.File) bool {
-	return tf == nil || (st.set.skipTest && st.tests[tf])
+func (r *reporter) skipFile(tf *token.File) bool {
+	return tf == nil || (r.set.skipTest && r.tests[tf])
 }
 
 // report matches findings with directives and reports what remains.
-func (st *state) report() {
-	slices.SortStableFunc(st.findings, func(a, b *finding) int {
+func (r *reporter) report() {
+	slices.SortStableFunc(r.findings, func(a, b *finding) int {
 		return cmp.Or(cmp.Compare(a.pos, b.pos), strings.Compare(a.category, b.category))
 	})
 	type auditEntry struct {
@@ -53,19 +133,19 @@ func (st *state) report() {
 	}
 	var audit []*auditEntry
 	seen := make(map[string]bool)
-	for _, f := range st.findings {
+	for _, f := range r.findings {
 		key := fmt.Sprintf("%d/%s", f.pos, f.category)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		tf := st.pass.Fset.File(f.pos)
-		if st.skipFile(tf) {
+		tf := r.pass.Fset.File(f.pos)
+		if r.skipFile(tf) {
 			continue
 		}
 		var applied *directive
 		uncovered := false // a directive applies but does not cover this retry
-		if fd := st.dirs[tf]; fd != nil {
+		if fd := r.dirs[tf]; fd != nil {
 			sp := stmtSpan(fd.file, tf, f.pos)
 			for _, d := range fd.list {
 				if !d.applies(sp) {
@@ -105,15 +185,15 @@ func (st *state) report() {
 		if f.fix != nil {
 			d.SuggestedFixes = f.fix()
 		}
-		st.pass.Report(d)
+		r.pass.Report(d)
 	}
-	if st.set.audit {
+	if r.set.audit {
 		for _, a := range audit {
 			reason := a.reason
 			if reason == "" {
 				reason = "(no reason given)"
 			}
-			st.pass.Report(analysis.Diagnostic{
+			r.pass.Report(analysis.Diagnostic{
 				Pos:      a.pos,
 				End:      a.end,
 				Category: CategoryReviewed,
@@ -122,8 +202,8 @@ func (st *state) report() {
 			})
 		}
 	}
-	for tf, fd := range st.sortedDirs() {
-		if st.skipFile(tf) {
+	for tf, fd := range r.sortedDirs() {
+		if r.skipFile(tf) {
 			continue
 		}
 		for _, d := range fd.list {
@@ -143,21 +223,21 @@ func (st *state) report() {
 			default:
 				continue
 			}
-			st.pass.Report(analysis.Diagnostic{Pos: d.pos, End: d.end, Category: CategoryDirective, Message: msg, URL: categoryURL(CategoryDirective)})
+			r.pass.Report(analysis.Diagnostic{Pos: d.pos, End: d.end, Category: CategoryDirective, Message: msg, URL: categoryURL(CategoryDirective)})
 		}
 	}
 }
 
 // sortedDirs iterates over the files with directives in position order.
-func (st *state) sortedDirs() func(yield func(*token.File, *fileDirectives) bool) {
+func (r *reporter) sortedDirs() func(yield func(*token.File, *fileDirectives) bool) {
 	return func(yield func(*token.File, *fileDirectives) bool) {
-		tfs := make([]*token.File, 0, len(st.dirs))
-		for tf := range st.dirs {
+		tfs := make([]*token.File, 0, len(r.dirs))
+		for tf := range r.dirs {
 			tfs = append(tfs, tf)
 		}
 		slices.SortFunc(tfs, func(a, b *token.File) int { return cmp.Compare(a.Base(), b.Base()) })
 		for _, tf := range tfs {
-			if !yield(tf, st.dirs[tf]) {
+			if !yield(tf, r.dirs[tf]) {
 				return
 			}
 		}

@@ -5,278 +5,88 @@ import (
 	"go/ast"
 	"go/types"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/cfg"
 )
 
-// fnBody is a function body (declaration or literal) with calls that may
-// matter to the retry check.
-type fnBody struct {
-	body  *ast.BlockStmt
-	self  *types.Func  // the declared function, for recursion; nil for a literal
-	lit   *ast.FuncLit // the literal, nil for a declaration
-	calls []*ast.CallExpr
-	loops bool         // contains a for, range or goto
-	idx   *assignIndex // lazily
-	cfg   *bodyCFG     // lazily
-	// reschedules: the body calls time.AfterFunc (outside literals)
-	reschedules bool
+// retryCheck is the retry check (category retry): sends retried on
+// failure in loops, through recursion, and by retry helpers, configured
+// (-retry-helpers) or inferred (functions retrying a function parameter,
+// exported as retryHelperFact). It knows the helper calls found by the
+// scan and reads everything else from the other parts of the pass: the
+// value index, the send index, the call graph, the error-flow labels,
+// the calls that do not return and the ID check. It reports through the
+// reporter.
+type retryCheck struct {
+	pass  *analysis.Pass
+	info  *types.Info
+	set   *settings
+	rep   *reporter
+	vals  *valueIndex
+	sends *sendIndex
+	graph *callGraph
+	flow  *errFlow
+	noRet *noReturns
+	ids   *idCheck
+
+	helperCalls []helperCall
+	// calls of functions of this package with arguments: retry helper
+	// calls if the callee turns out to retry a function parameter
+	helperCandidates []localCall
 }
 
-// mayRecurse reports whether fb's function may run again from its body:
-// it calls itself, a function of this package that calls it back, or
-// reschedules itself with time.AfterFunc.
-func (st *state) mayRecurse(fb *fnBody) bool {
-	if fb.self == nil {
-		return false
-	}
-	if fb.reschedules {
-		return true
-	}
-	for _, call := range fb.calls {
-		if fn := calleeFunc(st.info, call); fn == fb.self || (fn != nil && fn.Pkg() == st.pass.Pkg && st.reaches(fn, fb.self)) {
-			return true
-		}
-	}
-	return false
+// addHelperCall records a call of a retry helper, configured or imported
+// with a retryHelperFact.
+func (rt *retryCheck) addHelperCall(h helperCall) {
+	rt.helperCalls = append(rt.helperCalls, h)
 }
 
-// sendSite is a send call found in a function body.
-type sendSite struct {
-	call *ast.CallExpr
-	info sendInfo
-	name string // what the call calls, for messages
-}
-
-// subject names the send for a message: the API itself, or what the user
-// called and the API it ends up in.
-func (s sendSite) subject() string {
-	if s.info.direct {
-		return "call of " + s.name
-	}
-	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
+// addCandidate records a call of a function of this package with
+// arguments: a retry helper call if inferHelpers finds that the callee
+// retries a function parameter.
+func (rt *retryCheck) addCandidate(lc localCall) {
+	rt.helperCandidates = append(rt.helperCandidates, lc)
 }
 
 // checkRetries reports retried sends: in loops, through recursion, and in
 // function literals passed to retry helpers. It works on the control-flow
 // graph of each function body that has a send and a loop or a recursive
 // call, so for, goto, labelled continue, && and || all come out the same.
-func (st *state) checkRetries() {
-	for _, fb := range st.bodies {
-		st.checkBody(fb)
+func (rt *retryCheck) checkRetries() {
+	for _, fb := range rt.vals.bodies {
+		rt.checkBody(fb)
 	}
-	for _, h := range st.helperCalls {
-		st.checkHelper(h)
+	for _, h := range rt.helperCalls {
+		rt.checkHelper(h)
 	}
-}
-
-// sendOf reports whether call sends, and through what: a known sender, a
-// function of this package found to send, or a function literal that sends
-// (bound once to a local variable, or called on the spot).
-func (st *state) sendOf(call *ast.CallExpr) (sendSite, bool) {
-	if fn := calleeFunc(st.info, call); fn != nil {
-		si, ok := st.sendVia(fn)
-		if !ok {
-			// A method of an interface whose value is known: p.Publish
-			// with p (or s.p) only ever holding a *nats.Conn.
-			if si, ok := st.concreteSend(call, fn); ok {
-				return sendSite{call, si, st.funcName(fn)}, true
-			}
-			return sendSite{}, false
-		}
-		name := si.via
-		if !si.direct {
-			name = st.funcName(fn)
-		}
-		return sendSite{call, si, name}, true
-	}
-	if lit := st.closureOf(call.Fun); lit != nil {
-		if si := st.litInfo(lit); si != nil {
-			name := "a function literal"
-			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-				name = id.Name
-			}
-			return sendSite{call, sendInfo{via: si.via, kind: si.kind}, name}, true
-		}
-	}
-	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-		if v, ok := st.info.Uses[id].(*types.Var); ok {
-			if si, ok := st.funcVarSends(v); ok {
-				return sendSite{call, si, id.Name}, true
-			}
-		}
-	}
-	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-		if vals, ok := st.valuesOf(sel); ok {
-			if si, ok := st.valuesSend(vals); ok {
-				return sendSite{call, si, sel.Sel.Name}, true
-			}
-		}
-	}
-	return sendSite{}, false
-}
-
-// funcVarSends reports whether every value assigned to the local function
-// variable v sends: method values of sends (pub := nc.Publish), functions
-// known to send, function literals that send (send = publishA; send =
-// publishB). A single method value of a send API keeps its kind, so its
-// arguments read as the API's.
-func (st *state) funcVarSends(v *types.Var) (sendInfo, bool) {
-	vals := st.funcVals[v]
-	if len(vals) == 0 || st.assigned[v] != len(vals) {
-		return sendInfo{}, false
-	}
-	return st.valuesSend(vals)
-}
-
-// valuesSend reports whether every function value in vals sends.
-func (st *state) valuesSend(vals []ast.Expr) (sendInfo, bool) {
-	var first sendInfo
-	for i, val := range vals {
-		var si sendInfo
-		switch x := ast.Unparen(val).(type) {
-		case *ast.FuncLit:
-			li := st.litInfo(x)
-			if li == nil {
-				return sendInfo{}, false
-			}
-			si = sendInfo{via: li.via, kind: li.kind}
-		case *ast.SelectorExpr, *ast.Ident:
-			var fn *types.Func
-			if sel, ok := x.(*ast.SelectorExpr); ok {
-				fn = selectedFunc(st.info, sel)
-			} else {
-				fn, _ = st.info.Uses[x.(*ast.Ident)].(*types.Func)
-			}
-			if fn == nil {
-				return sendInfo{}, false
-			}
-			var ok bool
-			if si, ok = st.sendVia(fn); !ok {
-				return sendInfo{}, false
-			}
-		default:
-			return sendInfo{}, false
-		}
-		if i == 0 {
-			first = si
-		} else {
-			first.direct, first.js = false, false
-		}
-	}
-	return first, true
-}
-
-// funcName names fn as the user wrote it: Name or (*T).Name in this
-// package, pkg.Name or (*pkg.T).Name in another.
-func (st *state) funcName(fn *types.Func) string {
-	qual := func(p *types.Package) string {
-		if p == st.pass.Pkg {
-			return ""
-		}
-		return p.Name()
-	}
-	sig, _ := fn.Type().(*types.Signature)
-	if sig != nil && sig.Recv() != nil {
-		return "(" + types.TypeString(sig.Recv().Type(), qual) + ")." + fn.Name()
-	}
-	if fn.Pkg() == nil || fn.Pkg() == st.pass.Pkg {
-		return fn.Name()
-	}
-	return fn.Pkg().Name() + "." + fn.Name()
-}
-
-// closureOf returns the function literal e denotes: a literal, possibly
-// converted to a named function type (backoff.Operation(func() ...)), or a
-// local variable assigned exactly once, from a function literal.
-func (st *state) closureOf(e ast.Expr) *ast.FuncLit {
-	e = ast.Unparen(e)
-	switch x := e.(type) {
-	case *ast.FuncLit:
-		return x
-	case *ast.CallExpr:
-		if tv, ok := st.info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
-			return st.closureOf(x.Args[0])
-		}
-		return nil
-	case *ast.Ident:
-		v, ok := st.info.Uses[x].(*types.Var)
-		if !ok {
-			return nil
-		}
-		return st.closures[v]
-	}
-	return nil
-}
-
-// litInfo returns what a function literal sends through, or nil.
-func (st *state) litInfo(lit *ast.FuncLit) *sendInfo {
-	if si, ok := st.litSends[lit]; ok {
-		return si
-	}
-	st.litSends[lit] = nil // break cycles
-	fb := st.bodies[lit.Body]
-	if fb == nil {
-		return nil
-	}
-	for _, call := range fb.calls {
-		if s, ok := st.sendOf(call); ok {
-			si := &sendInfo{via: s.info.via, kind: s.info.kind}
-			st.litSends[lit] = si
-			return si
-		}
-	}
-	return nil
-}
-
-// mayReturn reports whether a call may return, for the control-flow graph:
-// panic, os.Exit, runtime.Goexit, log.Fatal* and log.Panic* (also of a
-// *log.Logger), and the Fatal, FailNow and Skip methods of testing.T, B, F
-// and TB do not.
-func (st *state) mayReturn(call *ast.CallExpr) bool {
-	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-		if b, ok := st.info.Uses[id].(*types.Builtin); ok && b.Name() == "panic" {
-			return false
-		}
-	}
-	fn := calleeFunc(st.info, call)
-	if fn == nil {
-		return true
-	}
-	if noReturnFuncs[funcKey(fn)] || st.noReturn[fn] {
-		return false
-	}
-	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
-		return !st.pass.ImportObjectFact(fn, new(noReturnFact))
-	}
-	return true
 }
 
 // checkBody checks the sends of one function body.
-func (st *state) checkBody(fb *fnBody) {
+func (rt *retryCheck) checkBody(fb *fnBody) {
 	var sends []sendSite
 	for _, call := range fb.calls {
-		if s, ok := st.sendOf(call); ok {
+		if s, ok := rt.sends.sendOf(call); ok {
 			sends = append(sends, s)
 		}
 	}
-	if len(sends) == 0 || (!fb.loops && !st.mayRecurse(fb)) {
+	if len(sends) == 0 || (!fb.loops && !rt.graph.mayRecurse(fb)) {
 		return
 	}
-	bc := st.bodyCFG(fb)
-	locs := locate(st.info, bc.g, fb.body, sends)
+	bc := rt.bodyCFG(fb)
+	locs := locate(rt.info, bc.g, fb.body, sends)
 	for j, s := range sends {
-		r, ok := st.retriedAt(fb, bc, locs[j], s)
+		r, ok := rt.retriedAt(fb, bc, locs[j], s)
 		if !ok {
 			continue
 		}
-		if st.fixedID(s, r.region(locs[j].b, true), nil) {
+		if rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
 			continue
 		}
 		how := "is retried on failure"
 		if r.recursed() {
 			how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 		}
-		st.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
+		rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
 }
 
@@ -292,13 +102,13 @@ type bodyCFG struct {
 }
 
 // bodyCFG builds the control-flow graph of fb, once.
-func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
+func (rt *retryCheck) bodyCFG(fb *fnBody) *bodyCFG {
 	if fb.cfg != nil {
 		return fb.cfg
 	}
-	g := cfg.New(fb.body, st.mayReturn)
-	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: st.flagsOf(fb)}
-	bc.recvs, bc.recvNodes = st.receives(fb.body)
+	g := cfg.New(fb.body, rt.noRet.mayReturn)
+	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(rt.info, fb)}
+	bc.recvs, bc.recvNodes = receives(rt.info, fb.body)
 	fb.cfg = bc
 	return bc
 }
@@ -310,18 +120,18 @@ func (st *state) bodyCFG(fb *fnBody) *bodyCFG {
 // same body after a success too is a periodic send, one whose failure path
 // moves on to another body is iteration, and one whose success path fails
 // a test checks that each send fails.
-func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathResult, bool) {
+func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathResult, bool) {
 	if l.b == nil {
 		return nil, false
 	}
-	c, ok := carrierOf(st.info, l.b.Nodes[l.i], s.call)
+	c, ok := carrierOf(rt.info, l.b.Nodes[l.i], s.call)
 	if !ok {
 		return nil, false
 	}
-	r := st.retryPaths(&search{
+	r := retryPaths(rt.flow, rt.graph, &search{
 		g: bc.g, start: l.b, i: l.i,
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
-		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: st.depsOf(fb, s),
+		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(rt.info, fb, s),
 	})
 	if r.expectsFailure {
 		return nil, false
@@ -343,7 +153,7 @@ func (st *state) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pathRes
 // receives returns the carriers of the receives in body (msg, err :=
 // sub.NextMsg(d)) and the node of each, by index in the carriers that
 // follow the send's own.
-func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
+func receives(info *types.Info, body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 	var cs []carrier
 	var idx map[ast.Node]int
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -362,10 +172,10 @@ func (st *state) receives(body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 				}
 			}
 			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
-			if !ok || !receiveFuncs[funcKey(calleeFunc(st.info, call))] || len(cs) >= 250 {
+			if !ok || !receiveFuncs[funcKey(calleeFunc(info, call))] || len(cs) >= 250 {
 				return true
 			}
-			if c, ok := carrierOf(st.info, n, call); ok {
+			if c, ok := carrierOf(info, n, call); ok {
 				if idx == nil {
 					idx = make(map[ast.Node]int)
 				}

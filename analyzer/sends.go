@@ -1,242 +1,77 @@
 package analyzer
 
 import (
+	"fmt"
 	"go/ast"
-	"go/token"
 	"go/types"
 
-	"golang.org/x/tools/go/types/typeutil"
+	"golang.org/x/tools/go/analysis"
 )
 
-// scan walks one file for raw sends, connects and calls that may send.
-func (st *state) scan(file *ast.File) {
-	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
-		st.flowsAt(n, stack)
-		st.fieldStores(n)
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			st.selector(n, stack)
-		case *ast.CallExpr:
-			st.call(n, stack)
-		case *ast.FuncDecl:
-			st.predicateCandidate(n)
-			if n.Body != nil {
-				self, _ := st.info.Defs[n.Name].(*types.Func)
-				st.bodies[n.Body] = &fnBody{body: n.Body, self: self}
-			}
-		case *ast.FuncLit:
-			st.bodies[n.Body] = &fnBody{body: n.Body, lit: n}
-		case *ast.ForStmt, *ast.RangeStmt:
-			if fb := st.innermost(stack); fb != nil {
-				fb.loops = true
-			}
-		case *ast.BranchStmt:
-			if fb := st.innermost(stack); fb != nil && n.Tok == token.GOTO {
-				fb.loops = true
-			}
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				v, ok := st.info.ObjectOf(id).(*types.Var)
-				if !ok {
-					continue
-				}
-				st.assigned[v]++
-				if len(n.Rhs) == len(n.Lhs) {
-					if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
-						st.closures[v] = lit
-					}
-					if tracksValues(v) {
-						st.funcVals[v] = append(st.funcVals[v], n.Rhs[i])
-					}
-					if n.Tok == token.DEFINE {
-						st.defs[v] = n.Rhs[i]
-					}
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				v, ok := st.info.Defs[name].(*types.Var)
-				if !ok {
-					continue
-				}
-				if len(n.Values) == 0 && tracksValues(v) {
-					continue // var f func() error: nil until assigned
-				}
-				st.assigned[v]++
-				if len(n.Values) == len(n.Names) {
-					if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
-						st.closures[v] = lit
-					}
-					if tracksValues(v) {
-						st.funcVals[v] = append(st.funcVals[v], n.Values[i])
-					}
-				}
-			}
-		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
-				if v, ok := st.info.Uses[id].(*types.Var); ok {
-					st.assigned[v] += 2 // its address escapes
-				}
-			}
-		}
-		return true
-	})
+// sendIndex knows which calls send: the send APIs and the functions of
+// other packages with a sendsFact (knownSender), the functions of this
+// package found to send through them (senders, propagated along the call
+// graph and exported as facts), and what each call of a function body
+// sends through (sendOf: also function literals, function variables and
+// interface methods whose receiver only holds NATS values, read from the
+// value index). The scan fills it; every check that looks at sends reads
+// it.
+type sendIndex struct {
+	pass  *analysis.Pass
+	info  *types.Info
+	vals  *valueIndex
+	graph *callGraph
+
+	senders   map[*types.Func]sendInfo // functions of this package known to send
+	calls     []localCall              // calls of functions of this package, resolved after the fixpoint
+	sendCalls []*ast.CallExpr          // calls that send (after propagate)
+	litSends  map[*ast.FuncLit]*sendInfo
 }
 
-// innermost returns the function body enclosing the top of stack.
-func (st *state) innermost(stack []ast.Node) *fnBody {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return st.bodies[n.Body]
-		case *ast.FuncDecl:
-			return st.bodies[n.Body]
-		}
+// newSendIndex returns the empty send index of pass.
+func newSendIndex(pass *analysis.Pass, vals *valueIndex, graph *callGraph) *sendIndex {
+	return &sendIndex{
+		pass:     pass,
+		info:     pass.TypesInfo,
+		vals:     vals,
+		graph:    graph,
+		senders:  make(map[*types.Func]sendInfo),
+		litSends: make(map[*ast.FuncLit]*sendInfo),
 	}
-	return nil
 }
 
-// selectedFunc returns the function or method a selector denotes, if any.
-func selectedFunc(info *types.Info, sel *ast.SelectorExpr) *types.Func {
-	if s := info.Selections[sel]; s != nil {
-		if s.Kind() == types.FieldVal {
-			return nil
+// addSend records a call of a known sender; caller, if not nil, is the
+// function declaration whose body makes it (outside function literals),
+// which then sends too.
+func (sn *sendIndex) addSend(call *ast.CallExpr, caller *types.Func, si sendInfo) {
+	sn.sendCalls = append(sn.sendCalls, call)
+	if caller != nil {
+		if _, done := sn.senders[caller]; !done {
+			sn.senders[caller] = sendInfo{via: si.via, kind: si.kind}
 		}
-		fn, _ := s.Obj().(*types.Func)
-		return fn
 	}
-	fn, _ := info.Uses[sel.Sel].(*types.Func)
-	return fn
 }
 
-// calleeFunc returns the function or method called, if it is one.
-func calleeFunc(info *types.Info, call *ast.CallExpr) *types.Func {
-	fn, _ := typeutil.Callee(info, call).(*types.Func)
-	if fn != nil {
-		fn = fn.Origin()
-	}
-	return fn
+// addLocal records a call of callee, a function of this package: a send
+// if callee turns out to send (propagate).
+func (sn *sendIndex) addLocal(call *ast.CallExpr, callee *types.Func) {
+	sn.calls = append(sn.calls, localCall{call, callee})
 }
 
-// enclosing returns the function declaration enclosing the top of stack and
-// whether a function literal lies in between. A function literal called on
-// the spot (func() { ... }(), also deferred) runs as part of the enclosing
-// function and does not count; one started by a go statement does.
-func enclosing(stack []ast.Node) (decl *ast.FuncDecl, inLit bool) {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			if !calledOnTheSpot(n, stack[:i]) {
-				inLit = true
-			}
-		case *ast.FuncDecl:
-			return n, inLit
-		}
-	}
-	return nil, inLit
+// sendSite is a send call found in a function body.
+type sendSite struct {
+	call *ast.CallExpr
+	info sendInfo
+	name string // what the call calls, for messages
 }
 
-// calledOnTheSpot reports whether lit, whose ancestors are stack, is called
-// where it is written, other than by a go statement.
-func calledOnTheSpot(lit *ast.FuncLit, stack []ast.Node) bool {
-	var child ast.Node = lit
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch p := stack[i].(type) {
-		case *ast.ParenExpr:
-			child = p
-			continue
-		case *ast.CallExpr:
-			if p.Fun != child {
-				return false
-			}
-			_, isGo := stackAt(stack, i-1).(*ast.GoStmt)
-			return !isGo
-		}
-		return false
+// subject names the send for a message: the API itself, or what the user
+// called and the API it ends up in.
+func (s sendSite) subject() string {
+	if s.info.direct {
+		return "call of " + s.name
 	}
-	return false
-}
-
-func stackAt(stack []ast.Node, i int) ast.Node {
-	if i < 0 || i >= len(stack) {
-		return nil
-	}
-	return stack[i]
-}
-
-func isBool(t types.Type) bool {
-	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Info()&types.IsBoolean != 0
-}
-
-// call handles one call: connects, and calls that may send.
-func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
-	fb := st.innermost(stack)
-	fn := calleeFunc(st.info, call)
-	if fn == nil {
-		// Perhaps a local variable bound to a function literal, or a
-		// function literal called on the spot.
-		switch ast.Unparen(call.Fun).(type) {
-		case *ast.Ident, *ast.FuncLit, *ast.SelectorExpr: // a function field too
-			if fb != nil {
-				fb.calls = append(fb.calls, call)
-			}
-		}
-		return
-	}
-	if sig, _ := fn.Type().(*types.Signature); fb != nil && sig != nil && sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) && fn.Pkg() != st.pass.Pkg {
-		// An interface method: a send if its receiver only holds NATS
-		// values (concreteSend).
-		fb.calls = append(fb.calls, call)
-	}
-	if st.set.helpers[funcKey(fn)] {
-		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
-	} else if i, ok := st.importedHelper(fn); ok {
-		st.helperCalls = append(st.helperCalls, helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
-		if fb != nil {
-			fb.calls = append(fb.calls, call) // for helpers passing their parameter on
-		}
-	} else if fn.Pkg() == st.pass.Pkg && len(call.Args) > 0 {
-		st.helperCandidates = append(st.helperCandidates, localCall{call, fn})
-	}
-	if reschedulers[funcKey(fn)] && fb != nil {
-		fb.reschedules = true
-	}
-	if options, ok := isConnect(fn); ok {
-		st.checkConnect(call, options, stack)
-	}
-	var caller *types.Func
-	if decl, inLit := enclosing(stack); decl != nil && !inLit {
-		caller, _ = st.info.Defs[decl.Name].(*types.Func)
-	}
-	if si, ok := st.knownSender(fn); ok {
-		st.sendCalls = append(st.sendCalls, call)
-		if fb != nil {
-			fb.calls = append(fb.calls, call)
-		}
-		if caller != nil {
-			if _, done := st.senders[caller]; !done {
-				st.senders[caller] = sendInfo{via: si.via, kind: si.kind}
-			}
-		}
-		return
-	}
-	if fn.Pkg() == st.pass.Pkg {
-		st.calls = append(st.calls, localCall{call, fn})
-		if fb != nil {
-			fb.calls = append(fb.calls, call)
-		}
-		if caller != nil {
-			if _, seen := st.edges[caller]; !seen {
-				st.callers = append(st.callers, caller)
-			}
-			st.edges[caller] = append(st.edges[caller], fn)
-		}
-	}
+	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
 }
 
 // sendInfo describes what a call sends through.
@@ -254,7 +89,7 @@ type sendInfo struct {
 // knownSender reports whether fn is a send API (raw, shim or claimcheck)
 // or a function of another package with a sendsFact, and what it sends
 // through.
-func (st *state) knownSender(fn *types.Func) (sendInfo, bool) {
+func knownSender(pass *analysis.Pass, fn *types.Func) (sendInfo, bool) {
 	key := funcKey(fn)
 	if rs, ok := rawSendOf(key); ok {
 		return sendInfo{via: rs.display, kind: rs.kind, js: rs.jetStream, direct: true}, true
@@ -262,9 +97,9 @@ func (st *state) knownSender(fn *types.Func) (sendInfo, bool) {
 	if ss, ok := shimSendOf(key); ok {
 		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
 	}
-	if fn.Pkg() != nil && fn.Pkg() != st.pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
+	if fn.Pkg() != nil && fn.Pkg() != pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
 		var fact sendsFact
-		if st.pass.ImportObjectFact(fn.Origin(), &fact) {
+		if pass.ImportObjectFact(fn.Origin(), &fact) {
 			return sendInfo{via: fact.Via, kind: sendKind(fact.Kind)}, true
 		}
 	}
@@ -273,27 +108,27 @@ func (st *state) knownSender(fn *types.Func) (sendInfo, bool) {
 
 // sendVia reports whether fn is known to send, including functions of this
 // package found to send.
-func (st *state) sendVia(fn *types.Func) (sendInfo, bool) {
+func (sn *sendIndex) sendVia(fn *types.Func) (sendInfo, bool) {
 	fn = fn.Origin()
-	if si, ok := st.knownSender(fn); ok {
+	if si, ok := knownSender(sn.pass, fn); ok {
 		return si, true
 	}
-	si, ok := st.senders[fn]
+	si, ok := sn.senders[fn]
 	return si, ok
 }
 
 // propagate computes the functions of this package that send, through
 // calls of other functions of this package, and exports their facts.
-func (st *state) propagate() {
+func (sn *sendIndex) propagate() {
 	for changed := true; changed; {
 		changed = false
-		for _, caller := range st.callers {
-			if _, ok := st.senders[caller]; ok {
+		for _, caller := range sn.graph.callers {
+			if _, ok := sn.senders[caller]; ok {
 				continue
 			}
-			for _, callee := range st.edges[caller] {
-				if si, ok := st.senders[callee]; ok {
-					st.senders[caller] = si
+			for _, callee := range sn.graph.edges[caller] {
+				if si, ok := sn.senders[callee]; ok {
+					sn.senders[caller] = si
 					changed = true
 					break
 				}
@@ -302,25 +137,191 @@ func (st *state) propagate() {
 	}
 	// natssend's own shim and claimcheck packages export no facts: their
 	// sends are listed (shimSendOf), and nothing else there counts as one.
-	if !isKnownShim(st.pass.Pkg.Path()) {
-		for fn, si := range st.senders {
-			if fn.Pkg() == st.pass.Pkg {
-				st.pass.ExportObjectFact(fn, &sendsFact{Via: si.via, Kind: uint8(si.kind)})
+	if !isKnownShim(sn.pass.Pkg.Path()) {
+		for fn, si := range sn.senders {
+			if fn.Pkg() == sn.pass.Pkg {
+				sn.pass.ExportObjectFact(fn, &sendsFact{Via: si.via, Kind: uint8(si.kind)})
 			}
 		}
 	}
-	for _, lc := range st.calls {
-		if _, ok := st.senders[lc.callee]; ok {
-			st.sendCalls = append(st.sendCalls, lc.call)
+	for _, lc := range sn.calls {
+		if _, ok := sn.senders[lc.callee]; ok {
+			sn.sendCalls = append(sn.sendCalls, lc.call)
 		}
 	}
 }
 
-// helperName names a retry helper for messages: pkg.Func, or
-// (*pkg.Type).Method.
-func helperName(fn *types.Func) string {
-	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
-		return "(" + types.TypeString(sig.Recv().Type(), func(p *types.Package) string { return p.Name() }) + ")." + fn.Name()
+// sendOf reports whether call sends, and through what: a known sender, a
+// function of this package found to send, or a function literal that sends
+// (bound once to a local variable, or called on the spot).
+func (sn *sendIndex) sendOf(call *ast.CallExpr) (sendSite, bool) {
+	if fn := calleeFunc(sn.info, call); fn != nil {
+		si, ok := sn.sendVia(fn)
+		if !ok {
+			// A method of an interface whose value is known: p.Publish
+			// with p (or s.p) only ever holding a *nats.Conn.
+			if si, ok := sn.concreteSend(call, fn); ok {
+				return sendSite{call, si, funcName(sn.pass.Pkg, fn)}, true
+			}
+			return sendSite{}, false
+		}
+		name := si.via
+		if !si.direct {
+			name = funcName(sn.pass.Pkg, fn)
+		}
+		return sendSite{call, si, name}, true
+	}
+	if lit := sn.vals.closureOf(call.Fun); lit != nil {
+		if si := sn.litInfo(lit); si != nil {
+			name := "a function literal"
+			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+				name = id.Name
+			}
+			return sendSite{call, sendInfo{via: si.via, kind: si.kind}, name}, true
+		}
+	}
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := sn.info.Uses[id].(*types.Var); ok {
+			if si, ok := sn.funcVarSends(v); ok {
+				return sendSite{call, si, id.Name}, true
+			}
+		}
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if vals, ok := sn.vals.valuesOf(sel); ok {
+			if si, ok := sn.valuesSend(vals); ok {
+				return sendSite{call, si, sel.Sel.Name}, true
+			}
+		}
+	}
+	return sendSite{}, false
+}
+
+// funcVarSends reports whether every value assigned to the local function
+// variable v sends: method values of sends (pub := nc.Publish), functions
+// known to send, function literals that send (send = publishA; send =
+// publishB). A single method value of a send API keeps its kind, so its
+// arguments read as the API's.
+func (sn *sendIndex) funcVarSends(v *types.Var) (sendInfo, bool) {
+	vals, ok := sn.vals.funcValues(v)
+	if !ok {
+		return sendInfo{}, false
+	}
+	return sn.valuesSend(vals)
+}
+
+// valuesSend reports whether every function value in vals sends.
+func (sn *sendIndex) valuesSend(vals []ast.Expr) (sendInfo, bool) {
+	var first sendInfo
+	for i, val := range vals {
+		var si sendInfo
+		switch x := ast.Unparen(val).(type) {
+		case *ast.FuncLit:
+			li := sn.litInfo(x)
+			if li == nil {
+				return sendInfo{}, false
+			}
+			si = sendInfo{via: li.via, kind: li.kind}
+		case *ast.SelectorExpr, *ast.Ident:
+			var fn *types.Func
+			if sel, ok := x.(*ast.SelectorExpr); ok {
+				fn = selectedFunc(sn.info, sel)
+			} else {
+				fn, _ = sn.info.Uses[x.(*ast.Ident)].(*types.Func)
+			}
+			if fn == nil {
+				return sendInfo{}, false
+			}
+			var ok bool
+			if si, ok = sn.sendVia(fn); !ok {
+				return sendInfo{}, false
+			}
+		default:
+			return sendInfo{}, false
+		}
+		if i == 0 {
+			first = si
+		} else {
+			first.direct, first.js = false, false
+		}
+	}
+	return first, true
+}
+
+// litInfo returns what a function literal sends through, or nil.
+func (sn *sendIndex) litInfo(lit *ast.FuncLit) *sendInfo {
+	if si, ok := sn.litSends[lit]; ok {
+		return si
+	}
+	sn.litSends[lit] = nil // break cycles
+	fb := sn.vals.bodies[lit.Body]
+	if fb == nil {
+		return nil
+	}
+	for _, call := range fb.calls {
+		if s, ok := sn.sendOf(call); ok {
+			si := &sendInfo{via: s.info.via, kind: s.info.kind}
+			sn.litSends[lit] = si
+			return si
+		}
+	}
+	return nil
+}
+
+// concreteSend reports whether a call of the interface method fn goes to
+// a raw send: its receiver (a local variable or an unexported field) only
+// ever holds NATS values whose method of that name is a send.
+func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo, bool) {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) {
+		return sendInfo{}, false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return sendInfo{}, false
+	}
+	vals, ok := sn.vals.valuesOf(sel.X)
+	if !ok {
+		return sendInfo{}, false
+	}
+	var si sendInfo
+	for i, v := range vals {
+		t := sn.info.TypeOf(v)
+		if t == nil || !isNATSCarrier(t) {
+			return sendInfo{}, false
+		}
+		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
+		m, ok := obj.(*types.Func)
+		if !ok {
+			return sendInfo{}, false
+		}
+		s, ok := knownSender(sn.pass, m)
+		if !ok {
+			return sendInfo{}, false
+		}
+		if i == 0 {
+			si = s
+		}
+	}
+	si.direct = false
+	return si, true
+}
+
+// funcName names fn as the user wrote it: Name or (*T).Name in this
+// package, pkg.Name or (*pkg.T).Name in another.
+func funcName(pkg *types.Package, fn *types.Func) string {
+	qual := func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig != nil && sig.Recv() != nil {
+		return "(" + types.TypeString(sig.Recv().Type(), qual) + ")." + fn.Name()
+	}
+	if fn.Pkg() == nil || fn.Pkg() == pkg {
+		return fn.Name()
 	}
 	return fn.Pkg().Name() + "." + fn.Name()
 }

@@ -2,8 +2,67 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/ast/astutil"
 )
+
+// valueIndex is what the scan learns about the values of a package's
+// variables, for the checks that follow a value to where it came from:
+// the function bodies (declarations and literals), the local variables
+// bound once to a function literal (closureOf), the values assigned to
+// local variables and unexported fields of function or interface type
+// (valuesOf: an interface method called on a *nats.Conn, a send through
+// a function variable), and the expression a variable is defined from
+// (def: ok := err == nil). The scan fills it (record), once per pass;
+// the send index, the error-flow labels, the ID check, the connect check
+// (option slices) and the retry check (the bodies) read it.
+type valueIndex struct {
+	info  *types.Info
+	fset  *token.FileSet
+	files map[*token.File]*ast.File
+
+	bodies    map[*ast.BlockStmt]*fnBody
+	closures  map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
+	assigned  map[*types.Var]int          // assignments to each variable (taking its address counts twice)
+	funcVals  map[*types.Var][]ast.Expr   // the values assigned to local variables of function or interface type
+	fieldVals map[*types.Var][]ast.Expr   // the values stored in unexported fields of function or interface type
+	fieldBad  map[*types.Var]bool         // such fields stored in a way not followed (address taken)
+	defs      map[*types.Var]ast.Expr     // local variables defined (:=) from an expression
+}
+
+// fnBody is a function body (declaration or literal) with calls that may
+// matter to the retry check.
+type fnBody struct {
+	body  *ast.BlockStmt
+	self  *types.Func  // the declared function, for recursion; nil for a literal
+	lit   *ast.FuncLit // the literal, nil for a declaration
+	calls []*ast.CallExpr
+	loops bool         // contains a for, range or goto
+	idx   *assignIndex // lazily
+	cfg   *bodyCFG     // lazily
+	// reschedules: the body calls time.AfterFunc (outside literals)
+	reschedules bool
+}
+
+// newValueIndex returns an empty index for the package of pass, whose
+// files are files.
+func newValueIndex(pass *analysis.Pass, files map[*token.File]*ast.File) *valueIndex {
+	return &valueIndex{
+		info:      pass.TypesInfo,
+		fset:      pass.Fset,
+		files:     files,
+		bodies:    make(map[*ast.BlockStmt]*fnBody),
+		closures:  make(map[*types.Var]*ast.FuncLit),
+		assigned:  make(map[*types.Var]int),
+		funcVals:  make(map[*types.Var][]ast.Expr),
+		fieldVals: make(map[*types.Var][]ast.Expr),
+		fieldBad:  make(map[*types.Var]bool),
+		defs:      make(map[*types.Var]ast.Expr),
+	}
+}
 
 // tracksValues reports whether the values assigned to v are recorded: a
 // variable of function or interface type.
@@ -15,11 +74,69 @@ func tracksValues(v *types.Var) bool {
 	return false
 }
 
+// record indexes the stores of the node n of the scan: to local
+// variables (how often each is assigned, function literals bound to them,
+// the values of those of function or interface type, what := defines
+// them from) and to unexported fields (fieldStores).
+func (vi *valueIndex) record(n ast.Node) {
+	vi.fieldStores(n)
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for i, l := range n.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok {
+				continue
+			}
+			v, ok := vi.info.ObjectOf(id).(*types.Var)
+			if !ok {
+				continue
+			}
+			vi.assigned[v]++
+			if len(n.Rhs) == len(n.Lhs) {
+				if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
+					vi.closures[v] = lit
+				}
+				if tracksValues(v) {
+					vi.funcVals[v] = append(vi.funcVals[v], n.Rhs[i])
+				}
+				if n.Tok == token.DEFINE {
+					vi.defs[v] = n.Rhs[i]
+				}
+			}
+		}
+	case *ast.ValueSpec:
+		for i, name := range n.Names {
+			v, ok := vi.info.Defs[name].(*types.Var)
+			if !ok {
+				continue
+			}
+			if len(n.Values) == 0 && tracksValues(v) {
+				continue // var f func() error: nil until assigned
+			}
+			vi.assigned[v]++
+			if len(n.Values) == len(n.Names) {
+				if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
+					vi.closures[v] = lit
+				}
+				if tracksValues(v) {
+					vi.funcVals[v] = append(vi.funcVals[v], n.Values[i])
+				}
+			}
+		}
+	case *ast.UnaryExpr:
+		if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
+			if v, ok := vi.info.Uses[id].(*types.Var); ok {
+				vi.assigned[v] += 2 // its address escapes
+			}
+		}
+	}
+}
+
 // fieldStores records the values stored in unexported fields of function
 // or interface type: assignments and composite literals. A field whose
 // address is taken is not followed.
-func (st *state) fieldStores(n ast.Node) {
-	info := st.info
+func (vi *valueIndex) fieldStores(n ast.Node) {
+	info := vi.info
 	field := func(e ast.Expr) *types.Var {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		if !ok {
@@ -40,15 +157,15 @@ func (st *state) fieldStores(n ast.Node) {
 		for i, l := range n.Lhs {
 			if f := field(l); f != nil {
 				if len(n.Lhs) == len(n.Rhs) {
-					st.fieldVals[f] = append(st.fieldVals[f], n.Rhs[i])
+					vi.fieldVals[f] = append(vi.fieldVals[f], n.Rhs[i])
 				} else {
-					st.fieldBad[f] = true
+					vi.fieldBad[f] = true
 				}
 			}
 		}
 	case *ast.UnaryExpr:
 		if f := field(n.X); f != nil {
-			st.fieldBad[f] = true
+			vi.fieldBad[f] = true
 		}
 	case *ast.CompositeLit:
 		t := info.TypeOf(n)
@@ -71,7 +188,7 @@ func (st *state) fieldStores(n ast.Node) {
 				f = str.Field(i)
 			}
 			if f != nil && !f.Exported() && tracksValues(f) {
-				st.fieldVals[f] = append(st.fieldVals[f], val)
+				vi.fieldVals[f] = append(vi.fieldVals[f], val)
 			}
 		}
 	}
@@ -79,63 +196,140 @@ func (st *state) fieldStores(n ast.Node) {
 
 // valuesOf returns the values stored in the variable or unexported field
 // that e denotes, when every store is known.
-func (st *state) valuesOf(e ast.Expr) ([]ast.Expr, bool) {
+func (vi *valueIndex) valuesOf(e ast.Expr) ([]ast.Expr, bool) {
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		v, ok := st.info.Uses[x].(*types.Var)
-		if !ok || st.assigned[v] != len(st.funcVals[v]) || len(st.funcVals[v]) == 0 {
+		v, ok := vi.info.Uses[x].(*types.Var)
+		if !ok {
 			return nil, false
 		}
-		return st.funcVals[v], true
+		return vi.funcValues(v)
 	case *ast.SelectorExpr:
-		s := st.info.Selections[x]
+		s := vi.info.Selections[x]
 		if s == nil || s.Kind() != types.FieldVal {
 			return nil, false
 		}
 		f, _ := s.Obj().(*types.Var)
-		if f == nil || f.Exported() || st.fieldBad[f] || len(st.fieldVals[f]) == 0 {
+		if f == nil || f.Exported() || vi.fieldBad[f] || len(vi.fieldVals[f]) == 0 {
 			return nil, false
 		}
-		return st.fieldVals[f], true
+		return vi.fieldVals[f], true
 	}
 	return nil, false
 }
 
-// concreteSend reports whether a call of the interface method fn goes to
-// a raw send: its receiver (a local variable or an unexported field) only
-// ever holds NATS values whose method of that name is a send.
-func (st *state) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo, bool) {
-	sig, _ := fn.Type().(*types.Signature)
-	if sig == nil || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) {
-		return sendInfo{}, false
+// def returns the expression the local variable v is defined from (v :=
+// e), when that is its only assignment, or nil.
+func (vi *valueIndex) def(v *types.Var) ast.Expr {
+	if vi.assigned[v] != 1 {
+		return nil
 	}
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	if !ok {
-		return sendInfo{}, false
+	return vi.defs[v]
+}
+
+// funcValues returns the values assigned to the local variable v of
+// function or interface type, when every assignment is one of them.
+func (vi *valueIndex) funcValues(v *types.Var) ([]ast.Expr, bool) {
+	vals := vi.funcVals[v]
+	if len(vals) == 0 || vi.assigned[v] != len(vals) {
+		return nil, false
 	}
-	vals, ok := st.valuesOf(sel.X)
-	if !ok {
-		return sendInfo{}, false
-	}
-	var si sendInfo
-	for i, v := range vals {
-		t := st.info.TypeOf(v)
-		if t == nil || !isNATSCarrier(t) {
-			return sendInfo{}, false
+	return vals, true
+}
+
+// dropReassigned forgets the function literals bound to variables that
+// are assigned more than once: closureOf follows a variable assigned
+// exactly once only. It runs after the scan.
+func (vi *valueIndex) dropReassigned() {
+	for v, n := range vi.assigned {
+		if n != 1 {
+			delete(vi.closures, v)
 		}
-		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
-		m, ok := obj.(*types.Func)
+	}
+}
+
+// innermost returns the function body enclosing the top of stack.
+func (vi *valueIndex) innermost(stack []ast.Node) *fnBody {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *ast.FuncLit:
+			return vi.bodies[n.Body]
+		case *ast.FuncDecl:
+			return vi.bodies[n.Body]
+		}
+	}
+	return nil
+}
+
+// bodyOf returns the body of the function that declares the local variable v.
+func (vi *valueIndex) bodyOf(v *types.Var) *ast.BlockStmt {
+	if v == nil {
+		return nil
+	}
+	var best *ast.BlockStmt
+	for body := range vi.bodies {
+		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {
+			best = body
+		}
+	}
+	if best != nil {
+		return best
+	}
+	// v may be a parameter: find the function whose type contains it.
+	for _, fb := range vi.bodies {
+		var typ *ast.FuncType
+		if fb.lit != nil {
+			typ = fb.lit.Type
+		} else if fb.self != nil {
+			if path, _ := astutil.PathEnclosingInterval(vi.files[vi.fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
+				for _, n := range path {
+					if fd, ok := n.(*ast.FuncDecl); ok {
+						typ = fd.Type
+						break
+					}
+				}
+			}
+		}
+		if typ != nil && typ.Pos() <= v.Pos() && v.Pos() < typ.End() {
+			return fb.body
+		}
+	}
+	return nil
+}
+
+// closureOf returns the function literal e denotes: a literal, possibly
+// converted to a named function type (backoff.Operation(func() ...)), or a
+// local variable assigned exactly once, from a function literal.
+func (vi *valueIndex) closureOf(e ast.Expr) *ast.FuncLit {
+	e = ast.Unparen(e)
+	switch x := e.(type) {
+	case *ast.FuncLit:
+		return x
+	case *ast.CallExpr:
+		if tv, ok := vi.info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 {
+			return vi.closureOf(x.Args[0])
+		}
+		return nil
+	case *ast.Ident:
+		v, ok := vi.info.Uses[x].(*types.Var)
 		if !ok {
-			return sendInfo{}, false
+			return nil
 		}
-		s, ok := st.knownSender(m)
-		if !ok {
-			return sendInfo{}, false
-		}
-		if i == 0 {
-			si = s
+		return vi.closures[v]
+	}
+	return nil
+}
+
+// valuesAssigned calls f with the value of each assignment of the whole
+// variable v in body (function literals included).
+func (vi *valueIndex) valuesAssigned(body *ast.BlockStmt, v *types.Var, f func(rhs ast.Expr)) {
+	fb := vi.bodies[body]
+	if fb == nil || v == nil {
+		return
+	}
+	for _, a := range indexOf(vi.info, fb).byVar[v] {
+		if a.whole && a.rhs != nil {
+			f(a.rhs)
 		}
 	}
-	si.direct = false
-	return si, true
 }

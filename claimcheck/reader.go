@@ -366,10 +366,6 @@ func (r *objReader) readAll() ([]byte, error) {
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
-	buf := make([]byte, 0, r.read)
-	for i, p := range parts {
-		buf = append(buf, p...)
-		parts[i] = nil
-	}
-	return buf, nil
+	// bytes.Join does not zero the buffer before copying into it.
+	return bytes.Join(parts, nil), nil
 }

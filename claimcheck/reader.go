@@ -33,10 +33,14 @@ type objReader struct {
 	read    int64  // bytes received
 	err     error
 	done    bool
-	window  int
+	window  int // chunks requested ahead, at least
+	wbytes  int // bytes requested ahead, at most maxReadWindow chunks (0: window chunks)
 }
 
-func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window int) (*objReader, error) {
+// open starts a read of ref's object that keeps window chunks requested
+// ahead, or, when that is more, as many chunks as make up windowBytes (at
+// most maxReadWindow).
+func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, windowBytes int) (*objReader, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -46,7 +50,7 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window i
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
 	}
-	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window}
+	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
 	if err := r.start(); err != nil {
 		_ = r.Close() // releases the consumer; the start error is reported
 		return nil, r.wrap(err)
@@ -152,12 +156,26 @@ func (r *objReader) consume(from uint64) error {
 		return err
 	}
 	r.cons, r.base = cons, r.got
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullExpiry(readPullExpiry))
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.batch()), jetstream.PullExpiry(readPullExpiry))
 	if err != nil {
 		return err
 	}
 	r.msgs = msgs
 	return nil
+}
+
+// batch returns how many chunks the read keeps requested ahead. The chunk
+// size is the one the meta data declares; a false one changes only the
+// batch size, which stays within [window, maxReadWindow].
+func (r *objReader) batch() int {
+	if r.wbytes <= 0 {
+		return r.window
+	}
+	chunk := defaultChunkSize
+	if r.info.Opts != nil && r.info.Opts.ChunkSize > 0 {
+		chunk = int(r.info.Opts.ChunkSize)
+	}
+	return max(r.window, min(r.wbytes/chunk, maxReadWindow))
 }
 
 // Read implements io.Reader.

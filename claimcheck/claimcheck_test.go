@@ -423,8 +423,12 @@ func TestDigestMismatchIsCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := st.Resolve(ctxT(t), ref); !errors.Is(err, claimcheck.ErrCorrupt) || !strings.Contains(err.Error(), "digest") {
+	got, err := st.Resolve(ctxT(t), ref)
+	if !errors.Is(err, claimcheck.ErrCorrupt) || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("Resolve with altered chunks = %v, want ErrCorrupt (digest)", err)
+	}
+	if got != nil {
+		t.Fatalf("Resolve with altered chunks returned %d bytes beside its error", len(got))
 	}
 	r, err := st.Open(ctxT(t), ref)
 	if err != nil {

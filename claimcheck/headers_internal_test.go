@@ -109,6 +109,31 @@ func TestChunkSize(t *testing.T) {
 	}
 }
 
+// TestReadBatch: Resolve keeps about resolveWindowBytes requested ahead,
+// at least resolveWindow and at most maxReadWindow chunks; Open one chunk
+// whatever the chunk size.
+func TestReadBatch(t *testing.T) {
+	cases := []struct {
+		window, wbytes int
+		opts           *jetstream.ObjectMetaOptions
+		want           int
+	}{
+		{resolveWindow, resolveWindowBytes, &jetstream.ObjectMetaOptions{ChunkSize: 1 << 20}, resolveWindow},
+		{resolveWindow, resolveWindowBytes, &jetstream.ObjectMetaOptions{ChunkSize: 4 << 20}, resolveWindow},
+		{resolveWindow, resolveWindowBytes, &jetstream.ObjectMetaOptions{ChunkSize: 64<<10 - 512}, 129},
+		{resolveWindow, resolveWindowBytes, &jetstream.ObjectMetaOptions{ChunkSize: 1024}, maxReadWindow},
+		{resolveWindow, resolveWindowBytes, nil, resolveWindowBytes / defaultChunkSize},
+		{resolveWindow, resolveWindowBytes, &jetstream.ObjectMetaOptions{}, resolveWindowBytes / defaultChunkSize},
+		{openWindow, 0, &jetstream.ObjectMetaOptions{ChunkSize: 1024}, openWindow},
+	}
+	for _, c := range cases {
+		r := &objReader{window: c.window, wbytes: c.wbytes, info: &jetstream.ObjectInfo{ObjectMeta: jetstream.ObjectMeta{Opts: c.opts}}}
+		if got := r.batch(); got != c.want {
+			t.Errorf("batch(window %d, %d bytes, opts %+v) = %d, want %d", c.window, c.wbytes, c.opts, got, c.want)
+		}
+	}
+}
+
 func TestNames(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {

@@ -49,7 +49,7 @@ func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
 	}
 
 	for _, window := range []int{openWindow, resolveWindow} {
-		r, err := st.open(ctx, "hb", info, window)
+		r, err := st.open(ctx, "hb", info, window, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
 	old := readPullExpiry
 	readPullExpiry = time.Second
 	defer func() { readPullExpiry = old }()
-	r, err := st.open(ctx, "hb", info, resolveWindow)
+	r, err := st.open(ctx, "hb", info, resolveWindow, resolveWindowBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestChunksGoneDuringReadGiveErrMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := st.open(ctx, "gone", info, openWindow)
+	r, err := st.open(ctx, "gone", info, openWindow, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,14 @@ type objReader struct {
 	read    int64  // bytes received
 	err     error
 	done    bool
-	window  int
+	window  int // chunks requested ahead, at least
+	wbytes  int // bytes requested ahead, at most maxReadWindow chunks (0: window chunks)
 }
 
-func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window int) (*objReader, error) {
+// open starts a read of ref's object that keeps window chunks requested
+// ahead, or, when that is more, as many chunks as make up windowBytes (at
+// most maxReadWindow).
+func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, windowBytes int) (*objReader, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -46,7 +50,7 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window i
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
 	}
-	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window}
+	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
 	if err := r.start(); err != nil {
 		_ = r.Close() // releases the consumer; the start error is reported
 		return nil, r.wrap(err)
@@ -152,12 +156,26 @@ func (r *objReader) consume(from uint64) error {
 		return err
 	}
 	r.cons, r.base = cons, r.got
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.window), jetstream.PullExpiry(readPullExpiry))
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(r.batch()), jetstream.PullExpiry(readPullExpiry))
 	if err != nil {
 		return err
 	}
 	r.msgs = msgs
 	return nil
+}
+
+// batch returns how many chunks the read keeps requested ahead. The chunk
+// size is the one the meta data declares; a false one changes only the
+// batch size, which stays within [window, maxReadWindow].
+func (r *objReader) batch() int {
+	if r.wbytes <= 0 {
+		return r.window
+	}
+	chunk := defaultChunkSize
+	if r.info.Opts != nil && r.info.Opts.ChunkSize > 0 {
+		chunk = int(r.info.Opts.ChunkSize)
+	}
+	return max(r.window, min(r.wbytes/chunk, maxReadWindow))
 }
 
 // Read implements io.Reader.
@@ -189,6 +207,24 @@ func (r *objReader) Read(p []byte) (int, error) {
 
 // next receives the next chunk into r.cur, verifying order, size and (at
 // the last chunk) the digest before any of its bytes are handed out.
+func (r *objReader) next() error {
+	data, err := r.receive()
+	if err != nil {
+		return err
+	}
+	r.digest.Write(data)
+	if r.done {
+		if err := r.finish(); err != nil {
+			return err
+		}
+	}
+	r.cur = data
+	return nil
+}
+
+// receive returns the next chunk, verifying its order and that the chunks
+// so far hold no more than the declared size; it sets r.done at the last
+// chunk. It does not hash.
 //
 // A missed idle heartbeat (jetstream.ErrNoHeartbeat: no message for a
 // while, for example because a pull request was lost or the process was
@@ -196,7 +232,7 @@ func (r *objReader) Read(p []byte) (int, error) {
 // its outstanding pull requests, so the next call issues a new one. The
 // read goes on until ctx ends. Chunks cannot be skipped or repeated
 // unnoticed: the consumer sequence is checked below.
-func (r *objReader) next() error {
+func (r *objReader) receive() ([]byte, error) {
 	var msg jetstream.Msg
 	for {
 		if r.msgs == nil {
@@ -204,7 +240,7 @@ func (r *objReader) next() error {
 			if err := r.consume(r.lastSeq + 1); err != nil {
 				select {
 				case <-r.ctx.Done():
-					return r.ctx.Err()
+					return nil, r.ctx.Err()
 				case <-time.After(replicaLagWait):
 				}
 				continue
@@ -218,7 +254,7 @@ func (r *objReader) next() error {
 			break
 		}
 		if ctxErr := r.ctx.Err(); ctxErr != nil {
-			return ctxErr
+			return nil, ctxErr
 		}
 		switch {
 		case errors.Is(err, jetstream.ErrNoHeartbeat):
@@ -226,7 +262,7 @@ func (r *objReader) next() error {
 		case errors.Is(err, context.DeadlineExceeded):
 			// No chunk for readStallCheck: are the rest still stored?
 			if gone, err := r.chunksGone(); err != nil || gone {
-				return err
+				return nil, err
 			}
 			// They are. The consumer may be lost (its node went down)
 			// or sit on a replica that lags: go on with a new one from
@@ -234,31 +270,24 @@ func (r *objReader) next() error {
 			_ = r.consume(r.lastSeq + 1)
 			continue
 		}
-		return err
+		return nil, err
 	}
 	md, err := msg.Metadata()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if md.Sequence.Consumer != uint64(r.got-r.base)+1 || (r.lastSeq > 0 && md.Sequence.Stream <= r.lastSeq) {
-		return fmt.Errorf("claimcheck: chunk %d of object %q lost in transit (got delivery %d)", r.got+1, r.ref.name, md.Sequence.Consumer)
+		return nil, fmt.Errorf("claimcheck: chunk %d of object %q lost in transit (got delivery %d)", r.got+1, r.ref.name, md.Sequence.Consumer)
 	}
 	r.lastSeq = md.Sequence.Stream
 	data := msg.Data()
 	r.got++
 	r.read += int64(len(data))
 	if r.read > int64(r.info.Size) || r.got > r.info.Chunks {
-		return r.fail(ErrCorrupt, "stored chunks exceed the declared size")
+		return nil, r.fail(ErrCorrupt, "stored chunks exceed the declared size")
 	}
-	r.digest.Write(data)
-	if r.got == r.info.Chunks {
-		r.done = true
-		if err := r.finish(); err != nil {
-			return err
-		}
-	}
-	r.cur = data
-	return nil
+	r.done = r.got == r.info.Chunks
+	return data, nil
 }
 
 // chunksGone reports, as an ErrMissing error, when the consumer has
@@ -314,9 +343,22 @@ func (r *objReader) dropConsumer() {
 
 // finish checks the totals and the digest.
 func (r *objReader) finish() error {
+	if err := r.checkSize(); err != nil {
+		return err
+	}
+	return r.checkDigest()
+}
+
+// checkSize checks that the chunks held the declared size.
+func (r *objReader) checkSize() error {
 	if r.read != int64(r.info.Size) {
 		return r.fail(ErrCorrupt, "stored chunks hold %d bytes, the meta data says %d", r.read, r.info.Size)
 	}
+	return nil
+}
+
+// checkDigest checks the hash of the chunks against the stored digest.
+func (r *objReader) checkDigest() error {
 	want, err := jetstream.DecodeObjectDigest(r.info.Digest)
 	if err != nil {
 		return r.fail(ErrCorrupt, "malformed digest %q", r.info.Digest)
@@ -339,37 +381,4 @@ func (r *objReader) Close() error {
 		r.err = errors.New("claimcheck: read after Close")
 	}
 	return nil
-}
-
-// readAll reads the whole payload. It keeps the chunks as nats.go
-// delivered them and joins them only once every chunk has arrived and the
-// size and digest are verified, so it never allocates more than it has
-// received (a claim check whose metadata declares a size its chunks do
-// not have fails before anything of the declared size is allocated).
-func (r *objReader) readAll() ([]byte, error) {
-	if r.info.Size == 0 {
-		if err := r.finish(); err != nil {
-			return nil, err
-		}
-		return []byte{}, nil
-	}
-	var parts [][]byte
-	for !r.done {
-		if err := r.next(); err != nil {
-			return nil, r.wrap(err)
-		}
-		parts = append(parts, r.cur)
-		r.cur = nil
-	}
-	// next verified the total (r.read == info.Size == the declared size)
-	// and the digest at the last chunk.
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
-	buf := make([]byte, 0, r.read)
-	for i, p := range parts {
-		buf = append(buf, p...)
-		parts[i] = nil
-	}
-	return buf, nil
 }

@@ -3,6 +3,7 @@ package claimcheck_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	const size = 64 << 20
 	data := payload(size, 7)
 	for _, mp := range []int{64 << 10, 1 << 20} {
-		url := helperServer(b, mp)
+		url, pid := helperServerProcess(b, mp)
 		nc, js := connect(b, url)
 		// Chunks as large as the limit allows, on every side.
 		st := newStore(b, js, claimcheck.WithMaxChunkSize(mp))
@@ -41,9 +42,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := fmt.Sprintf("maxpayload=%dKiB", mp>>10)
-		b.Run(name+"/claimcheck", func(b *testing.B) { benchClaimCheck(b, st, data) })
-		b.Run(name+"/raw-objectstore", func(b *testing.B) { benchRawObjectStore(b, raw, data, uint32(chunk)) })
+		b.Run(name+"/claimcheck", func(b *testing.B) {
+			defer reportCPU(b, pid)()
+			benchClaimCheck(b, st, data)
+		})
+		b.Run(name+"/raw-objectstore", func(b *testing.B) {
+			defer reportCPU(b, pid)()
+			benchRawObjectStore(b, raw, data, uint32(chunk))
+		})
 		b.Run(name+"/core-transfer", func(b *testing.B) {
+			defer reportCPU(b, pid)()
 			sub, _ := connect(b, url)
 			b.SetBytes(size)
 			b.ReportAllocs()
@@ -81,5 +89,27 @@ func BenchmarkRoundTrip(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// reportCPU starts counting the CPU time of this process (the client)
+// and of the server process; the function it returns reports both per
+// operation (client-cpu-ms/op, server-cpu-ms/op). Untimed parts of an
+// iteration (deleting the object again) count too. With two cores, a
+// path cannot take less wall time per operation than half its total CPU
+// time.
+func reportCPU(b *testing.B, serverPID int) func() {
+	c0, okc := processCPU(os.Getpid())
+	s0, oks := processCPU(serverPID)
+	return func() {
+		if b.N == 0 {
+			return
+		}
+		if c1, ok := processCPU(os.Getpid()); ok && okc {
+			b.ReportMetric(float64((c1-c0).Microseconds())/1e3/float64(b.N), "client-cpu-ms/op")
+		}
+		if s1, ok := processCPU(serverPID); ok && oks {
+			b.ReportMetric(float64((s1-s0).Microseconds())/1e3/float64(b.N), "server-cpu-ms/op")
+		}
 	}
 }

@@ -1,17 +1,14 @@
 package claimcheck_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strings"
 	"testing"
 	"time"
 
@@ -213,61 +210,31 @@ func helperServer(b *testing.B, maxPayload ...int) string {
 // helperServerProcess is helperServer that also returns the child's
 // process ID.
 func helperServerProcess(b *testing.B, maxPayload ...int) (url string, pid int) {
-	args := []string{"-test.run=^TestHelperServerProcess$", "-test.v"}
+	mp := limit
+	if len(maxPayload) > 0 {
+		mp = maxPayload[0]
+	}
+	var args []string
 	if prof := os.Getenv("CLAIMCHECK_HELPER_CPUPROFILE"); prof != "" {
 		// Profiling the server: CLAIMCHECK_HELPER_CPUPROFILE=/tmp/srv
 		// writes each child's CPU profile to /tmp/srv.<max_payload> when
 		// the benchmark ends.
-		mp := limit
-		if len(maxPayload) > 0 {
-			mp = maxPayload[0]
-		}
 		args = append(args, fmt.Sprintf("-test.cpuprofile=%s.%d", prof, mp))
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "CLAIMCHECK_HELPER_SERVER=1")
-	if len(maxPayload) > 0 {
-		cmd.Env = append(cmd.Env, fmt.Sprintf("CLAIMCHECK_HELPER_MAX_PAYLOAD=%d", maxPayload[0]))
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if url, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
-			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			return url, cmd.Process.Pid
-		}
-	}
-	b.Fatal("helper server printed no URL")
-	return "", 0
+	c := natstest.StartChild(b, "TestHelperServerProcess", args, []string{fmt.Sprintf("CLAIMCHECK_HELPER_MAX_PAYLOAD=%d", mp)})
+	return c.URL, c.Pid
 }
 
 // TestHelperServerProcess is the child process of helperServer; it does
 // nothing in a normal test run.
 func TestHelperServerProcess(t *testing.T) {
-	if os.Getenv("CLAIMCHECK_HELPER_SERVER") != "1" {
-		t.Skip("helper process for BenchmarkOpenPeakHeap")
-	}
-	mp := limit
-	if v := os.Getenv("CLAIMCHECK_HELPER_MAX_PAYLOAD"); v != "" {
-		if _, err := fmt.Sscan(v, &mp); err != nil {
-			t.Fatal(err)
+	natstest.ServeChild(t, func(t *testing.T) string {
+		mp := limit
+		if v := os.Getenv("CLAIMCHECK_HELPER_MAX_PAYLOAD"); v != "" {
+			if _, err := fmt.Sscan(v, &mp); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	srv := natstest.Start(t, natstest.MaxPayload(int32(mp)), natstest.JetStream())
-	fmt.Println("URL " + srv.URL())
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
+		return natstest.Start(t, natstest.MaxPayload(int32(mp)), natstest.JetStream()).URL()
+	})
 }

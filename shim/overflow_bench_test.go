@@ -91,8 +91,7 @@ func BenchmarkOverflowRoundTrip(b *testing.B) {
 // claim checks sending the same header line) shows that it is the header
 // line's cost, not the Client's.
 func BenchmarkRequestClaimChecks(b *testing.B) {
-	url := natstest.StartChild(b, "TestChildSmallResponder")
-	nc := connect(b, url)
+	nc := connect(b, natstest.StartChild(b, "TestChildSmallResponder", nil, nil).URL)
 	benchSmallCalls(b, "child", nc, newStore(b, nc))
 	e := newOverflowEnv(b)
 	e.serveHandler(b, func(m *nats.Msg) { _ = m.Respond([]byte("ok")) }) //natssend:reviewed benchmark responder: the same for every client

@@ -13,15 +13,22 @@ import (
 // childEnv names the test a child process of StartChild runs.
 const childEnv = "NATSTEST_CHILD"
 
+// Child is a child process started by StartChild.
+type Child struct {
+	URL string // what the child announced with ServeChild
+	Pid int    // its process ID (for measuring its CPU time)
+}
+
 // StartChild runs the test named test of this test binary in a child
-// process and returns the URL it announced with ServeChild. Benchmarks use
-// it to keep the server (and, if the child starts them, its responders) out
-// of the benchmark's process, so that B/op and allocs/op count the client
-// only. env adds KEY=VALUE pairs to the child's environment. The child runs
-// until tb's cleanup.
-func StartChild(tb testing.TB, test string, env ...string) string {
+// process and returns it once it announced its URL with ServeChild.
+// Benchmarks use it to keep the server (and, if the child starts them, its
+// responders) out of the benchmark's process, so that B/op and allocs/op
+// count the client only. args are more flags for the child's test binary
+// (-test.cpuprofile=...), env more KEY=VALUE pairs for its environment.
+// The child runs until tb's cleanup.
+func StartChild(tb testing.TB, test string, args, env []string) *Child {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^" + test + "$", "-test.v"}, args...)...)
 	cmd.Env = append(append(os.Environ(), childEnv+"="+test), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -43,11 +50,11 @@ func StartChild(tb testing.TB, test string, env ...string) string {
 	for sc.Scan() {
 		if url, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
 			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			return url
+			return &Child{URL: url, Pid: cmd.Process.Pid}
 		}
 	}
 	tb.Fatalf("child %s announced no URL", test)
-	return ""
+	return nil
 }
 
 // ServeChild is the body of a child test of StartChild: outside such a

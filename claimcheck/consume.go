@@ -1,0 +1,241 @@
+package claimcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ResolveJetStream is Resolve for a message from a JetStream consumer.
+// msg.Subject() is the subject the stream stored the message under: the
+// subject it was published on, unless a stream SubjectTransform, a
+// transforming source or mirror, or an account mapping changed it. With
+// subject binding on (the default) the object must have been stored for
+// that subject (see WithSubjectBinding and WithSubjectMatch). A nil msg
+// gives a *ResolveError wrapping nats.ErrInvalidMsg.
+func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte, error) {
+	if msg == nil {
+		return nil, &ResolveError{Err: nats.ErrInvalidMsg, Detail: "nil message"}
+	}
+	return s.Resolve(ctx, &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+}
+
+// Consume consumes c and calls h with each message's payload resolved: h
+// gets a jetstream.Msg whose Data is the payload and whose Headers lack the
+// claim-check headers; acknowledging it acknowledges the original. While a
+// large payload is read, the message's ack timer is kept from expiring
+// (InProgress).
+//
+// A message that cannot be resolved never reaches h and is never acked:
+// a permanent failure (ErrMissing, ErrCorrupt, ErrTooLarge: retrying
+// cannot help) is Term'd with the reason; ErrSubjectMismatch and any other
+// failure (timeout, disconnect) are Nak'd with NakDelay. Then onErr
+// (required) gets the message and the error. ErrSubjectMismatch is not
+// Term'd because it is what a stream SubjectTransform, a transforming
+// source or mirror, or an account mapping produces for a genuine claim
+// check: on a work-queue stream a Term would delete the message. Nak'd,
+// it is redelivered (up to the consumer's MaxDeliver) until a receiver
+// configured with WithSubjectBinding(false) or WithSubjectMatch resolves
+// it, or onErr gives up on it; onErr sees it on every redelivery.
+//
+// Prefetch: Consume pulls one message at a time (PullMaxMessages(1)
+// unless PullConsumeOpts sets PullMaxMessages or PullMaxBytes). h runs,
+// and the payload is read, inside nats.go's Consume callback, and
+// InProgress keeps only the current message's ack timer from expiring; a
+// larger batch would leave the prefetched messages waiting in the client
+// while a large payload is read, their AckWait running, so they would be
+// redelivered (duplicates) when the read takes longer than AckWait. Raise
+// it only for consumers whose AckWait covers the batch's processing time.
+func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...SubscribeOpt) (jetstream.ConsumeContext, error) {
+	if c == nil || h == nil {
+		return nil, fmt.Errorf("%w: claimcheck: nil consumer or handler", nats.ErrInvalidArg)
+	}
+	if onErr == nil {
+		return nil, ErrNoErrorHandler
+	}
+	o, err := parseSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	ackWait := ackWaitOf(c)
+	cb := func(msg jetstream.Msg) {
+		rm, err := s.resolveJS(msg, ackWait, &o, onErr)
+		if err != nil {
+			onErr(msg, err)
+			return
+		}
+		h(rm)
+	}
+	cc, err := c.Consume(cb, append([]jetstream.PullConsumeOpt{oneAtATime}, o.pullOpts...)...)
+	if err != nil && len(o.pullOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
+		// The caller's options set PullMaxBytes, which nats.go refuses
+		// together with PullMaxMessages: theirs alone decide the batch.
+		// Consume checks its options before it subscribes or pulls.
+		cc, err = c.Consume(cb, o.pullOpts...)
+	}
+	return cc, err
+}
+
+// Messages returns an iterator over c whose Next returns messages with
+// their payload resolved, as Consume passes them. A message that cannot be
+// resolved is Term'd or Nak'd by Consume's rule and Next returns it with a
+// *ResolveError; the iterator stays usable, so call Next again. Errors
+// that are not *ResolveError come from the iterator itself. Like Consume
+// it pulls one message at a time (PullMaxMessages(1) unless
+// PullMessagesOpts sets PullMaxMessages or PullMaxBytes), so that no
+// message waits in the client, its AckWait running, while Next reads a
+// large payload.
+func (s *Store) Messages(c jetstream.Consumer, opts ...SubscribeOpt) (*Messages, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: claimcheck: nil consumer", nats.ErrInvalidArg)
+	}
+	o, err := parseSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	it, err := c.Messages(append([]jetstream.PullMessagesOpt{oneAtATime}, o.msgsOpts...)...)
+	if err != nil && len(o.msgsOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
+		// PullMaxBytes among the caller's options; see Consume.
+		it, err = c.Messages(o.msgsOpts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Messages{s: s, it: it, o: o, ackWait: ackWaitOf(c)}, nil
+}
+
+// Messages iterates over a consumer's messages with payloads resolved.
+type Messages struct {
+	s       *Store
+	it      jetstream.MessagesContext
+	o       subOpts
+	ackWait time.Duration
+}
+
+// Next returns the next message with its payload resolved. On a resolve
+// failure it returns the (already Term'd or Nak'd) message and a
+// *ResolveError.
+func (m *Messages) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
+	msg, err := m.it.Next(opts...)
+	if err != nil {
+		return nil, err
+	}
+	rm, err := m.s.resolveJS(msg, m.ackWait, &m.o, nil)
+	if err != nil {
+		return msg, err
+	}
+	return rm, nil
+}
+
+// Stop stops the iterator (jetstream.MessagesContext.Stop).
+func (m *Messages) Stop() { m.it.Stop() }
+
+// Drain drains the iterator (jetstream.MessagesContext.Drain).
+func (m *Messages) Drain() { m.it.Drain() }
+
+func ackWaitOf(c jetstream.Consumer) time.Duration {
+	if info := c.CachedInfo(); info != nil && info.Config.AckWait > 0 {
+		return info.Config.AckWait
+	}
+	return 30 * time.Second // the server's default
+}
+
+// resolveJS resolves msg, settling it (Term or Nak, never Ack) on failure.
+func (s *Store) resolveJS(msg jetstream.Msg, ackWait time.Duration, o *subOpts, onErr JetStreamErrorHandler) (jetstream.Msg, error) {
+	ref, err := s.parseParts(msg.Subject(), msg.Headers(), len(msg.Data()))
+	if err == nil && ref == nil {
+		return msg, nil
+	}
+	var data []byte
+	if err == nil {
+		stop := keepInProgress(msg, ackWait)
+		data, err = s.ResolveJetStream(context.Background(), msg)
+		stop()
+	}
+	if err != nil {
+		var re *ResolveError
+		// Never Term on ErrSubjectMismatch: a subject transform or mapping
+		// produces it for genuine claim checks (see Consume).
+		if errors.As(err, &re) && re.Permanent() && !errors.Is(err, ErrSubjectMismatch) {
+			_ = msg.TermWithReason(truncate(err.Error(), 200))
+		} else {
+			_ = msg.NakWithDelay(o.nakDelay)
+		}
+		return nil, err
+	}
+	h := cloneHeader(msg.Headers())
+	delete(h, HeaderRef)
+	delete(h, HeaderSize)
+	return &resolvedJSMsg{Msg: msg, data: data, hdr: h, s: s, name: ref.name, del: o.deleteAfterRead, onErr: onErr}, nil
+}
+
+// keepInProgress sends InProgress every half ack wait until stop is called.
+func keepInProgress(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(max(ackWait/2, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// resolvedJSMsg is a JetStream message with its payload resolved.
+type resolvedJSMsg struct {
+	jetstream.Msg
+	data  []byte
+	hdr   nats.Header
+	s     *Store
+	name  string
+	del   bool
+	onErr JetStreamErrorHandler
+	once  sync.Once
+}
+
+func (m *resolvedJSMsg) Data() []byte         { return m.data }
+func (m *resolvedJSMsg) Headers() nats.Header { return m.hdr }
+
+func (m *resolvedJSMsg) Ack() error { return m.settled(m.Msg.Ack()) }
+func (m *resolvedJSMsg) DoubleAck(ctx context.Context) error {
+	return m.settled(m.Msg.DoubleAck(ctx))
+}
+func (m *resolvedJSMsg) Term() error { return m.settled(m.Msg.Term()) }
+func (m *resolvedJSMsg) TermWithReason(reason string) error {
+	return m.settled(m.Msg.TermWithReason(reason))
+}
+
+// settled deletes the payload after a successful final acknowledgement
+// when DeleteAfterRead is on.
+func (m *resolvedJSMsg) settled(err error) error {
+	if err != nil || !m.del {
+		return err
+	}
+	m.once.Do(func() {
+		if derr := m.s.deleteAfterRead(m.name); derr != nil && m.onErr != nil {
+			m.onErr(m, derr)
+		}
+	})
+	return nil
+}

@@ -35,12 +35,18 @@ func clusterConn(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 }
 
 // r3Store makes the R3 claim-check bucket.
-func r3Store(t *testing.T, js jetstream.JetStream) *claimcheck.Store {
+// r3Store creates (or binds) the R3 bucket and waits until its stream has
+// a leader and every running node's replica is current: a stream just
+// created may still be electing its leader, and an upload then fails with
+// "no response from stream" (nothing stored, ErrNotPublished), which is
+// right but not what these tests are about.
+func r3Store(t *testing.T, c *natstest.Cluster, js jetstream.JetStream) *claimcheck.Store {
 	t.Helper()
 	st, err := claimcheck.New(ctxT(t), js, claimcheck.WithReplicas(3))
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.WaitStreamCurrent(bucketStream, 30*time.Second)
 	return st
 }
 
@@ -132,8 +138,8 @@ func TestClusterR3RoundTrip(t *testing.T) {
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	_, js := clusterConn(t, c.Servers[0].URL())
 	subNC, subJS := clusterConn(t, c.Servers[2].URL())
-	st := r3Store(t, js)
-	rst := r3Store(t, subJS)
+	st := r3Store(t, c, js)
+	rst := r3Store(t, c, subJS)
 	got := receive(t, subNC, "r3")
 	const size = 1 << 20
 	for i := range 3 {
@@ -164,7 +170,7 @@ func TestClusterR3RoundTrip(t *testing.T) {
 func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim func() *natstest.Server) {
 	const size, uploads = 4 << 20, 5
 	pubNC, js := clusterConn(t, pubURLs)
-	st := r3Store(t, js)
+	st := r3Store(t, c, js)
 	// Receive and inspect from a node that stays up.
 	killed := victim()
 	var other *natstest.Server
@@ -175,7 +181,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 		}
 	}
 	subNC, subJS := clusterConn(t, other.URL())
-	rst := r3Store(t, subJS)
+	rst := r3Store(t, c, subJS)
 	got := receive(t, subNC, "fo")
 
 	var published, refused int
@@ -225,7 +231,7 @@ func TestClusterStreamLeaderKilledMidUpload(t *testing.T) {
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	// Create the bucket first so that its stream has a leader to kill.
 	_, js := clusterConn(t, c.URLs())
-	r3Store(t, js)
+	r3Store(t, c, js)
 	leader := c.StreamLeader(bucketStream)
 	if leader == nil {
 		t.Fatal("no stream leader")

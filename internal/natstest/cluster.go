@@ -165,13 +165,13 @@ func freePorts(tb testing.TB, n int) []int {
 	return ports
 }
 
-// WaitStreamCurrent waits until every running node's replica of stream
-// (of the default account) is current.
+// WaitStreamCurrent waits until stream (of the default account) has a
+// leader and every running node's replica of it is current.
 func (c *Cluster) WaitStreamCurrent(stream string, d time.Duration) {
 	c.tb.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		ok := true
+		ok := c.StreamLeader(stream) != nil
 		for _, s := range c.Servers {
 			if s.srv != nil && !s.srv.JetStreamIsStreamCurrent(DefaultAccount, stream) {
 				ok = false

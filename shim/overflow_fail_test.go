@@ -70,12 +70,27 @@ func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 	// download (which would need over 1.6 GB/s) cannot finish. The test
 	// shares the caller's absolute deadline with the responder, so that
 	// transit and scheduling delays do not eat into the margin.
-	deadline := time.Now().Add(3 * time.Second)
+	// The responder must be done storing before that moment: time one
+	// store of the same size first, so that a slow machine (-race, load)
+	// gets a longer deadline instead of a responder that answers late.
+	reply := make([]byte, 32<<20)
+	start := time.Now()
+	warm, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: "warm-up", Data: reply}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rst.Discard(context.Background(), warm); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(max(3*time.Second, 4*time.Since(start)))
 	if _, err := e.rnc.Subscribe("svc", func(m *nats.Msg) {
-		ref, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: m.Reply, Data: make([]byte, 32<<20)}, 0)
+		ref, err := e.rst.Prepare(context.Background(), &nats.Msg{Subject: m.Reply, Data: reply}, 0)
 		if err != nil {
 			t.Error(err)
 			return
+		}
+		if time.Until(deadline) < 20*time.Millisecond {
+			t.Errorf("the responder stored the reply %v before the deadline, not 20 ms or more", time.Until(deadline))
 		}
 		time.Sleep(time.Until(deadline.Add(-20 * time.Millisecond)))
 		_ = m.RespondMsg(ref)
@@ -86,7 +101,7 @@ func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	_, err := c.Request(ctx, "svc", []byte("q"))
+	_, err = c.Request(ctx, "svc", []byte("q"))
 	var se *shim.Error
 	if !errors.As(err, &se) || se.Code != shim.CodeReplyLost || !errors.Is(err, shim.ErrReplyLost) || !errors.Is(err, context.DeadlineExceeded) ||
 		shim.Classify(err) != shim.OutcomeUnknown || !se.Sent {

@@ -173,28 +173,26 @@ func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
 	if fn == nil || fn.Pkg() != ic.pkg {
 		return false
 	}
-	for _, fb := range ic.vals.bodies {
-		if fb.self != fn.Origin() {
-			continue
-		}
-		inv := &invariance{info: ic.info}
-		isHeader := func(e ast.Expr) bool {
-			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-			return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
-		}
-		if headerSetIn(ic.info, fb.body, isHeader, inv) {
-			return true
-		}
-		found := false
-		ast.Inspect(fb.body, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.CompositeLit); ok && !found {
-				found = ic.literalHasFixedID(lit, inv)
-			}
-			return !found
-		})
-		return found
+	fb := ic.vals.declBody(fn.Origin())
+	if fb == nil {
+		return false
 	}
-	return false
+	inv := &invariance{info: ic.info}
+	isHeader := func(e ast.Expr) bool {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
+	}
+	if headerSetIn(ic.info, fb.body, isHeader, inv) {
+		return true
+	}
+	found := false
+	ast.Inspect(fb.body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.CompositeLit); ok && !found {
+			found = ic.literalHasFixedID(lit, inv)
+		}
+		return !found
+	})
+	return found
 }
 
 // literalHasFixedID reports whether a nats.Msg literal has a Header with a

@@ -53,7 +53,7 @@ func (rt *retryCheck) addCandidate(lc localCall) {
 // graph of each function body that has a send and a loop or a recursive
 // call, so for, goto, labelled continue, && and || all come out the same.
 func (rt *retryCheck) checkRetries() {
-	for _, fb := range rt.vals.bodies {
+	for _, fb := range rt.vals.list {
 		rt.checkBody(fb)
 	}
 	for _, h := range rt.helperCalls {

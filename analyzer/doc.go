@@ -116,7 +116,13 @@
 //     resp, err := decode(reply.Data) then resp.Error != "" or err != nil)
 //     before looping (a "busy" answer: the responder said it did not run
 //     it) does not count, so a loop on both "busy" and a timeout is reported: the
-//     timeout path sends again a request that may have run. So is a poll
+//     timeout path sends again a request that may have run. A test counts
+//     as an answer only when some outcome of it leaves the loop around the
+//     send (return, break, a call that does not return, an assignment to
+//     a variable of the loop's condition) before the loop goes round: when
+//     every outcome goes round (a health check on a timer, if repaired {
+//     n++ }; a load loop, if string(m.Data) != "ok" { bad++ }), the send
+//     is periodic and not reported. So is a poll
 //     that asks again on an error and on an answer it does not want yet
 //     (info, err := str.Information(); if err != nil { continue }; if
 //     info.Leader != old { break }): the rule cannot see that a request

@@ -145,6 +145,11 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 	for k := range sr.carriers {
 		sr.carriers[k] = withDerived(info, nodes, sr.carriers[k])
 	}
+	var sendPos token.Pos
+	if i >= 0 && i < len(start.Nodes) {
+		sendPos = start.Nodes[i].Pos()
+	}
+	busy := newBusyTests(info, sr.g, sendPos)
 	seen := make(map[pathState]int)
 	var queue []int
 	newState := func(s pathState) int {
@@ -252,10 +257,11 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) && busy.answer(s.b, e) {
 				// A success path leaving this condition looked at the
 				// reply, also when the condition tests the error too
-				// (err == nil && len(replies) == want).
+				// (err == nil && len(replies) == want), and may leave
+				// the loop on it.
 				tested = true
 			}
 			val, known := false, false

@@ -87,7 +87,16 @@
 //     of it either); for any other function, every argument and the
 //     receiver, because the analyzer cannot see what they mean. "The same
 //     body to another target" is a retry: trying the next server, region
-//     or subject with the same payload, the first may have run it.
+//     or subject with the same payload, the first may have run it. That
+//     holds without a loop too: in a function with neither a loop nor
+//     recursion, a send followed on its failure path by a later call of
+//     the same function (or function variable) with the same body,
+//     written the same and not changed on the way, is reported at the
+//     first send (msg, err := primary.Request(subj, data, d); if err ==
+//     nil { return msg, nil }; return backup.Request(subj, data, d)). The
+//     same call after a success too is a fan-out, not a retry. In a
+//     function with a loop, a first try before the loop is not reported
+//     apart from the loop's send.
 //   - The body is the same when no variable it depends on (directly or
 //     through assignments in the function) changed on the way back: a
 //     range loop's key and value, a variable incremented, assigned from

@@ -31,7 +31,7 @@ func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Fu
 	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixedID(ic.info, arg, inv) {
+		if optionHasFixedID(ic.info, arg, inv) || ic.optionVarFixed(arg, inv, isMsgIDOption) {
 			return true
 		}
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixedID(arg, inv) {
@@ -56,7 +56,7 @@ func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *
 	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) {
+		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) || ic.optionVarFixed(arg, inv, isOperationIDOption) {
 			return true
 		}
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixed(arg, inv, isOperationIDOption) {
@@ -64,6 +64,18 @@ func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *
 		}
 	}
 	return false
+}
+
+// optionVarFixed reports whether e is a local variable defined once from
+// an ID option (isID) and not assigned again where the send repeats: id :=
+// nats.MsgId(nuid.Next()) before the loop is the same ID on every attempt.
+func (ic *idCheck) optionVarFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
+	v := localVar(ic.info, e)
+	if v == nil {
+		return false
+	}
+	def := ic.vals.def(v)
+	return def != nil && isID(ic.info, def) && inv.fixed(ast.Unparen(e), 0)
 }
 
 // isOperationIDOption reports whether e is a call of shim.OperationID.

@@ -127,6 +127,10 @@ type search struct {
 	flags    map[*types.Var]int // bool flags of the body, by bit
 	d        *deps
 	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
+	// then, if set, is a later send of the same body: the arrivals are
+	// there (node ti of block tb) instead of back at the send.
+	tb *cfg.Block
+	ti int
 }
 
 // retryPaths follows the paths from the send and records each arrival
@@ -158,6 +162,9 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		return len(r.states) - 1
 	}
 	push := func(from int, s pathState) {
+		if s.b == start && sr.tb != nil {
+			return // back at the send: not the later one
+		}
 		if s.b == start {
 			// The nodes before the send in its block run first.
 			dirty := s.dirty
@@ -189,6 +196,10 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		c := sr.carriers[s.c]
 		for k := from; k < len(s.b.Nodes); k++ {
 			node := s.b.Nodes[k]
+			if sr.tb != nil && s.b == sr.tb && k == sr.ti {
+				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: !d.nondet && s.dirty&d.direct == 0, tested: s.tested})
+				return
+			}
 			if k == i && s.b == start {
 				if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
 					sr.onReturn(ret, s.l, s.valid) // return send()

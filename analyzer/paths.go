@@ -153,7 +153,13 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 	if i >= 0 && i < len(start.Nodes) {
 		sendPos = start.Nodes[i].Pos()
 	}
-	busy := newBusyTests(info, sr.g, sendPos)
+	var busy *busyTests // lazily: most searches test no reply
+	answer := func(b *cfg.Block, e ast.Expr) bool {
+		if busy == nil {
+			busy = newBusyTests(info, sr.g, sendPos)
+		}
+		return busy.answer(b, e)
+	}
 	seen := make(map[pathState]int)
 	var queue []int
 	newState := func(s pathState) int {
@@ -268,7 +274,7 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) && busy.answer(s.b, e) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) && answer(s.b, e) {
 				// A success path leaving this condition looked at the
 				// reply, also when the condition tests the error too
 				// (err == nil && len(replies) == want), and may leave

@@ -40,11 +40,48 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 		if r.expectsFailure {
 			continue
 		}
-		if r.reached(labelFailure, true, false, false) && !r.reached(labelSuccess, true, false, true) && !r.reached(labelNone, true, false, true) {
+		if r.reached(labelFailure, true, false, false) && !r.reached(labelSuccess, true, false, true) && !r.reached(labelNone, true, false, true) &&
+			!touched(d, r.region(l.b, true)[l.i+1:], sends[k].call) {
 			return k, r, true
 		}
 	}
 	return 0, nil, false
+}
+
+// touched reports whether the nodes between two sends may change what the
+// first sent: a store to a variable of its body (opts.Encrypt = false,
+// which a loop would repeat before each send, but here runs only before
+// the second), its address taken, or a call given one of them as its
+// receiver or an argument (opts.Limits.Add(...)), other than the second
+// send itself.
+func touched(d *deps, nodes []ast.Node, second *ast.CallExpr) bool {
+	found := false
+	for _, node := range nodes {
+		if len(d.effectsOf(node)) > 0 {
+			return true
+		}
+		ast.Inspect(node, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.CallExpr:
+				if n == second {
+					return false
+				}
+				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && d.mask(sel.X) != 0 {
+					found = true
+				}
+				for _, a := range n.Args {
+					found = found || d.mask(a) != 0
+				}
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // sameOperation reports whether the sends a and b call the same function

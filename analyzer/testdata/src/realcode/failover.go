@@ -91,3 +91,36 @@ func storeEventTwice(js nats.JetStream, event []byte) error { // want storeEvent
 	_, err := js.Publish("events", event, nats.MsgId("second"))
 	return err
 }
+
+type startOpts struct{ Encrypt bool }
+
+func encodeOpts(o *startOpts) []byte {
+	if o.Encrypt {
+		return []byte(`{"encrypt":true}`)
+	}
+	return []byte(`{}`)
+}
+
+func startNode(nc *nats.Conn, o *startOpts) error { // want startNode:`sends via \(\*nats\.Conn\)\.Request`
+	_, err := nc.Request("node.start", encodeOpts(o), time.Second)
+	return err
+}
+
+// The same start asked twice.
+func startTwice(nc *nats.Conn) error { // want startTwice:`sends via \(\*nats\.Conn\)\.Request`
+	o := &startOpts{Encrypt: true}
+	if err := startNode(nc, o); err == nil { // want `call of startNode \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure by the same send at line 115`
+		return nil
+	}
+	return startNode(nc, o)
+}
+
+// Near miss: the second start runs with other options.
+func startEitherWay(nc *nats.Conn) error { // want startEitherWay:`sends via \(\*nats\.Conn\)\.Request`
+	o := &startOpts{Encrypt: true}
+	if err := startNode(nc, o); err == nil {
+		return nil
+	}
+	o.Encrypt = false
+	return startNode(nc, o)
+}

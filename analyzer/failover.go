@@ -127,14 +127,10 @@ func (rt *retryCheck) sameOptions(a, b sendSite) bool {
 	return true
 }
 
-// sameExpr reports whether x and y are written alike (printed the same,
-// composite and function literals included) and their identifiers denote
-// the same objects.
+// sameExpr reports whether x and y denote the same objects and are
+// written alike: the same source text (printed alike when the source is
+// not available), composite and function literals included.
 func (rt *retryCheck) sameExpr(x, y ast.Expr) bool {
-	var bx, by bytes.Buffer
-	if printer.Fprint(&bx, rt.pass.Fset, x) != nil || printer.Fprint(&by, rt.pass.Fset, y) != nil || !bytes.Equal(bx.Bytes(), by.Bytes()) {
-		return false
-	}
 	ids := func(e ast.Expr) []types.Object {
 		var os []types.Object
 		ast.Inspect(e, func(n ast.Node) bool {
@@ -145,5 +141,26 @@ func (rt *retryCheck) sameExpr(x, y ast.Expr) bool {
 		})
 		return os
 	}
-	return slices.Equal(ids(x), ids(y))
+	if !slices.Equal(ids(x), ids(y)) {
+		return false
+	}
+	if sx, sy := rt.text(x), rt.text(y); sx != nil && sy != nil {
+		return bytes.Equal(sx, sy)
+	}
+	var bx, by bytes.Buffer
+	return printer.Fprint(&bx, rt.pass.Fset, x) == nil && printer.Fprint(&by, rt.pass.Fset, y) == nil && bytes.Equal(bx.Bytes(), by.Bytes())
+}
+
+// text returns the source text of e, or nil.
+func (rt *retryCheck) text(e ast.Expr) []byte {
+	tf := rt.pass.Fset.File(e.Pos())
+	if tf == nil {
+		return nil
+	}
+	b := rt.rep.content(tf)
+	start, end := tf.Offset(e.Pos()), tf.Offset(e.End())
+	if b == nil || start < 0 || end > len(b) || start > end {
+		return nil
+	}
+	return b[start:end]
 }

@@ -162,18 +162,20 @@ func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) == v
 	}
-	fixed = fixed || headerSetIn(ic.info, body, isHeader, inv)
-	ast.Inspect(body, func(n ast.Node) bool {
-		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
-			for i, l := range as.Lhs {
-				if isHeader(l) {
-					fixed = fixed || ic.headerHasFixedID(as.Rhs[i], inv)
-				}
-			}
+	if fixed || headerSetIn(ic.info, body, isHeader, inv) {
+		return true
+	}
+	// v.Header = hdr, from the body's assignment index.
+	fb := ic.vals.bodies[body]
+	if fb == nil {
+		return false
+	}
+	for _, a := range indexOf(ic.info, fb).byVar[v] {
+		if _, ok := a.node.(*ast.AssignStmt); ok && a.rhs != nil && isHeader(a.lhs) && ic.headerHasFixedID(a.rhs, inv) {
+			return true
 		}
-		return !fixed
-	})
-	return fixed
+	}
+	return false
 }
 
 // builderSetsMsgID reports whether call calls a function of the package

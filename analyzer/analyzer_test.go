@@ -272,3 +272,12 @@ func TestOperationIDs(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "opids")
 }
+
+// TestHelperOrder checks in-house retry helpers built on each other: a
+// function passing two parameters on to two helpers, one found in the
+// same sweep, retries both.
+func TestHelperOrder(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retryorder")
+}

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 )
 
 // bufState is what the analyzer can tell about a connection's reconnect
@@ -36,7 +37,7 @@ func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node
 		if !ok {
 			return
 		}
-		state, size = optionsValue(st.info, sel.X, stack)
+		state, size = optionsValue(st.vals, sel.X, stack)
 	} else {
 		api = "nats.Connect"
 		args := call.Args[min(1, len(call.Args)):]
@@ -119,7 +120,7 @@ func optionArg(info *types.Info, arg ast.Expr) (bufState, int64) {
 		}
 		return bufDefault, 0
 	case *ast.FuncLit:
-		return assignedBuf(info, e.Body, nil)
+		return assignedBuf(info, e.Body)
 	}
 	return bufUnknown, 0
 }
@@ -179,44 +180,47 @@ func assignOption(info *types.Info, o *optState, field string, expr ast.Expr) {
 }
 
 // assignOptions applies, in source order, the assignments in body to the
-// ReconnectBufSize and AllowReconnect fields (of v, if v is not nil).
-func assignOptions(info *types.Info, o *optState, body ast.Node, v *types.Var) {
+// ReconnectBufSize and AllowReconnect fields of any value.
+func assignOptions(info *types.Info, o *optState, body ast.Node) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		as, ok := n.(*ast.AssignStmt)
 		if !ok {
 			return true
 		}
 		for i, lhs := range as.Lhs {
-			sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != reconnectBufField && sel.Sel.Name != allowReconnectField) {
-				continue
+			if sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr); ok {
+				assignField(info, o, as, sel, i)
 			}
-			if v != nil {
-				if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || info.Uses[id] != v {
-					continue
-				}
-			}
-			if len(as.Rhs) != len(as.Lhs) || as.Tok != token.ASSIGN {
-				o.buf = bufUnknown
-				continue
-			}
-			assignOption(info, o, sel.Sel.Name, as.Rhs[i])
 		}
 		return true
 	})
 }
 
+// assignField applies the assignment as of its i'th target, the field sel,
+// if it is ReconnectBufSize or AllowReconnect.
+func assignField(info *types.Info, o *optState, as *ast.AssignStmt, sel *ast.SelectorExpr, i int) {
+	if sel.Sel.Name != reconnectBufField && sel.Sel.Name != allowReconnectField {
+		return
+	}
+	if len(as.Rhs) != len(as.Lhs) || as.Tok != token.ASSIGN {
+		o.buf = bufUnknown
+		return
+	}
+	assignOption(info, o, sel.Sel.Name, as.Rhs[i])
+}
+
 // assignedBuf classifies a function literal used as a nats.Option.
-func assignedBuf(info *types.Info, body ast.Node, v *types.Var) (bufState, int64) {
+func assignedBuf(info *types.Info, body ast.Node) (bufState, int64) {
 	o := optState{allow: triTrue, buf: bufDefault}
-	assignOptions(info, &o, body, v)
+	assignOptions(info, &o, body)
 	return o.result()
 }
 
 // optionsValue classifies the nats.Options value whose Connect method is
 // called: a composite literal, nats.GetDefaultOptions(), or a local
 // variable initialized from one of them in the enclosing function.
-func optionsValue(info *types.Info, x ast.Expr, stack []ast.Node) (bufState, int64) {
+func optionsValue(vi *valueIndex, x ast.Expr, stack []ast.Node) (bufState, int64) {
+	info := vi.info
 	x = ast.Unparen(x)
 	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
 		x = ast.Unparen(u.X)
@@ -229,69 +233,63 @@ func optionsValue(info *types.Info, x ast.Expr, stack []ast.Node) (bufState, int
 		if !ok {
 			return bufUnknown, 0
 		}
-		var body ast.Node
-		for i := len(stack) - 1; i >= 0 && body == nil; i-- {
-			switch f := stack[i].(type) {
-			case *ast.FuncLit:
-				body = f.Body
-			case *ast.FuncDecl:
-				body = f.Body
-			}
-		}
-		if body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		fb := vi.innermost(stack)
+		if fb == nil || v.Pos() < fb.body.Pos() || v.Pos() >= fb.body.End() {
 			return bufUnknown, 0 // a parameter, global or captured variable
 		}
-		return localOptions(info, body, v)
+		return localOptions(info, fb, v)
 	}
 	return bufUnknown, 0
 }
 
-// localOptions classifies a local nats.Options variable v declared in body:
-// its initializer, then assignments to its fields in source order. Taking
-// its address or assigning it again makes the state unknown.
-func localOptions(info *types.Info, body ast.Node, v *types.Var) (bufState, int64) {
+// localOptions classifies a local nats.Options variable v declared in the
+// body fb: its initializer, then assignments to its fields in source order
+// (from the body's assignment index). Taking its address or assigning it
+// again makes the state unknown.
+func localOptions(info *types.Info, fb *fnBody, v *types.Var) (bufState, int64) {
+	idx := indexOf(info, fb)
+	if idx.whole[v] {
+		return bufUnknown, 0 // its address escapes
+	}
 	o := optState{}
 	inits := 0
-	escapes := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[id] == v {
-				escapes = true
-			}
+	for _, a := range idx.byVar[v] {
+		if !a.whole {
+			continue
+		}
+		inits++
+		switch n := a.node.(type) {
 		case *ast.AssignStmt:
-			for i, lhs := range n.Lhs {
-				id, ok := lhs.(*ast.Ident)
-				if !ok || info.ObjectOf(id) != v {
-					continue
-				}
-				inits++
-				if len(n.Rhs) == len(n.Lhs) {
-					o = optionsInit(info, n.Rhs[i])
-				} else {
-					o = optState{}
-				}
+			o = optState{}
+			if a.rhs != nil {
+				o = optionsInit(info, a.rhs)
 			}
 		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				if info.Defs[name] != v {
-					continue
-				}
-				inits++
-				switch {
-				case len(n.Values) == len(n.Names):
-					o = optionsInit(info, n.Values[i])
-				case len(n.Values) == 0:
-					o = optState{allow: triFalse, buf: bufDefault} // zero Options
-				}
+			switch {
+			case a.rhs != nil:
+				o = optionsInit(info, a.rhs)
+			case len(n.Values) == 0:
+				o = optState{allow: triFalse, buf: bufDefault} // zero Options
 			}
 		}
-		return true
-	})
-	if escapes || inits != 1 {
+	}
+	if inits != 1 {
 		return bufUnknown, 0
 	}
-	assignOptions(info, &o, body, v)
+	for _, a := range idx.byVar[v] {
+		as, ok := a.node.(*ast.AssignStmt)
+		if !ok {
+			continue
+		}
+		sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || info.Uses[id] != v {
+			continue
+		}
+		assignField(info, &o, as, sel, slices.Index(as.Lhs, a.lhs))
+	}
 	return o.result()
 }
 

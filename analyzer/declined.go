@@ -17,7 +17,7 @@ import (
 func (rt *retryCheck) inferDeclined() {
 	declined := make(map[*types.Var]bool)
 	bad := make(map[*types.Var]bool)
-	for _, fb := range rt.vals.bodies {
+	for _, fb := range rt.vals.list {
 		rets := sentinelReturns(rt.info, rt.pass.Pkg, fb.body)
 		if len(rets) == 0 {
 			continue

@@ -87,7 +87,16 @@
 //     of it either); for any other function, every argument and the
 //     receiver, because the analyzer cannot see what they mean. "The same
 //     body to another target" is a retry: trying the next server, region
-//     or subject with the same payload, the first may have run it.
+//     or subject with the same payload, the first may have run it. That
+//     holds without a loop too: in a function with neither a loop nor
+//     recursion, a send followed on its failure path by a later call of
+//     the same function (or function variable) with the same body,
+//     written the same and not changed on the way, is reported at the
+//     first send (msg, err := primary.Request(subj, data, d); if err ==
+//     nil { return msg, nil }; return backup.Request(subj, data, d)). The
+//     same call after a success too is a fan-out, not a retry. In a
+//     function with a loop, a first try before the loop is not reported
+//     apart from the loop's send.
 //   - The body is the same when no variable it depends on (directly or
 //     through assignments in the function) changed on the way back: a
 //     range loop's key and value, a variable incremented, assigned from
@@ -116,7 +125,13 @@
 //     resp, err := decode(reply.Data) then resp.Error != "" or err != nil)
 //     before looping (a "busy" answer: the responder said it did not run
 //     it) does not count, so a loop on both "busy" and a timeout is reported: the
-//     timeout path sends again a request that may have run. So is a poll
+//     timeout path sends again a request that may have run. A test counts
+//     as an answer only when some outcome of it leaves the loop around the
+//     send (return, break, a call that does not return, an assignment to
+//     a variable of the loop's condition) before the loop goes round: when
+//     every outcome goes round (a health check on a timer, if repaired {
+//     n++ }; a load loop, if string(m.Data) != "ok" { bad++ }), the send
+//     is periodic and not reported. So is a poll
 //     that asks again on an error and on an answer it does not want yet
 //     (info, err := str.Information(); if err != nil { continue }; if
 //     info.Leader != old { break }): the rule cannot see that a request

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/cfg"
 )
@@ -14,7 +15,7 @@ type helperCall struct {
 	key      string // e.g. "github.com/cenkalti/backoff/v4.Retry"
 	name     string // e.g. "backoff.Retry"
 	inferred bool   // an in-house helper found to retry its function argument
-	param    int    // for an inferred helper: the retried parameter
+	params   []int  // for an inferred helper: the retried parameters
 }
 
 // helperKind says when a retry helper calls its function again.
@@ -52,7 +53,7 @@ func (rt *retryCheck) checkHelper(h helperCall) {
 		return
 	}
 	for k, arg := range h.call.Args {
-		if h.inferred && k != h.param {
+		if h.inferred && !slices.Contains(h.params, k) {
 			continue
 		}
 		if lit := rt.vals.closureOf(arg); lit != nil {

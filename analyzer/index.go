@@ -9,6 +9,7 @@ import (
 // assignment is one store to a local variable in a function body.
 type assignment struct {
 	node  ast.Node // the *ast.AssignStmt or *ast.ValueSpec
+	lhs   ast.Expr // the target: x, x.f, x[i], *x (the name, in a ValueSpec)
 	rhs   ast.Expr // the value, when assigned one to one; nil otherwise
 	tok   token.Token
 	whole bool // the whole variable, not x.f, x[i] or *x
@@ -19,11 +20,13 @@ type assignment struct {
 // checks share (argument tracking, flags, message IDs, option slices):
 // the stores to each local variable (by the variable an assignment target
 // is rooted in), the assignment statements outside function literals in
-// source order, and the variables whose address is taken.
+// source order, and the variables whose address is taken (&x.f, &x[i]
+// too; whole: &x itself).
 type assignIndex struct {
 	byVar     map[*types.Var][]assignment
 	stmts     []ast.Node
 	addressed map[*types.Var]bool
+	whole     map[*types.Var]bool // lazily
 }
 
 // indexOf returns the assignment index of fb, building it once.
@@ -47,7 +50,7 @@ func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 				if v == nil {
 					continue
 				}
-				a := assignment{node: n, tok: n.Tok, whole: whole, inLit: inLit}
+				a := assignment{node: n, lhs: l, tok: n.Tok, whole: whole, inLit: inLit}
 				if len(n.Rhs) == len(n.Lhs) {
 					a.rhs = n.Rhs[i]
 				}
@@ -62,7 +65,7 @@ func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 				if v == nil {
 					continue
 				}
-				a := assignment{node: n, tok: token.DEFINE, whole: true, inLit: inLit}
+				a := assignment{node: n, lhs: name, tok: token.DEFINE, whole: true, inLit: inLit}
 				if len(n.Values) == len(n.Names) {
 					a.rhs = n.Values[i]
 				}
@@ -70,8 +73,14 @@ func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.AND {
-				if v, _ := rootVar(info, n.X); v != nil {
+				if v, whole := rootVar(info, n.X); v != nil {
 					idx.addressed[v] = true
+					if whole {
+						if idx.whole == nil {
+							idx.whole = make(map[*types.Var]bool)
+						}
+						idx.whole[v] = true
+					}
 				}
 			}
 		}

@@ -7,23 +7,45 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
 
-// retryHelperFact marks a function that retries one of its function
+// retryHelperFact marks a function that retries some of its function
 // parameters: a path on which a call of the parameter failed calls it
 // again. A send inside a function literal passed there is retried, in
 // this package and in those that import it.
 type retryHelperFact struct {
-	Param int // the index of the retried parameter
+	Params []int // the indexes of the retried parameters, ascending
 }
 
 // AFact marks retryHelperFact as an analysis.Fact.
 func (*retryHelperFact) AFact() {}
 
-func (f *retryHelperFact) String() string { return fmt.Sprintf("retries parameter %d", f.Param) }
+func (f *retryHelperFact) String() string {
+	if len(f.Params) == 1 {
+		return fmt.Sprintf("retries parameter %d", f.Params[0])
+	}
+	return fmt.Sprintf("retries parameters %v", f.Params)
+}
+
+// helperParams maps the retry helpers of the package to the parameters
+// they retry (ascending).
+type helperParams map[*types.Func][]int
+
+// add records that fn retries parameter i, and reports whether that is
+// new.
+func (hp helperParams) add(fn *types.Func, i int) bool {
+	ps := hp[fn]
+	j, found := slices.BinarySearch(ps, i)
+	if found {
+		return false
+	}
+	hp[fn] = slices.Insert(ps, j, i)
+	return true
+}
 
 // funcParam returns the index of the parameter v of fn's signature whose
 // type is a function returning an error last, or -1.
@@ -45,11 +67,13 @@ func funcParam(sig *types.Signature, v *types.Var) int {
 // inferHelpers finds the functions of this package that retry a function
 // parameter, with the same path search as for sends, and exports their
 // facts. Then the calls that pass a function literal to one of them are
-// checked as retry helper calls.
+// checked as retry helper calls. The parameters found only grow until
+// nothing changes, so the facts do not depend on the order the bodies are
+// visited in.
 func (rt *retryCheck) inferHelpers() {
-	helpers := make(map[*types.Func]int)
-	for _, fb := range rt.vals.bodies {
-		if fb.self == nil || !fb.loops && !rt.graph.mayRecurse(fb) {
+	helpers := make(helperParams)
+	for _, fb := range rt.vals.list {
+		if fb.self == nil {
 			continue
 		}
 		sig := fb.self.Type().(*types.Signature)
@@ -69,56 +93,57 @@ func (rt *retryCheck) inferHelpers() {
 				params = append(params, i)
 			}
 		}
-		if len(sites) == 0 {
+		if len(sites) == 0 || !fb.loops && !rt.graph.mayRecurse(fb) {
 			continue
 		}
 		bc := rt.bodyCFG(fb)
 		locs := locate(rt.info, bc.g, fb.body, sites)
 		for j, s := range sites {
+			if slices.Contains(helpers[fb.self], params[j]) {
+				continue
+			}
 			if _, ok := rt.retriedAt(fb, bc, locs[j], s); ok {
-				helpers[fb.self] = params[j]
-				break
+				helpers.add(fb.self, params[j])
 			}
 		}
 	}
 	// A function passing its function parameter on to a retry helper, at
-	// the helper's retried position, is one too (checkFor(t, d, f) calling
+	// a position the helper retries, is one too (checkFor(t, d, f) calling
 	// checkForErr(d, f)).
 	for changed := true; changed; {
 		changed = false
-		for _, fb := range rt.vals.bodies {
-			if fb.self == nil || hasHelper(helpers, fb.self) {
+		for _, fb := range rt.vals.list {
+			if fb.self == nil {
 				continue
 			}
-			if i, ok := passesToHelper(rt.pass, fb, helpers); ok {
-				helpers[fb.self] = i
-				changed = true
+			for _, i := range passedToHelpers(rt.pass, fb, helpers) {
+				changed = helpers.add(fb.self, i) || changed
 			}
 		}
 	}
 	if !isKnownShim(rt.pass.Pkg.Path()) {
-		for fn, i := range helpers {
-			rt.pass.ExportObjectFact(fn, &retryHelperFact{Param: i})
+		for fn, ps := range helpers {
+			rt.pass.ExportObjectFact(fn, &retryHelperFact{Params: ps})
 		}
 	}
 	for _, lc := range rt.helperCandidates {
-		if i, ok := helpers[lc.callee]; ok && !rt.set.helpers[funcKey(lc.callee)] {
-			rt.helperCalls = append(rt.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, param: i})
+		if ps, ok := helpers[lc.callee]; ok && !rt.set.helpers[funcKey(lc.callee)] {
+			rt.helperCalls = append(rt.helperCalls, helperCall{call: lc.call, key: funcKey(lc.callee), name: helperName(lc.callee), inferred: true, params: ps})
 		}
 	}
 }
 
-// importedHelper returns the retried parameter of a function of another
+// importedHelper returns the retried parameters of a function of another
 // package with a retryHelperFact.
-func importedHelper(pass *analysis.Pass, fn *types.Func) (int, bool) {
+func importedHelper(pass *analysis.Pass, fn *types.Func) ([]int, bool) {
 	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
-		return 0, false
+		return nil, false
 	}
 	var f retryHelperFact
 	if !pass.ImportObjectFact(fn.Origin(), &f) {
-		return 0, false
+		return nil, false
 	}
-	return f.Param, true
+	return f.Params, true
 }
 
 // scanHelperCandidates builds the bodies of the top-level functions that
@@ -135,8 +160,7 @@ func (rt *retryCheck) scanHelperCandidates() {
 			if fn == nil || !hasFuncParam(fn.Type().(*types.Signature)) {
 				continue
 			}
-			fb := &fnBody{body: fd.Body, self: fn}
-			rt.vals.bodies[fd.Body] = fb
+			fb := rt.vals.addDecl(fd, fn)
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncLit:
@@ -189,38 +213,38 @@ func inGOROOT(pass *analysis.Pass) bool {
 	return tf != nil && strings.HasPrefix(filepath.ToSlash(tf.Name()), filepath.ToSlash(root)+"/")
 }
 
-func hasHelper(helpers map[*types.Func]int, fn *types.Func) bool {
-	_, ok := helpers[fn]
-	return ok
-}
-
-// passesToHelper reports whether fb passes one of its function parameters
-// to a retry helper at the position the helper retries, and which.
-func passesToHelper(pass *analysis.Pass, fb *fnBody, helpers map[*types.Func]int) (int, bool) {
+// passedToHelpers returns the function parameters of fb that it passes
+// on to a retry helper at a position the helper retries, ascending.
+func passedToHelpers(pass *analysis.Pass, fb *fnBody, helpers helperParams) []int {
 	sig := fb.self.Type().(*types.Signature)
+	var out []int
 	for _, call := range fb.calls {
 		callee := calleeFunc(pass.TypesInfo, call)
 		if callee == nil {
 			continue
 		}
-		k, ok := helpers[callee]
+		ks, ok := helpers[callee]
 		if !ok {
-			if k, ok = importedHelper(pass, callee); !ok {
+			if ks, ok = importedHelper(pass, callee); !ok {
 				continue
 			}
 		}
-		if k >= len(call.Args) {
-			continue
-		}
-		id, ok := ast.Unparen(call.Args[k]).(*ast.Ident)
-		if !ok {
-			continue
-		}
-		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
-			if i := funcParam(sig, v); i >= 0 {
-				return i, true
+		for _, k := range ks {
+			if k >= len(call.Args) {
+				continue
+			}
+			id, ok := ast.Unparen(call.Args[k]).(*ast.Ident)
+			if !ok {
+				continue
+			}
+			if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
+				if i := funcParam(sig, v); i >= 0 {
+					if j, found := slices.BinarySearch(out, i); !found {
+						out = slices.Insert(out, j, i)
+					}
+				}
 			}
 		}
 	}
-	return 0, false
+	return out
 }

@@ -31,7 +31,7 @@ func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Fu
 	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixedID(ic.info, arg, inv) {
+		if optionHasFixedID(ic.info, arg, inv) || ic.optionVarFixed(arg, inv, isMsgIDOption) {
 			return true
 		}
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixedID(arg, inv) {
@@ -56,7 +56,7 @@ func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *
 	inv := &invariance{info: ic.info, region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
-		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) {
+		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) || ic.optionVarFixed(arg, inv, isOperationIDOption) {
 			return true
 		}
 		if i == len(call.Args)-1 && call.Ellipsis.IsValid() && ic.optsHaveFixed(arg, inv, isOperationIDOption) {
@@ -64,6 +64,18 @@ func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *
 		}
 	}
 	return false
+}
+
+// optionVarFixed reports whether e is a local variable defined once from
+// an ID option (isID) and not assigned again where the send repeats: id :=
+// nats.MsgId(nuid.Next()) before the loop is the same ID on every attempt.
+func (ic *idCheck) optionVarFixed(e ast.Expr, inv *invariance, isID func(*types.Info, ast.Expr) bool) bool {
+	v := localVar(ic.info, e)
+	if v == nil {
+		return false
+	}
+	def := ic.vals.def(v)
+	return def != nil && isID(ic.info, def) && inv.fixed(ast.Unparen(e), 0)
 }
 
 // isOperationIDOption reports whether e is a call of shim.OperationID.
@@ -150,18 +162,20 @@ func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) == v
 	}
-	fixed = fixed || headerSetIn(ic.info, body, isHeader, inv)
-	ast.Inspect(body, func(n ast.Node) bool {
-		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
-			for i, l := range as.Lhs {
-				if isHeader(l) {
-					fixed = fixed || ic.headerHasFixedID(as.Rhs[i], inv)
-				}
-			}
+	if fixed || headerSetIn(ic.info, body, isHeader, inv) {
+		return true
+	}
+	// v.Header = hdr, from the body's assignment index.
+	fb := ic.vals.bodies[body]
+	if fb == nil {
+		return false
+	}
+	for _, a := range indexOf(ic.info, fb).byVar[v] {
+		if _, ok := a.node.(*ast.AssignStmt); ok && a.rhs != nil && isHeader(a.lhs) && ic.headerHasFixedID(a.rhs, inv) {
+			return true
 		}
-		return !fixed
-	})
-	return fixed
+	}
+	return false
 }
 
 // builderSetsMsgID reports whether call calls a function of the package
@@ -173,28 +187,26 @@ func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
 	if fn == nil || fn.Pkg() != ic.pkg {
 		return false
 	}
-	for _, fb := range ic.vals.bodies {
-		if fb.self != fn.Origin() {
-			continue
-		}
-		inv := &invariance{info: ic.info}
-		isHeader := func(e ast.Expr) bool {
-			sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-			return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
-		}
-		if headerSetIn(ic.info, fb.body, isHeader, inv) {
-			return true
-		}
-		found := false
-		ast.Inspect(fb.body, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.CompositeLit); ok && !found {
-				found = ic.literalHasFixedID(lit, inv)
-			}
-			return !found
-		})
-		return found
+	fb := ic.vals.declBody(fn.Origin())
+	if fb == nil {
+		return false
 	}
-	return false
+	inv := &invariance{info: ic.info}
+	isHeader := func(e ast.Expr) bool {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
+	}
+	if headerSetIn(ic.info, fb.body, isHeader, inv) {
+		return true
+	}
+	found := false
+	ast.Inspect(fb.body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.CompositeLit); ok && !found {
+			found = ic.literalHasFixedID(lit, inv)
+		}
+		return !found
+	})
+	return found
 }
 
 // literalHasFixedID reports whether a nats.Msg literal has a Header with a

@@ -313,6 +313,8 @@ var helperSemantics = map[string]struct {
 	kind    helperKind
 	markers []string
 }{
+	"github.com/cenkalti/backoff":       {helperOnError, []string{"github.com/cenkalti/backoff.Permanent"}},
+	"github.com/cenkalti/backoff/v3":    {helperOnError, []string{"github.com/cenkalti/backoff/v3.Permanent"}},
 	"github.com/cenkalti/backoff/v4":    {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
 	"github.com/cenkalti/backoff/v5":    {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
 	"github.com/avast/retry-go":         {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
@@ -323,12 +325,15 @@ var helperSemantics = map[string]struct {
 }
 
 // DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
-// Retry functions of github.com/cenkalti/backoff v4 and v5, Do of
+// Retry functions of github.com/cenkalti/backoff (without a major
+// version, v2 and older), v3, v4 and v5, Do of
 // github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
 // RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
 // ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
 func DefaultRetryHelpers() []string {
 	const (
+		backoff2 = "github.com/cenkalti/backoff" // v2.2.1+incompatible and older
+		backoff3 = "github.com/cenkalti/backoff/v3"
 		backoff4 = "github.com/cenkalti/backoff/v4"
 		backoff5 = "github.com/cenkalti/backoff/v5"
 		avast    = "github.com/avast/retry-go"
@@ -338,6 +343,8 @@ func DefaultRetryHelpers() []string {
 		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
 	)
 	return []string{
+		backoff2 + ".Retry", backoff2 + ".RetryNotify",
+		backoff3 + ".Retry", backoff3 + ".RetryNotify",
 		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
 		backoff5 + ".Retry", backoff5 + ".RetryNotify",
 		avast + ".Do", avast + ".DoWithData",

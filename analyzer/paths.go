@@ -127,6 +127,10 @@ type search struct {
 	flags    map[*types.Var]int // bool flags of the body, by bit
 	d        *deps
 	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
+	// then, if set, is a later send of the same body: the arrivals are
+	// there (node ti of block tb) instead of back at the send.
+	tb *cfg.Block
+	ti int
 }
 
 // retryPaths follows the paths from the send and records each arrival
@@ -145,6 +149,17 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 	for k := range sr.carriers {
 		sr.carriers[k] = withDerived(info, nodes, sr.carriers[k])
 	}
+	var sendPos token.Pos
+	if i >= 0 && i < len(start.Nodes) {
+		sendPos = start.Nodes[i].Pos()
+	}
+	var busy *busyTests // lazily: most searches test no reply
+	answer := func(b *cfg.Block, e ast.Expr) bool {
+		if busy == nil {
+			busy = newBusyTests(info, sr.g, sendPos)
+		}
+		return busy.answer(b, e)
+	}
 	seen := make(map[pathState]int)
 	var queue []int
 	newState := func(s pathState) int {
@@ -153,6 +168,9 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		return len(r.states) - 1
 	}
 	push := func(from int, s pathState) {
+		if s.b == start && sr.tb != nil {
+			return // back at the send: not the later one
+		}
 		if s.b == start {
 			// The nodes before the send in its block run first.
 			dirty := s.dirty
@@ -184,6 +202,10 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		c := sr.carriers[s.c]
 		for k := from; k < len(s.b.Nodes); k++ {
 			node := s.b.Nodes[k]
+			if sr.tb != nil && s.b == sr.tb && k == sr.ti {
+				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: !d.nondet && s.dirty&d.direct == 0, tested: s.tested})
+				return
+			}
 			if k == i && s.b == start {
 				if ret, ok := node.(*ast.ReturnStmt); ok && sr.onReturn != nil {
 					sr.onReturn(ret, s.l, s.valid) // return send()
@@ -252,10 +274,11 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 				}
 			}
 			tested := s.tested
-			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) {
+			if isExpr && (s.l == labelSuccess && mentionsReply(info, e, c) || judged && s.l == labelNone && readsReply(info, e, c)) && answer(s.b, e) {
 				// A success path leaving this condition looked at the
 				// reply, also when the condition tests the error too
-				// (err == nil && len(replies) == want).
+				// (err == nil && len(replies) == want), and may leave
+				// the loop on it.
 				tested = true
 			}
 			val, known := false, false

@@ -17,6 +17,7 @@ type callGraph struct {
 	callers []*types.Func // functions with calls to local functions, in source order
 	edges   map[*types.Func][]*types.Func
 	reach   map[[2]*types.Func]bool // memo of reaches
+	cyc     *cycles                 // lazily, once the scan is done
 }
 
 // newCallGraph returns the empty call graph of pkg.
@@ -52,7 +53,7 @@ func (cg *callGraph) recursiveCall(node ast.Node, self *types.Func) (call *ast.C
 			switch {
 			case fn == self:
 				call, direct = n, true
-			case fn != nil && fn.Pkg() == cg.pkg && cg.reaches(fn, self):
+			case fn != nil && fn.Pkg() == cg.pkg && cg.callsBackTo(fn, self):
 				call = n
 			case reschedulers[funcKey(fn)] && len(n.Args) > 0 && cg.callsBack(n.Args[len(n.Args)-1], self):
 				call = n
@@ -152,7 +153,7 @@ func (cg *callGraph) mayRecurse(fb *fnBody) bool {
 		return true
 	}
 	for _, call := range fb.calls {
-		if fn := calleeFunc(cg.info, call); fn == fb.self || (fn != nil && fn.Pkg() == cg.pkg && cg.reaches(fn, fb.self)) {
+		if fn := calleeFunc(cg.info, call); fn == fb.self || (fn != nil && fn.Pkg() == cg.pkg && cg.callsBackTo(fn, fb.self)) {
 			return true
 		}
 	}

@@ -123,7 +123,7 @@ func (r *reporter) skipFile(tf *token.File) bool {
 // report matches findings with directives and reports what remains.
 func (r *reporter) report() {
 	slices.SortStableFunc(r.findings, func(a, b *finding) int {
-		return cmp.Or(cmp.Compare(a.pos, b.pos), strings.Compare(a.category, b.category))
+		return cmp.Or(r.comparePos(a.pos, b.pos), strings.Compare(a.category, b.category))
 	})
 	type auditEntry struct {
 		pos, end token.Pos
@@ -228,14 +228,28 @@ func (r *reporter) report() {
 	}
 }
 
-// sortedDirs iterates over the files with directives in position order.
+// comparePos orders positions by file name, then offset: the findings
+// come out in the same order whatever order the driver added the files to
+// the file set in (go/packages parses them in parallel).
+func (r *reporter) comparePos(a, b token.Pos) int {
+	if a == b {
+		return 0
+	}
+	fa, fb := r.pass.Fset.File(a), r.pass.Fset.File(b)
+	if fa == nil || fb == nil || fa == fb {
+		return cmp.Compare(a, b)
+	}
+	return cmp.Or(cmp.Compare(fa.Name(), fb.Name()), cmp.Compare(fa.Offset(a), fb.Offset(b)))
+}
+
+// sortedDirs iterates over the files with directives in file name order.
 func (r *reporter) sortedDirs() func(yield func(*token.File, *fileDirectives) bool) {
 	return func(yield func(*token.File, *fileDirectives) bool) {
 		tfs := make([]*token.File, 0, len(r.dirs))
 		for tf := range r.dirs {
 			tfs = append(tfs, tf)
 		}
-		slices.SortFunc(tfs, func(a, b *token.File) int { return cmp.Compare(a.Base(), b.Base()) })
+		slices.SortFunc(tfs, func(a, b *token.File) int { return cmp.Compare(a.Name(), b.Name()) })
 		for _, tf := range tfs {
 			if !yield(tf, r.dirs[tf]) {
 				return

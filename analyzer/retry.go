@@ -53,7 +53,7 @@ func (rt *retryCheck) addCandidate(lc localCall) {
 // graph of each function body that has a send and a loop or a recursive
 // call, so for, goto, labelled continue, && and || all come out the same.
 func (rt *retryCheck) checkRetries() {
-	for _, fb := range rt.vals.bodies {
+	for _, fb := range rt.vals.list {
 		rt.checkBody(fb)
 	}
 	for _, h := range rt.helperCalls {
@@ -69,25 +69,51 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 			sends = append(sends, s)
 		}
 	}
-	if len(sends) == 0 || (!fb.loops && !rt.graph.mayRecurse(fb)) {
+	if len(sends) == 0 {
+		return
+	}
+	looping := fb.loops || rt.graph.mayRecurse(fb)
+	if !looping && !rt.anySameOperation(sends) {
 		return
 	}
 	bc := rt.bodyCFG(fb)
 	locs := locate(rt.info, bc.g, fb.body, sends)
 	for j, s := range sends {
-		r, ok := rt.retriedAt(fb, bc, locs[j], s)
-		if !ok {
-			continue
+		if looping {
+			if r, ok := rt.retriedAt(fb, bc, locs[j], s); ok {
+				if rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
+					continue
+				}
+				how := "is retried on failure"
+				if r.recursed() {
+					how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
+				}
+				rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
+				continue
+			}
 		}
-		if rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
-			continue
+		if looping {
+			continue // a first try before the loop: the loop's send is judged
 		}
-		how := "is retried on failure"
-		if r.recursed() {
-			how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
+		// What runs again: the nodes after the send, up to the later one.
+		if k, r, ok := rt.sentAgainAt(fb, bc, locs, sends, j); ok && !(rt.ids.fixedID(s, r.region(locs[j].b, true)[locs[j].i+1:], nil) && rt.sameOptions(s, sends[k])) {
+			line := rt.pass.Fset.Position(sends[k].call.Pos()).Line
+			rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s is retried on failure by the same send at line %d: %s", s.subject(), line, retryAdvice(s.info.kind)))
 		}
-		rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 	}
+}
+
+// anySameOperation reports whether two of sends are the same operation
+// with the same body, for sentAgainAt.
+func (rt *retryCheck) anySameOperation(sends []sendSite) bool {
+	for j := range sends {
+		for k := j + 1; k < len(sends); k++ {
+			if rt.sameOperation(sends[j], sends[k]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bodyCFG is the control-flow graph of a function body with what the

@@ -22,10 +22,10 @@ func (st *state) scan(file *ast.File) {
 			st.flow.predicateCandidate(n)
 			if n.Body != nil {
 				self, _ := st.info.Defs[n.Name].(*types.Func)
-				st.vals.bodies[n.Body] = &fnBody{body: n.Body, self: self}
+				st.vals.addDecl(n, self)
 			}
 		case *ast.FuncLit:
-			st.vals.bodies[n.Body] = &fnBody{body: n.Body, lit: n}
+			st.vals.addLit(n)
 		case *ast.ForStmt, *ast.RangeStmt:
 			if fb := st.vals.innermost(stack); fb != nil {
 				fb.loops = true
@@ -61,8 +61,8 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	}
 	if st.set.helpers[funcKey(fn)] {
 		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
-	} else if i, ok := importedHelper(st.pass, fn); ok {
-		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, param: i})
+	} else if ps, ok := importedHelper(st.pass, fn); ok {
+		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn), inferred: true, params: ps})
 		if fb != nil {
 			fb.calls = append(fb.calls, call) // for helpers passing their parameter on
 		}

@@ -6,7 +6,6 @@ import (
 	"go/types"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/ast/astutil"
 )
 
 // valueIndex is what the scan learns about the values of a package's
@@ -25,6 +24,10 @@ type valueIndex struct {
 	files map[*token.File]*ast.File
 
 	bodies    map[*ast.BlockStmt]*fnBody
+	list      []*fnBody                   // the bodies in the order added: source order
+	byScope   map[*types.Scope]*fnBody    // the bodies by their function's scope
+	byFunc    map[*types.Func]*fnBody     // the declarations' bodies by function
+	scopeless bool                        // a body's scope is not known: bodyOf searches
 	closures  map[*types.Var]*ast.FuncLit // local variables bound once to a function literal
 	assigned  map[*types.Var]int          // assignments to each variable (taking its address counts twice)
 	funcVals  map[*types.Var][]ast.Expr   // the values assigned to local variables of function or interface type
@@ -37,8 +40,9 @@ type valueIndex struct {
 // matter to the retry check.
 type fnBody struct {
 	body  *ast.BlockStmt
-	self  *types.Func  // the declared function, for recursion; nil for a literal
-	lit   *ast.FuncLit // the literal, nil for a declaration
+	self  *types.Func   // the declared function, for recursion; nil for a literal
+	lit   *ast.FuncLit  // the literal, nil for a declaration
+	typ   *ast.FuncType // the function's type
 	calls []*ast.CallExpr
 	loops bool         // contains a for, range or goto
 	idx   *assignIndex // lazily
@@ -55,6 +59,8 @@ func newValueIndex(pass *analysis.Pass, files map[*token.File]*ast.File) *valueI
 		fset:      pass.Fset,
 		files:     files,
 		bodies:    make(map[*ast.BlockStmt]*fnBody),
+		byScope:   make(map[*types.Scope]*fnBody),
+		byFunc:    make(map[*types.Func]*fnBody),
 		closures:  make(map[*types.Var]*ast.FuncLit),
 		assigned:  make(map[*types.Var]int),
 		funcVals:  make(map[*types.Var][]ast.Expr),
@@ -246,55 +252,6 @@ func (vi *valueIndex) dropReassigned() {
 			delete(vi.closures, v)
 		}
 	}
-}
-
-// innermost returns the function body enclosing the top of stack.
-func (vi *valueIndex) innermost(stack []ast.Node) *fnBody {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return vi.bodies[n.Body]
-		case *ast.FuncDecl:
-			return vi.bodies[n.Body]
-		}
-	}
-	return nil
-}
-
-// bodyOf returns the body of the function that declares the local variable v.
-func (vi *valueIndex) bodyOf(v *types.Var) *ast.BlockStmt {
-	if v == nil {
-		return nil
-	}
-	var best *ast.BlockStmt
-	for body := range vi.bodies {
-		if body.Pos() <= v.Pos() && v.Pos() < body.End() && (best == nil || body.Pos() > best.Pos()) {
-			best = body
-		}
-	}
-	if best != nil {
-		return best
-	}
-	// v may be a parameter: find the function whose type contains it.
-	for _, fb := range vi.bodies {
-		var typ *ast.FuncType
-		if fb.lit != nil {
-			typ = fb.lit.Type
-		} else if fb.self != nil {
-			if path, _ := astutil.PathEnclosingInterval(vi.files[vi.fset.File(fb.body.Pos())], fb.body.Pos(), fb.body.Pos()); len(path) > 0 {
-				for _, n := range path {
-					if fd, ok := n.(*ast.FuncDecl); ok {
-						typ = fd.Type
-						break
-					}
-				}
-			}
-		}
-		if typ != nil && typ.Pos() <= v.Pos() && v.Pos() < typ.End() {
-			return fb.body
-		}
-	}
-	return nil
 }
 
 // closureOf returns the function literal e denotes: a literal, possibly

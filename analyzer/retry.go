@@ -96,10 +96,16 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 			continue // a first try before the loop: the loop's send is judged
 		}
 		// What runs again: the nodes after the send, up to the later one.
-		if k, r, ok := rt.sentAgainAt(fb, bc, locs, sends, j); ok && !(rt.ids.fixedID(s, r.region(locs[j].b, true)[locs[j].i+1:], nil) && rt.sameOptions(s, sends[k])) {
-			line := rt.pass.Fset.Position(sends[k].call.Pos()).Line
-			rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s is retried on failure by the same send at line %d: %s", s.subject(), line, retryAdvice(s.info.kind)))
+		k, r, ok := rt.sentAgainAt(fb, bc, locs, sends, j)
+		if !ok {
+			continue
 		}
+		// Exempt: an ID fixed before the first send, passed to both alike.
+		if rt.ids.fixedID(s, r.region(locs[j].b, true)[locs[j].i+1:], nil) && rt.sameOptions(s, sends[k]) {
+			continue
+		}
+		line := rt.pass.Fset.Position(sends[k].call.Pos()).Line
+		rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s is retried on failure by the same send at line %d: %s", s.subject(), line, retryAdvice(s.info.kind)))
 	}
 }
 

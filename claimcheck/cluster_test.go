@@ -34,20 +34,31 @@ func clusterConn(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectBufSize(-1))
 }
 
-// r3Store makes the R3 claim-check bucket.
 // r3Store creates (or binds) the R3 bucket and waits until its stream has
 // a leader and every running node's replica is current: a stream just
 // created may still be electing its leader, and an upload then fails with
 // "no response from stream" (nothing stored, ErrNotPublished), which is
 // right but not what these tests are about.
+//
+// Under -race on a loaded machine the cluster sometimes never answers a
+// stream create (the response is lost in a meta leader change), so New
+// waits until its context ends. Creating or binding the bucket is
+// idempotent: New is called again after such a timeout, at most 4 times.
 func r3Store(t *testing.T, c *natstest.Cluster, js jetstream.JetStream) *claimcheck.Store {
 	t.Helper()
-	st, err := claimcheck.New(ctxT(t), js, claimcheck.WithReplicas(3))
-	if err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		st, err := claimcheck.New(ctx, js, claimcheck.WithReplicas(3))
+		cancel()
+		if err == nil {
+			c.WaitStreamCurrent(bucketStream, 30*time.Second)
+			return st
+		}
+		if attempt == 4 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		t.Logf("attempt %d: %v; binding again", attempt, err)
 	}
-	c.WaitStreamCurrent(bucketStream, 30*time.Second)
-	return st
 }
 
 // received collects the messages published in a cluster test, unresolved.

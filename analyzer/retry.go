@@ -80,20 +80,16 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 	locs := locate(rt.info, bc.g, fb.body, sends)
 	for j, s := range sends {
 		if looping {
-			if r, ok := rt.retriedAt(fb, bc, locs[j], s); ok {
-				if rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
-					continue
-				}
+			// A send not retried by the loop or recursion (a first try
+			// before the loop) is left to the loop's send.
+			if r, ok := rt.retriedAt(fb, bc, locs[j], s); ok && !rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
 				how := "is retried on failure"
 				if r.recursed() {
 					how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 				}
 				rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
-				continue
 			}
-		}
-		if looping {
-			continue // a first try before the loop: the loop's send is judged
+			continue
 		}
 		// What runs again: the nodes after the send, up to the later one.
 		k, r, ok := rt.sentAgainAt(fb, bc, locs, sends, j)

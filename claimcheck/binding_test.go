@@ -110,5 +110,5 @@ func TestSubjectTransformNakNotTerm(t *testing.T) {
 		t.Fatalf("unbound receiver got %d messages", len(got))
 	}
 	mu.Unlock()
-	waitFor(t, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
+	waitFor(t, 10*time.Second, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
 }

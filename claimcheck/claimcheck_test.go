@@ -266,7 +266,7 @@ func TestQueueSubscribeDeleteAfterRead(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no delivery")
 	}
-	waitFor(t, "payload deleted after read", func() bool { return bucketMsgs(t, st) == 0 })
+	waitFor(t, 10*time.Second, "payload deleted after read", func() bool { return bucketMsgs(t, st) == 0 })
 	select {
 	case <-got:
 		t.Fatal("delivered twice in a queue group")

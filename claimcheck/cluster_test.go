@@ -159,7 +159,7 @@ func TestClusterR3RoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventuallyT(t, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) == 3 }, "3 references")
+	waitFor(t, 20*time.Second, "3 references", func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) == 3 })
 	if n := got.resolveAll(t, rst, size); n != 3 {
 		t.Fatalf("%d resolved", n)
 	}
@@ -225,7 +225,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 	_ = pubNC
 	killed.Restart(clusterOpts...)
 	c.WaitReady(30 * time.Second)
-	eventuallyT(t, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) >= published-1 }, "the published references")
+	waitFor(t, 20*time.Second, "the published references", func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) >= published-1 })
 	// Resolve at once, while the restarted node may still be catching up.
 	resolved := got.resolveAll(t, rst, size)
 	// Inspect once every replica is current (listing reads a replica).
@@ -262,15 +262,4 @@ func TestClusterClientServerKilledMidUpload(t *testing.T) {
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	first := c.Servers[0]
 	killMidUpload(t, c, c.URLs(), func() *natstest.Server { return first })
-}
-
-func eventuallyT(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -17,17 +17,6 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 )
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestTTLExpiryGivesErrMissing(t *testing.T) {
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())

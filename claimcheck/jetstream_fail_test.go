@@ -114,7 +114,7 @@ func testRestartDuringUpload(t *testing.T, mustFail bool, opts ...nats.Option) {
 	}
 	t.Logf("publish across the restart: %v", pubErr)
 	<-restarted
-	waitFor(t, "reconnected", nc.IsConnected)
+	waitFor(t, 10*time.Second, "reconnected", nc.IsConnected)
 	stream, err := js.Stream(ctxT(t), "RS")
 	if err != nil {
 		t.Fatal(err)

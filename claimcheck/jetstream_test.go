@@ -195,7 +195,7 @@ func TestWorkQueueConsumerResolves(t *testing.T) {
 			t.Fatal("no delivery")
 		}
 	}
-	waitFor(t, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
+	waitFor(t, 10*time.Second, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
 	if n := bucketMsgs(t, st); n != 0 {
 		t.Fatalf("bucket holds %d messages after the work item was acked with DeleteAfterRead", n)
 	}

@@ -3,6 +3,7 @@ package claimcheck_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func TestCloseReleasesPublisher(t *testing.T) {
 			// The previous round's Resolve stops its consumer's
 			// subscription asynchronously (jetstream's Stop): let it go
 			// before counting.
-			settleSubs(t, nc, baseline)
+			waitFor(t, 10*time.Second, fmt.Sprintf("%d subscriptions as after the first round", baseline), func() bool { return nc.NumSubscriptions() == baseline })
 		}
 		before := nc.NumSubscriptions()
 		body = payload(2*limit, uint64(50+i))
@@ -80,18 +81,6 @@ func TestCloseReleasesPublisher(t *testing.T) {
 		if data, err := st.Resolve(ctxT(t), ref); err != nil || !bytes.Equal(data, body) {
 			t.Fatalf("Resolve after Close = %d bytes, %v", len(data), err)
 		}
-	}
-}
-
-// settleSubs waits until nc has want subscriptions.
-func settleSubs(t *testing.T, nc *nats.Conn, want int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for nc.NumSubscriptions() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscriptions, want %d", nc.NumSubscriptions(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

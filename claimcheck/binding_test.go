@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 )
 
 // TestSubjectTransformNakNotTerm: a work-queue stream with a
@@ -110,5 +111,5 @@ func TestSubjectTransformNakNotTerm(t *testing.T) {
 		t.Fatalf("unbound receiver got %d messages", len(got))
 	}
 	mu.Unlock()
-	waitFor(t, 10*time.Second, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
+	natstest.Eventually(t, 10*time.Second, func() bool { return streamMsgs(t, stream) == 0 }, "work queue empty")
 }

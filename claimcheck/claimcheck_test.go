@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -266,7 +267,7 @@ func TestQueueSubscribeDeleteAfterRead(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no delivery")
 	}
-	waitFor(t, 10*time.Second, "payload deleted after read", func() bool { return bucketMsgs(t, st) == 0 })
+	natstest.Eventually(t, 10*time.Second, func() bool { return bucketMsgs(t, st) == 0 }, "payload deleted after read")
 	select {
 	case <-got:
 		t.Fatal("delivered twice in a queue group")

@@ -159,7 +159,7 @@ func TestClusterR3RoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 20*time.Second, "3 references", func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) == 3 })
+	natstest.Eventually(t, 20*time.Second, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) == 3 }, "3 references")
 	if n := got.resolveAll(t, rst, size); n != 3 {
 		t.Fatalf("%d resolved", n)
 	}
@@ -225,7 +225,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 	_ = pubNC
 	killed.Restart(clusterOpts...)
 	c.WaitReady(30 * time.Second)
-	waitFor(t, 20*time.Second, "the published references", func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) >= published-1 })
+	natstest.Eventually(t, 20*time.Second, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return len(got.msgs) >= published-1 }, "the published references")
 	// Resolve at once, while the restarted node may still be catching up.
 	resolved := got.resolveAll(t, rst, size)
 	// Inspect once every replica is current (listing reads a replica).

@@ -13,19 +13,6 @@ import (
 	"github.com/natssend/natssend/internal/natstest"
 )
 
-// waitFor waits up to d for cond, polling, and fails the test naming what
-// it waited for.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // limit is the test server's max_payload.
 const limit = 64 << 10
 

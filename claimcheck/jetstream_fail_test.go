@@ -114,7 +114,7 @@ func testRestartDuringUpload(t *testing.T, mustFail bool, opts ...nats.Option) {
 	}
 	t.Logf("publish across the restart: %v", pubErr)
 	<-restarted
-	waitFor(t, 10*time.Second, "reconnected", nc.IsConnected)
+	natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnected")
 	stream, err := js.Stream(ctxT(t), "RS")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -195,7 +196,7 @@ func TestWorkQueueConsumerResolves(t *testing.T) {
 			t.Fatal("no delivery")
 		}
 	}
-	waitFor(t, 10*time.Second, "work queue empty", func() bool { return streamMsgs(t, stream) == 0 })
+	natstest.Eventually(t, 10*time.Second, func() bool { return streamMsgs(t, stream) == 0 }, "work queue empty")
 	if n := bucketMsgs(t, st); n != 0 {
 		t.Fatalf("bucket holds %d messages after the work item was acked with DeleteAfterRead", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 )
 
 // TestCloseReleasesPublisher: a Store's first upload leaves a reply
@@ -36,7 +37,7 @@ func TestCloseReleasesPublisher(t *testing.T) {
 			// The previous round's Resolve stops its consumer's
 			// subscription asynchronously (jetstream's Stop): let it go
 			// before counting.
-			waitFor(t, 10*time.Second, fmt.Sprintf("%d subscriptions as after the first round", baseline), func() bool { return nc.NumSubscriptions() == baseline })
+			natstest.Eventually(t, 10*time.Second, func() bool { return nc.NumSubscriptions() == baseline }, fmt.Sprintf("%d subscriptions as after the first round", baseline))
 		}
 		before := nc.NumSubscriptions()
 		body = payload(2*limit, uint64(50+i))

@@ -157,7 +157,7 @@ func TestAttemptsMixedOutcomeIsUnknown(t *testing.T) {
 	}
 	_ = rnc.Flush()
 	go func() {
-		eventually(t, 5*time.Second, func() bool { return runs.Load() == 1 }, "first run")
+		natstest.Eventually(t, 5*time.Second, func() bool { return runs.Load() == 1 }, "first run")
 		_ = sub.Unsubscribe()
 		_ = rnc.Flush()
 	}()
@@ -295,7 +295,7 @@ func TestAttemptsConnectionDownBeforeSend(t *testing.T) {
 	}
 	_ = rnc.Flush()
 	s.Shutdown()
-	eventually(t, 5*time.Second, nc.IsReconnecting, "client reconnecting")
+	natstest.Eventually(t, 5*time.Second, nc.IsReconnecting, "client reconnecting")
 	restarted := make(chan struct{})
 	go func() {
 		defer close(restarted)

@@ -131,8 +131,8 @@ func TestLimitAfterReconnectToLowerServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Restart(natstest.MaxPayload(1024))
-	eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
-	eventually(t, 10*time.Second, func() bool {
+	natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+	natstest.Eventually(t, 10*time.Second, func() bool {
 		return responder.IsConnected() && responder.Stats().Reconnects > 0 && responder.Flush() == nil
 	}, "responder reconnect")
 	_, err := c.Request(context.Background(), "svc", make([]byte, 3000))
@@ -166,7 +166,7 @@ func TestLimitAfterReconnectToLowerAccountLimit(t *testing.T) {
 		t.Fatalf("limit before restart = %d, %v", l, err)
 	}
 	s.Restart(natstest.MaxPayload(4096), acct(512))
-	eventually(t, 10*time.Second, func() bool { return nc.IsConnected() && nc.Stats().Reconnects > 0 }, "reconnect")
+	natstest.Eventually(t, 10*time.Second, func() bool { return nc.IsConnected() && nc.Stats().Reconnects > 0 }, "reconnect")
 	// Now inside the window: connected, INFO not yet read.
 	if got := nc.MaxPayload(); got != 4096 {
 		t.Fatalf("test setup: MaxPayload right after reconnect = %d, want the stale 4096", got)

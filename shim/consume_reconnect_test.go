@@ -50,7 +50,7 @@ func TestConsumeResumesAfterReconnect(t *testing.T) {
 	defer cc.Stop()
 	for round := range 3 {
 		s.Restart(natstest.JetStream())
-		eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+		natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
 		start := time.Now()
 		for {
 			if _, err := js.Publish(ctx, "resume", []byte("x")); err == nil {

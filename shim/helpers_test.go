@@ -45,18 +45,6 @@ type counter struct{ n atomic.Int64 }
 func (c *counter) inc()       { c.n.Add(1) }
 func (c *counter) get() int64 { return c.n.Load() }
 
-// eventually waits up to d for cond.
-func eventually(t testing.TB, d time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // stays checks that cond holds for the whole of d.
 func stays(t testing.TB, d time.Duration, cond func() bool, what string) {
 	t.Helper()

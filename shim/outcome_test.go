@@ -50,7 +50,7 @@ func TestRefusedBeforeWritingIsNotRun(t *testing.T) {
 	// Reconnecting, with no reconnect buffer: refused by the shim, or by
 	// nats.go with ErrReconnectBufExceeded; either way not run.
 	s.Shutdown()
-	eventually(t, 5*time.Second, func() bool { return !nc.IsConnected() }, "disconnect")
+	natstest.Eventually(t, 5*time.Second, func() bool { return !nc.IsConnected() }, "disconnect")
 	_, err = c.Request(ctx, "a", nil)
 	notRun(t, "request while reconnecting", err, shim.CodeUnavailable, nats.ErrConnectionReconnecting)
 	notRun(t, "publish while reconnecting", shim.Publish(nc, "a", []byte("x")), shim.CodeUnavailable, nats.ErrConnectionReconnecting)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -25,7 +26,7 @@ func TestOverflowDeadlineDuringRequestUpload(t *testing.T) {
 		!strings.Contains(err.Error(), "storing the request") {
 		t.Fatalf("deadline during the upload: want a not-run deadline error, got %v (%+v)", err, se)
 	}
-	eventually(t, 10*time.Second, func() bool { return e.stored(t) == 0 }, "no chunk left in the bucket")
+	natstest.Eventually(t, 10*time.Second, func() bool { return e.stored(t) == 0 }, "no chunk left in the bucket")
 	stays(t, 200*time.Millisecond, func() bool { return e.tap.on("svc") == 0 }, "nothing sent")
 	if runs, _, _ := resp.state(); runs != 0 {
 		t.Fatalf("responder ran %d times", runs)

@@ -41,7 +41,7 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 		st.SetBeforeSend(nil)
 		gate := g.Hold() // the new link's limit waits
 		s.Restart(opts(8 << 10)...)
-		eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+		natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
 		time.AfterFunc(50*time.Millisecond, func() { close(gate) })
 	}
 
@@ -69,6 +69,6 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 		// Back to the higher limit for the next sender.
 		s.Restart(opts(32 << 10)...)
 		<-reconnected
-		eventually(t, 10*time.Second, func() bool { l, err := c.Limit(context.Background()); return err == nil && l == 32<<10 }, "the higher limit")
+		natstest.Eventually(t, 10*time.Second, func() bool { l, err := c.Limit(context.Background()); return err == nil && l == 32<<10 }, "the higher limit")
 	}
 }

@@ -33,7 +33,7 @@ func TestRawReconnectBufferReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Shutdown()
-	eventually(t, 5*time.Second, raw.IsReconnecting, "disconnect")
+	natstest.Eventually(t, 5*time.Second, raw.IsReconnecting, "disconnect")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	_, err = raw.RequestWithContext(ctx, "pay", []byte("charge"))
 	cancel()
@@ -41,7 +41,7 @@ func TestRawReconnectBufferReplays(t *testing.T) {
 		t.Fatalf("raw request while down: %v", err)
 	}
 	s.Restart()
-	eventually(t, 10*time.Second, func() bool { return runs.get() == 1 }, "the buffered request to be delivered after reconnect")
+	natstest.Eventually(t, 10*time.Second, func() bool { return runs.get() == 1 }, "the buffered request to be delivered after reconnect")
 }
 
 // TestNoReplayAcrossReconnect: the same sequence through the shim fails at
@@ -53,13 +53,13 @@ func TestNoReplayAcrossReconnect(t *testing.T) {
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
 	s.Shutdown()
-	eventually(t, 5*time.Second, nc.IsReconnecting, "disconnect")
+	natstest.Eventually(t, 5*time.Second, nc.IsReconnecting, "disconnect")
 	_, err := c.Request(context.Background(), "pay", []byte("charge"), shim.Timeout(100*time.Millisecond))
 	if !errors.Is(err, nats.ErrConnectionReconnecting) || shim.Classify(err) != shim.OutcomeNotRun {
 		t.Fatalf("request while reconnecting: want a not-sent ErrConnectionReconnecting, got %v (%v)", err, shim.Classify(err))
 	}
 	s.Restart()
-	eventually(t, 10*time.Second, func() bool {
+	natstest.Eventually(t, 10*time.Second, func() bool {
 		return nc.IsConnected() && responder.IsConnected() && responder.Flush() == nil
 	}, "reconnect")
 	stays(t, 300*time.Millisecond, func() bool { return runs.get() == 0 }, "no delivery after reconnect")
@@ -95,7 +95,7 @@ func TestSlowResponderAcrossReconnect(t *testing.T) {
 	if !errors.Is(err, nats.ErrTimeout) || shim.Classify(err) != shim.OutcomeUnknown {
 		t.Fatalf("want a timeout whose outcome is unknown, got %v (%v)", err, shim.Classify(err))
 	}
-	eventually(t, 10*time.Second, func() bool {
+	natstest.Eventually(t, 10*time.Second, func() bool {
 		return nc.IsConnected() && responder.IsConnected() && responder.Flush() == nil
 	}, "reconnect")
 	stays(t, time.Second, func() bool { return runs.get() == 1 }, "exactly one run")
@@ -133,7 +133,7 @@ func TestConnectionDroppedMidCall(t *testing.T) {
 	if err == nil || shim.Classify(err) != shim.OutcomeUnknown {
 		t.Fatalf("want an error with an unknown outcome, got %v (%v)", err, shim.Classify(err))
 	}
-	eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+	natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
 	stays(t, 500*time.Millisecond, func() bool { return runs.get() == 1 }, "exactly one delivery")
 }
 

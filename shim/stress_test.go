@@ -295,7 +295,7 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 	for i := 1; i <= restarts; i++ {
 		// Traffic on the connected links for a while, then the next
 		// restart.
-		eventually(t, 20*time.Second, func() bool {
+		natstest.Eventually(t, 20*time.Second, func() bool {
 			for _, nc := range conns {
 				if nc.IsClosed() {
 					close(stop)

@@ -254,12 +254,15 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("unknown outcome: %d runs, %v", n, err)
 	}
 
-	// ctx bounds the runs.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// ctx bounds the runs: it ends during a backoff (waits of 2.5 s or
+	// more), not during a request, whose outcome would then be unknown (a
+	// 10 ms backoff let the 14th request meet the deadline on a loaded
+	// machine).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
 	err = shim.Retry(ctx, func(ctx context.Context) error { _, err := c.Request(ctx, "nobody", nil); return err },
-		shim.MaxAttempts(1000), shim.Backoff(10*time.Millisecond, 10*time.Millisecond))
+		shim.MaxAttempts(1000), shim.Backoff(5*time.Second, 5*time.Second))
 	if shim.Classify(err) != shim.OutcomeNotRun || time.Since(start) > 2*time.Second {
 		t.Fatalf("ctx bound: %v after %v", err, time.Since(start))
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
 )
 
 // HeaderOperationID carries a call's operation ID (see OperationID).
@@ -152,23 +154,35 @@ func jitter(d time.Duration) time.Duration {
 // resendable reports whether a call that failed with err may be sent
 // again (see Attempts); withID says whether it carries an OperationID.
 func resendable(err error, withID bool) bool {
-	var e *Error
-	if !errors.As(err, &e) {
-		return false
-	}
-	switch e.Outcome() {
+	switch Classify(err) {
 	case OutcomeNotRun:
-		switch e.Code {
-		case CodeNoResponders:
-			return true
-		case CodeUnavailable:
-			return !errors.Is(err, nats.ErrConnectionClosed)
-		}
-		return false // the same refusal again
+		return worthRepeating(err)
 	case OutcomeUnknown:
-		return withID && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
+		var e *Error
+		return withID && errors.As(err, &e) && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
 	}
 	return false
+}
+
+// worthRepeating is the one rule, shared by Attempts and Retry, for a
+// failure that certainly did not run: it is worth repeating unless the
+// same refusal would come again (invalid input or option, a message too
+// large, the caller's own cancellation, a closed connection or store).
+func worthRepeating(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Outcome() != OutcomeNotRun {
+		return false
+	}
+	switch e.Code {
+	case CodeInvalidArgument, CodePayloadTooLarge, CodeCanceled:
+		return false
+	}
+	for _, permanent := range []error{nats.ErrConnectionClosed, ErrInvalidOption, claimcheck.ErrClosed, context.Canceled, nats.ErrMaxPayload} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return true
 }
 
 // attemptsError is the error of an operation tried len(errs) times: the

@@ -140,6 +140,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	c.fixStatic()
 	return c
 }
 
@@ -282,6 +283,10 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		}
 		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
 		c.st.BeforeSend()
+		if err := callCtx.Err(); err != nil {
+			// nats.go would return this without writing anything.
+			return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
+		}
 		reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
 		if err != nil {
 			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
@@ -295,10 +300,7 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		if rerr := remoteError(reply); rerr != nil {
 			return nil, rerr
 		}
-		if c.store != nil {
-			return c.resolveReply(ctx, callCtx, reply)
-		}
-		return reply, nil
+		return c.resolveReply(ctx, callCtx, reply)
 	}
 }
 
@@ -316,16 +318,12 @@ func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Hea
 			return t.h, t.size, nil
 		}
 	}
-	h := make(nats.Header, len(c.static)+len(own)+1)
-	for k, v := range c.static {
-		h[k] = v
-	}
-	for k, v := range own {
-		h[k] = v
-	}
-	h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS, 10)}
+	ms := strconv.FormatInt(timeoutMS, 10)
+	var h nats.Header
 	if opID != "" {
-		h[HeaderOperationID] = []string{opID}
+		h = c.requestHeader(own, HeaderTimeout, ms, HeaderOperationID, opID)
+	} else {
+		h = c.requestHeader(own, HeaderTimeout, ms)
 	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return nil, 0, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)

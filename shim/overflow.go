@@ -71,11 +71,7 @@ func WithClaimChecks(st *claimcheck.Store) Option {
 			c.optionError("WithClaimChecks(nil): a nil store")
 			return
 		}
-		c.store = st
-		if c.static == nil {
-			c.static = nats.Header{}
-		}
-		c.static[HeaderAcceptClaimCheck] = []string{st.Bucket()}
+		c.store = st // NewClient adds HeaderAcceptClaimCheck
 	}
 }
 
@@ -125,15 +121,11 @@ func timeoutMS(d time.Duration) int64 {
 // client's store: upload, then one send of the reference, then the reply.
 // ctx is the caller's context, callCtx carries the call's deadline.
 func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64, opID string) (*nats.Msg, error) {
-	h := make(nats.Header, len(c.static)+len(m.Header)+2)
-	for k, v := range c.static {
-		h[k] = v
-	}
-	for k, v := range m.Header {
-		h[k] = v
-	}
+	var h nats.Header
 	if opID != "" {
-		h[HeaderOperationID] = []string{opID}
+		h = c.requestHeader(m.Header, HeaderOperationID, opID)
+	} else {
+		h = c.requestHeader(m.Header)
 	}
 	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	// The timeout header is added after the upload; its value can only
@@ -163,6 +155,10 @@ func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.T
 	var reply *nats.Msg
 	for attempt := 1; ; attempt++ {
 		c.st.BeforeSend()
+		if cerr := callCtx.Err(); cerr != nil {
+			discard()
+			return nil, notSent(ctxCode(cerr), "context done before sending the claim-checked request; not sent", cerr)
+		}
 		reply, err = c.nc.RequestMsgWithContext(callCtx, ref)
 		if err == nil || !errors.Is(err, nats.ErrMaxPayload) || attempt >= maxDecisions {
 			break
@@ -206,18 +202,35 @@ func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error
 		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
 	}
 	mapped := sendError(ctx, err, false)
+	code, msg := CodeUnavailable, "the claim check store or its connection failed; not sent"
 	var e *Error
-	if errors.As(mapped, &e) && !e.Sent {
-		return &Error{Code: e.Code, Message: "storing the request as a claim check failed: " + e.Message, outcome: OutcomeNotRun, err: err}
+	if errors.As(mapped, &e) && e.Code != CodeInternal {
+		code, msg = e.Code, e.Message
 	}
-	return notSent(CodeInternal, "storing the request as a claim check failed; not sent", err)
+	if errors.Is(err, claimcheck.ErrClosed) {
+		code, msg = CodeInvalidArgument, "the claim check store is closed; not sent"
+	}
+	// Nothing of the request was sent: whatever failed during the upload
+	// (a dropped connection, a stream without a leader), the responder saw
+	// nothing. UNAVAILABLE is what Attempts and Retry send again.
+	return &Error{Code: code, Message: "storing the request as a claim check failed: " + msg, outcome: OutcomeNotRun, err: err}
 }
 
 // resolveReply returns reply with a claim-checked body resolved, and
 // deletes the reply payload. A reply that cannot be read is CodeReplyLost.
 func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*nats.Msg, error) {
-	if c.store == nil || !claimcheck.IsClaimCheck(reply) {
+	if !claimcheck.IsClaimCheck(reply) {
 		return reply, nil
+	}
+	if c.store == nil {
+		// This Client did not ask for a claim-checked reply and cannot
+		// read one: the responder ran, the reply is out of reach. Never
+		// hand the reference back as if it were the reply.
+		return nil, &Error{
+			Code:    CodeReplyLost,
+			Message: fmt.Sprintf("the operation completed but the responder answered with a claim-checked reply (%s bytes) that this Client cannot read (it has no WithClaimChecks store)", reply.Header.Get(claimcheck.HeaderSize)),
+			Sent:    true, outcome: OutcomeUnknown, err: ErrReplyLost,
+		}
 	}
 	data, err := c.store.Resolve(callCtx, reply)
 	_ = c.store.Discard(ctx, reply) // the caller owns the reply payload; TTL is the backstop

@@ -105,44 +105,6 @@ const (
 	attemptBackoffMax = 500 * time.Millisecond
 )
 
-// requestAttempts makes up to co.attempts sends of m within callCtx.
-func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
-	var errs []error
-	wait := attemptBackoff
-	for attempt := 1; ; attempt++ {
-		left := co.attempts - attempt + 1
-		share := time.Until(deadline) / time.Duration(left)
-		attemptDeadline := deadline
-		actx := callCtx
-		var cancel context.CancelFunc = func() {}
-		if left > 1 && co.opID != "" {
-			attemptDeadline = time.Now().Add(share)
-			actx, cancel = context.WithDeadline(callCtx, attemptDeadline)
-		}
-		reply, err := c.send(ctx, actx, attemptDeadline, m, co.opID) //natssend:reviewed retry: Attempts sends again only after a not-run failure, or an unknown one under an operation ID (resendable)
-		cancel()
-		if err == nil {
-			return reply, nil
-		}
-		errs = append(errs, err)
-		if left == 1 || !resendable(err, co.opID != "") || ctx.Err() != nil {
-			return nil, attemptsError(errs)
-		}
-		d := jitter(wait)
-		wait = min(2*wait, attemptBackoffMax)
-		if time.Until(deadline) <= d {
-			return nil, attemptsError(errs)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-callCtx.Done():
-			t.Stop()
-			return nil, attemptsError(errs)
-		}
-	}
-}
-
 // jitter returns a wait between d/2 and d.
 func jitter(d time.Duration) time.Duration {
 	if d <= 1 {

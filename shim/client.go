@@ -86,10 +86,11 @@ func WithHeader(key, value string) Option {
 type CallOption func(*callOpts)
 
 type callOpts struct {
-	timeout  time.Duration
-	opID     string // OperationID
-	attempts int    // Attempts; 0 or 1: one send
-	err      error
+	timeout     time.Duration
+	opID        string        // OperationID
+	attempts    int           // Attempts; 0 or 1: one send
+	attemptWait time.Duration // AttemptTimeout; 0: DefaultAttemptTimeout
+	err         error
 }
 
 // Timeout sets this call's timeout. The call's deadline is the earliest of
@@ -247,8 +248,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		deadline = d
 	}
 
-	if co.attempts > 1 {
-		return c.requestAttempts(ctx, callCtx, deadline, m, co)
+	if co.attempts > 1 || c.store != nil {
+		return c.call(ctx, callCtx, deadline, m, co)
 	}
 	return c.send(ctx, callCtx, deadline, m, co.opID)
 }
@@ -275,11 +276,7 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		}
 		size := int64(hdrSize + len(m.Data))
 		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			if c.store == nil {
-				return nil, tooLarge("request", size, limit, nil)
-			}
-			// The Store decides between a claim check and a refusal.
-			return c.requestClaimCheck(ctx, callCtx, deadline, m, limit, opID)
+			return nil, tooLarge("request", size, limit, nil)
 		}
 		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
 		c.st.BeforeSend()

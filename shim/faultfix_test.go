@@ -5,9 +5,12 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -76,5 +79,62 @@ func TestPlainClientClaimCheckedReplyIsLost(t *testing.T) {
 	var se *shim.Error
 	if !errors.As(err, &se) || se.Code != shim.CodeReplyLost || !errors.Is(err, shim.ErrReplyLost) || shim.Classify(err) != shim.OutcomeUnknown {
 		t.Fatalf("want REPLY_LOST (unknown), got %v", err)
+	}
+}
+
+// A context that ends after the decision but before the write is not run:
+// nats.go returns the context's error without writing anything, and the
+// responder never sees the request.
+func TestContextDoneBeforeWriteIsNotRun(t *testing.T) {
+	s := natstest.Start(t)
+	var runs counter
+	serve(t, s, "svc", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) { runs.inc(); return nil, nil }))
+	nc := connect(t, s.URL())
+	st := connlimit.For(nc)
+	for _, cancelled := range []bool{true, false} {
+		// The hook runs after the decision, right before the write.
+		callCtx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		if cancelled {
+			st.SetBeforeSend(cancel)
+		} else {
+			st.SetBeforeSend(func() { <-callCtx.Done() })
+		}
+		_, err := shim.NewClient(nc).Request(callCtx, "svc", []byte("x"))
+		st.SetBeforeSend(nil)
+		cancel()
+		var se *shim.Error
+		if shim.Classify(err) != shim.OutcomeNotRun || !errors.As(err, &se) || se.Sent {
+			t.Fatalf("cancelled=%v: want not run and not sent, got %v (%v)", cancelled, err, shim.Classify(err))
+		}
+		if wantErr := map[bool]error{true: context.Canceled, false: context.DeadlineExceeded}[cancelled]; !errors.Is(err, wantErr) {
+			t.Fatalf("cancelled=%v: want errors.Is %v, got %v", cancelled, wantErr, err)
+		}
+	}
+	stays(t, 100*time.Millisecond, func() bool { return runs.get() == 0 }, "the handler never ran")
+}
+
+// Retry stops at once on a not-run refusal that would be the same again:
+// a local PAYLOAD_TOO_LARGE and a closed connection.
+func TestRetryStopsOnPermanentRefusals(t *testing.T) {
+	s := natstest.Start(t, natstest.MaxPayload(1024))
+	nc := connect(t, s.URL())
+	closed := connect(t, s.URL())
+	closed.Close()
+	cases := map[string]func(ctx context.Context) error{
+		"too large": func(ctx context.Context) error {
+			_, err := shim.NewClient(nc).Request(ctx, "svc", make([]byte, 2048))
+			return err
+		},
+		"closed connection": func(ctx context.Context) error {
+			_, err := shim.NewClient(closed).Request(ctx, "svc", []byte("x"))
+			return err
+		},
+	}
+	for name, op := range cases {
+		runs := 0
+		err := shim.Retry(context.Background(), func(ctx context.Context) error { runs++; return op(ctx) }, shim.MaxAttempts(5), shim.Backoff(time.Millisecond, time.Millisecond))
+		if runs != 1 || shim.Classify(err) != shim.OutcomeNotRun {
+			t.Fatalf("%s: ran %d times (want 1), err %v", name, runs, err)
+		}
 	}
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
-	"github.com/natssend/natssend/internal/wire"
 )
 
 // HeaderAcceptClaimCheck is sent with every request of a Client made with
@@ -115,78 +113,6 @@ func timeoutMS(d time.Duration) int64 {
 		ms = 1
 	}
 	return int64(ms)
-}
-
-// requestClaimCheck sends m, which does not fit limit, through the
-// client's store: upload, then one send of the reference, then the reply.
-// ctx is the caller's context, callCtx carries the call's deadline.
-func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64, opID string) (*nats.Msg, error) {
-	var h nats.Header
-	if opID != "" {
-		h = c.requestHeader(m.Header, HeaderOperationID, opID)
-	} else {
-		h = c.requestHeader(m.Header)
-	}
-	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
-	// The timeout header is added after the upload; its value can only
-	// shrink, so reserving its present size is enough.
-	reserve := wire.LineSize(HeaderTimeout, strconv.FormatInt(timeoutMS(time.Until(deadline)), 10))
-	ref, err := c.store.PrepareLimit(callCtx, pm, reserve, limit)
-	if err != nil {
-		return nil, uploadError(ctx, pm, limit, err)
-	}
-	stored := ref != pm // pm itself: the limit rose meanwhile and it fits
-	if !stored {
-		ref = &nats.Msg{Subject: pm.Subject, Header: h, Data: pm.Data}
-	}
-	done := make(chan struct{})
-	discard := func() {
-		defer close(done)
-		if stored {
-			_ = c.store.Discard(ctx, ref) // on failure the bucket's TTL removes it
-		}
-	}
-	remaining := time.Until(deadline)
-	if remaining <= 0 {
-		discard()
-		return nil, notSent(CodeDeadlineExceeded, "deadline passed while storing the request as a claim check; not sent", errors.Join(nats.ErrTimeout, context.DeadlineExceeded))
-	}
-	ref.Header[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(remaining), 10)}
-	var reply *nats.Msg
-	for attempt := 1; ; attempt++ {
-		c.st.BeforeSend()
-		if cerr := callCtx.Err(); cerr != nil {
-			discard()
-			return nil, notSent(ctxCode(cerr), "context done before sending the claim-checked request; not sent", cerr)
-		}
-		reply, err = c.nc.RequestMsgWithContext(callCtx, ref)
-		if err == nil || !errors.Is(err, nats.ErrMaxPayload) || attempt >= maxDecisions {
-			break
-		}
-		// The link changed between the decision and the send; nothing
-		// was written. The reference goes if it fits the new limit.
-		c.st.Redecided()
-		nl, lerr := c.Limit(callCtx)
-		if lerr != nil {
-			discard()
-			return nil, lerr
-		}
-		if size := int64(MsgSize(ref)); connlimit.Decide(size, nl, connlimit.NoClaimCheck) != connlimit.Fits {
-			discard()
-			return nil, tooLarge("claim-check reference of the request", size, nl, nil)
-		}
-	}
-	// The call has ended: the responder has read the request, or will not
-	// be waited for. Delete the request payload while the reply is read.
-	go discard()
-	defer func() { <-done }()
-	if err != nil {
-		return nil, sendError(ctx, err, true)
-	}
-	if rerr := remoteError(reply); rerr != nil {
-		return nil, rerr
-	}
-	return c.resolveReply(ctx, callCtx, reply)
 }
 
 // uploadError maps a failure of the request upload: nothing was sent.

@@ -3,6 +3,7 @@ package claimcheck
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,11 +37,11 @@ func (s *Store) readCall(ctx context.Context, call func(ctx context.Context) err
 			return err
 		}
 		if ctx.Err() != nil {
-			return errors.Join(ctx.Err(), err)
+			return fmt.Errorf("%w; %w", ctx.Err(), err)
 		}
 		select {
 		case <-ctx.Done():
-			return errors.Join(ctx.Err(), err)
+			return fmt.Errorf("%w; %w", ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

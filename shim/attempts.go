@@ -69,13 +69,20 @@ func badOperationID(id string) string {
 //     too large, a closed connection, the caller's context done), and a
 //     PAYLOAD_TOO_LARGE reply: never.
 //
-// With an OperationID each attempt waits for its share of the time left
-// (the time left divided by the attempts left, so the last one gets all of
-// it) and tells the responder that share in HeaderTimeout, so that a reply
-// that does not come leaves time to send again. Without one, an attempt
-// that was sent is never repeated, so each waits for all the time left. Between attempts the call waits a
-// backoff with jitter (from 20 ms, doubling, at most 500 ms, each wait
-// between half and all of that), never past the deadline.
+// The schedule (see the package doc, "Attempts: the schedule"): every
+// attempt of a call answers to the same reply inbox, so a reply to any
+// attempt answers the call, however late within the deadline. Each
+// attempt tells the responder all the time the call has left
+// (HeaderTimeout). With an OperationID an attempt that was sent waits
+// AttemptTimeout (DefaultAttemptTimeout unless set) for a reply before the
+// request is sent again, and the last attempt waits for all the time
+// left; without one, an attempt that was sent is never repeated, so it
+// waits for all the time left. After a failure that did not run the call
+// waits a backoff with jitter (from 20 ms, doubling, at most 500 ms, each
+// wait between half and all of that), never past the deadline. So
+// Attempts never fails a call that a single attempt would have completed
+// within the same deadline, and n may be as large as you like
+// (math.MaxInt included): the deadline bounds the call.
 //
 // When the call fails after more than one attempt, the error is a *Error
 // whose Attempts lists every attempt's error and whose message says how
@@ -83,8 +90,10 @@ func badOperationID(id string) string {
 // fields Code, Remote, Sent see the last attempt's error. Its Outcome is
 // OutcomeUnknown when any attempt's was, otherwise the last one's.
 //
-// A claim-checked request (WithClaimChecks) is stored again for each
-// attempt, and each copy deleted when its attempt ends.
+// A claim-checked request (WithClaimChecks) is stored once per call, sent
+// as the same reference by every attempt, and deleted once when the call
+// ends. A claim-checked reply to an attempt the call no longer waits for
+// is deleted by the caller when it arrives.
 //
 // n must be at least 1; the default, 1, is one send as without Attempts.
 func Attempts(n int) CallOption {

@@ -1,9 +1,9 @@
 package shim_test
 
 import (
-	"math"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"

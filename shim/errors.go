@@ -280,7 +280,7 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	case errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionReconnecting):
 		code, msg = CodeUnavailable, "connection is reconnecting"
 		if !errors.Is(err, nats.ErrConnectionReconnecting) {
-			err = errors.Join(nats.ErrConnectionReconnecting, err)
+			err = fmt.Errorf("%w; %w", nats.ErrConnectionReconnecting, err)
 		}
 	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection),
@@ -291,14 +291,14 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	case cancelled:
 		code, msg = CodeCanceled, "cancelled"
 		if ctx != nil && !errors.Is(err, context.Canceled) {
-			err = errors.Join(ctx.Err(), err)
+			err = fmt.Errorf("%w; %w", ctx.Err(), err)
 		}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		code, msg = CodeDeadlineExceeded, "deadline exceeded"
 		if sent {
 			msg = "no reply before the deadline"
 		}
-		err = errors.Join(nats.ErrTimeout, context.DeadlineExceeded)
+		err = fmt.Errorf("%w; %w", nats.ErrTimeout, context.DeadlineExceeded)
 	default:
 		code, msg = CodeInternal, "failed"
 	}

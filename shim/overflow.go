@@ -122,7 +122,7 @@ func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error
 		return &Error{
 			Code:    CodePayloadTooLarge,
 			Message: fmt.Sprintf("request of %d bytes does not fit the %d-byte limit even as a claim check: %v; not sent", MsgSize(m), limit, err),
-			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: errors.Join(nats.ErrMaxPayload, err),
+			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: fmt.Errorf("%w; %w", nats.ErrMaxPayload, err),
 		}
 	case errors.Is(err, claimcheck.ErrReservedHeader):
 		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
@@ -164,7 +164,7 @@ func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*n
 		return nil, &Error{
 			Code:    CodeReplyLost,
 			Message: fmt.Sprintf("the operation completed but its claim-checked reply (%s bytes) could not be read: %v", reply.Header.Get(claimcheck.HeaderSize), err),
-			Sent:    true, outcome: OutcomeUnknown, err: errors.Join(ErrReplyLost, err),
+			Sent:    true, outcome: OutcomeUnknown, err: fmt.Errorf("%w; %w", ErrReplyLost, err),
 		}
 	}
 	return resolved(reply, data), nil
@@ -240,7 +240,7 @@ func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byt
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
 		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
 		if serr := respondError(ctx, o.st, req, CodeInternal, msg, false); serr != nil {
-			e.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
+			e.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
 		}
 		return e
 	case ref == rm:

@@ -54,7 +54,7 @@ func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) 
 	if req.Reply() != "" {
 		if serr := req.Error(CodeClaimCheckUnresolved, truncate(rerr.Message, maxErrorMessage), nil,
 			micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}})); serr != nil {
-			rerr.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
+			rerr.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
 		}
 	}
 	return nil, rerr
@@ -94,7 +94,7 @@ func RespondMicroClaimCheck(ctx context.Context, st *claimcheck.Store, req micro
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
 		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
 		if serr := RespondMicroError(req, CodeInternal, msg); serr != nil {
-			e.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
+			e.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
 		}
 		return e
 	case ref == rm:

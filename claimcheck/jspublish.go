@@ -53,54 +53,47 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 	if err != nil {
 		return nil, notPublished(err)
 	}
-	var limit, eff int64
-	for attempt := 1; ; attempt++ {
-		if limit, err = s.limit.Limit(ctx); err != nil {
-			return nil, notPublished(err)
-		}
-		eff = limit
-		if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-			eff = sl
-		}
-		v, err := s.decide(m, sent, 0, eff, limit)
-		if v == connlimit.Refuse {
-			return nil, notPublished(err)
-		}
-		if v == connlimit.ClaimCheck {
-			break
-		}
-		// The loop sends again only after an error proving that nothing
-		// was stored (the stream's size refusal, nats.go's ErrMaxPayload).
-		s.limit.BeforeSend()
-		if err := ctx.Err(); err != nil {
-			// jetstream returns it without writing anything.
-			return nil, notPublished(err)
-		}
-		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...) //natssend:reviewed retry: sent again only after a refusal that stored nothing
-		switch {
-		case err == nil:
-			return ack, nil
-		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) && attempt < maxDecisions:
-			// Nothing was stored. Our idea of the stream's limit was stale.
-			s.forgetStream(m.Subject)
-			continue
-		case errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions:
-			// nats.go sent nothing: the link changed. Decide again.
-			s.limit.Redecided()
-			continue
-		case notStored(err):
-			return nil, notPublished(err)
-		default:
-			return nil, err // outcome unknown
-		}
+	var refuse error
+	var ack *jetstream.PubAck
+	v, limit, err := s.limit.Send(ctx, connlimit.Send{
+		Decide: func(limit int64) (v connlimit.Verdict) {
+			eff := limit
+			if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
+				eff = sl
+			}
+			v, refuse = s.decide(m, sent, 0, eff, limit)
+			return v
+		},
+		Write: func() (err error) {
+			ack, err = s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
+			return err
+		},
+		// Nothing was stored: our idea of the stream's limit was stale.
+		Again: func(err error) bool {
+			if errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
+				s.forgetStream(m.Subject)
+				return true
+			}
+			return false
+		},
+	})
+	switch {
+	case err != nil && (notStored(err) || errors.Is(err, connlimit.ErrNotSent)):
+		return nil, notPublished(err)
+	case err != nil:
+		return nil, err // outcome unknown
+	case v == connlimit.Refuse:
+		return nil, notPublished(refuse)
+	case v == connlimit.Fits:
+		return ack, nil
 	}
 	ref, name, err := s.reference(ctx, m, sent, limit)
 	if err != nil {
 		return nil, notPublished(err)
 	}
-	ack, err := s.publishJSRef(ctx, ref, opts)
+	ack, err = s.publishJSRef(ctx, ref, opts)
 	if err != nil {
-		if notStored(err) || errors.Is(err, errUnwritten) {
+		if notStored(err) || errors.Is(err, errUnwritten) || errors.Is(err, connlimit.ErrNotSent) {
 			return nil, s.abandon(ctx, name, err)
 		}
 		return nil, fmt.Errorf("claimcheck: publishing the claim check %q: %w (it may have been stored; the payload is kept until the bucket's TTL)", name, err)
@@ -120,21 +113,15 @@ func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 // during the upload (nothing was written) is sent once the new link's
 // limit is known, if it fits that.
 func (s *Store) publishJSRef(ctx context.Context, ref *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	for attempt := 1; ; attempt++ {
-		s.limit.BeforeSend()
-		if err := ctx.Err(); err != nil {
-			// jetstream would return it without writing anything.
-			return nil, fmt.Errorf("%w: %w", errUnwritten, err)
-		}
-		ack, err := s.js.PublishMsg(ctx, copyForPublish(ref, opts), opts...) //natssend:reviewed retry: sent again only after nats.go refused it unwritten
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			s.limit.Redecided()
-			if limit, lerr := s.limit.Limit(ctx); lerr == nil && fits(ref.Header, 0, 0, limit) {
-				continue
-			}
-		}
-		return ack, err
+	var ack *jetstream.PubAck
+	v, limit, err := s.limit.Send(ctx, refSend(ref, func() (err error) {
+		ack, err = s.js.PublishMsg(ctx, copyForPublish(ref, opts), opts...)
+		return err
+	}))
+	if err == nil && v != connlimit.Fits {
+		err = fmt.Errorf("%w: %w: the claim check's reference does not fit the new link's max_payload of %d bytes", errUnwritten, ErrTooLarge, limit)
 	}
+	return ack, err
 }
 
 // copyForPublish returns a message jetstream.PublishMsg may modify (it

@@ -10,13 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 )
-
-// maxDecisions bounds how often one send decides again after nats.go
-// refused it with nats.ErrMaxPayload (the connection's limit fell between
-// the decision and the send, by a reconnect; nothing was written). Each
-// new decision waits for the new link's limit, so more than two are rare.
-const maxDecisions = 8
 
 // Prepare returns m itself when it fits the connection's effective
 // max_payload with reserve more header bytes, which the caller will still
@@ -108,33 +103,27 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for attempt := 1; ; attempt++ {
-		limit, err := s.limit.Limit(ctx)
-		if err != nil {
-			return err
-		}
-		v, err := s.decide(m, m.Header, 0, limit, limit)
-		switch v {
-		case connlimit.Refuse:
-			return err
-		case connlimit.Fits:
-			s.limit.BeforeSend()
-			err := s.nc.PublishMsg(m)
-			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-				// The link changed between the decision and the send
-				// (nats.go holds 0 until a new link's limit arrives);
-				// nothing was written. Decide again on the new limit.
-				s.limit.Redecided()
-				continue
-			}
-			return err
-		}
-		ref, name, err := s.reference(ctx, m, m.Header, limit)
-		if err != nil {
-			return err
-		}
-		return s.publishRef(ctx, ref, name)
+	var refuse error
+	v, limit, err := s.limit.Send(ctx, connlimit.Send{
+		Decide: func(limit int64) (v connlimit.Verdict) {
+			v, refuse = s.decide(m, m.Header, 0, limit, limit)
+			return v
+		},
+		Write: func() error { return s.nc.PublishMsg(m) },
+	})
+	switch {
+	case err != nil:
+		return err
+	case v == connlimit.Refuse:
+		return refuse
+	case v == connlimit.Fits:
+		return nil
 	}
+	ref, name, err := s.reference(ctx, m, m.Header, limit)
+	if err != nil {
+		return err
+	}
+	return s.publishRef(ctx, ref, name)
 }
 
 // publishRef publishes a reference whose payload is stored, deleting the
@@ -142,19 +131,24 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 // nats.go refuses for its size because the link changed during the
 // upload is sent once the new link's limit is known, if it fits that.
 func (s *Store) publishRef(ctx context.Context, ref *nats.Msg, name string) error {
-	for attempt := 1; ; attempt++ {
-		s.limit.BeforeSend()
-		err := s.nc.PublishMsg(ref)
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			s.limit.Redecided()
-			if limit, lerr := s.limit.Limit(ctx); lerr == nil && fits(ref.Header, 0, 0, limit) {
-				continue
-			}
-		}
+	v, limit, err := s.limit.Send(ctx, refSend(ref, func() error { return s.nc.PublishMsg(ref) }))
+	if err == nil && v != connlimit.Fits {
+		err = fmt.Errorf("%w: the claim check's reference (%d bytes) does not fit the new link's max_payload of %d bytes", ErrTooLarge, wire.MsgSize(ref.Header, 0), limit)
+	}
+	if err != nil {
 		return s.abandon(ctx, name, err)
+	}
+	return nil
+}
+
+// refSend is the send of a reference whose payload is stored: it fits, or
+// (the link changed during the upload and its limit fell) it is refused.
+func refSend(ref *nats.Msg, write func() error) connlimit.Send {
+	return connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(int64(wire.MsgSize(ref.Header, 0)), limit, connlimit.NoClaimCheck)
+		},
+		Write: write,
 	}
 }
 

@@ -121,51 +121,52 @@ type callState struct {
 // means nothing of this attempt was written.
 func (cs *callState) sendAttempt(reply string) error {
 	c, m := cs.c, cs.m
-	for decision := 1; ; decision++ {
-		limit, err := c.Limit(cs.callCtx)
-		if err != nil {
+	for {
+		var msg *nats.Msg
+		var size, capped int64
+		var msLen int
+		var bad error
+		v, _, err := c.st.Send(cs.callCtx, connlimit.Send{
+			Decide: func(limit int64) connlimit.Verdict {
+				capped = c.capLimit(limit)
+				ms := strconv.FormatInt(timeoutMS(time.Until(cs.deadline)), 10)
+				msLen = len(ms)
+				msg = &nats.Msg{Subject: m.Subject, Reply: reply}
+				if cs.ref != nil {
+					msg.Header = cloneHeader(cs.ref.Header)
+					msg.Header[HeaderTimeout] = []string{ms}
+				} else {
+					msg.Header, msg.Data = c.requestHeader(m.Header, HeaderTimeout, ms), m.Data
+					if cs.co.opID != "" {
+						msg.Header[HeaderOperationID] = []string{cs.co.opID}
+					}
+					if k, isBad := wire.InvalidHeaderKey(msg.Header); isBad {
+						bad = notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
+						return connlimit.Refuse
+					}
+				}
+				size = int64(MsgSize(msg))
+				return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
+			},
+			Write: func() error { return c.nc.PublishMsg(msg) },
+		})
+		switch {
+		case bad != nil:
+			return bad
+		case err != nil:
+			// nats.go's publish fails only before it writes anything.
+			return sendError(cs.ctx, err, false)
+		case v == connlimit.Fits:
+			return nil
+		case c.store == nil:
+			return tooLarge("request", size, capped, nil)
+		case cs.ref != nil:
+			return tooLarge("claim-check reference of the request", size, capped, nil)
+		}
+		if err := cs.upload(capped, msLen); err != nil {
 			return err
 		}
-		ms := strconv.FormatInt(timeoutMS(time.Until(cs.deadline)), 10)
-		msg := &nats.Msg{Subject: m.Subject, Reply: reply}
-		if cs.ref != nil {
-			msg.Header = cloneHeader(cs.ref.Header)
-			msg.Header[HeaderTimeout] = []string{ms}
-		} else {
-			msg.Header, msg.Data = c.requestHeader(m.Header, HeaderTimeout, ms), m.Data
-			if cs.co.opID != "" {
-				msg.Header[HeaderOperationID] = []string{cs.co.opID}
-			}
-			if k, bad := wire.InvalidHeaderKey(msg.Header); bad {
-				return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
-			}
-		}
-		size := int64(MsgSize(msg))
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			if c.store == nil {
-				return tooLarge("request", size, limit, nil)
-			}
-			if cs.ref != nil {
-				return tooLarge("claim-check reference of the request", size, limit, nil)
-			}
-			if err := cs.upload(limit, len(ms)); err != nil {
-				return err
-			}
-			continue // send the reference
-		}
-		c.st.BeforeSend()
-		if err := cs.callCtx.Err(); err != nil {
-			return notSent(ctxCode(err), "context done before sending; not sent", err)
-		}
-		err = c.nc.PublishMsg(msg)
-		if errors.Is(err, nats.ErrMaxPayload) && decision < maxDecisions {
-			// The link changed between the decision and the send; nothing
-			// was written. Decide again on the new link's limit.
-			c.st.Redecided()
-			continue
-		}
-		// nats.go's publish fails only before it writes anything.
-		return sendError(cs.ctx, err, false)
+		// Send the reference (or, when the limit rose meanwhile, the request).
 	}
 }
 

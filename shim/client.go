@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -177,10 +176,7 @@ func (c *Client) Limit(ctx context.Context) (int64, error) {
 		// Nothing but a PING was sent.
 		return 0, sendError(ctx, err, false)
 	}
-	if c.payloadCap > 0 && c.payloadCap < limit {
-		limit = c.payloadCap
-	}
-	return limit, nil
+	return c.capLimit(limit), nil
 }
 
 // Request sends data to subject and waits for one reply. See RequestMsg.
@@ -263,42 +259,51 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 	case c.nc.IsReconnecting():
 		return nil, notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
 	}
-	for attempt := 1; ; attempt++ {
-		limit, err := c.Limit(callCtx)
-		if err != nil {
-			return nil, err
-		}
-
-		// What is left after the limit check, which may have taken a round trip.
-		hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), opID)
-		if err != nil {
-			return nil, err
-		}
-		size := int64(hdrSize + len(m.Data))
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			return nil, tooLarge("request", size, limit, nil)
-		}
-		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
-		c.st.BeforeSend()
-		if err := callCtx.Err(); err != nil {
-			// nats.go would return this without writing anything.
-			return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
-		}
-		reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
-		if err != nil {
-			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-				// The link changed between the decision and the send;
-				// nothing was written. Decide again on the new limit.
-				c.st.Redecided()
-				continue
+	var (
+		req    nats.Msg
+		size   int64
+		capped int64
+		hdrErr error
+		reply  *nats.Msg
+	)
+	v, _, err := c.st.Send(callCtx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			capped = c.capLimit(limit)
+			// What is left after the limit check, which may have taken a round trip.
+			hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), opID)
+			if err != nil {
+				hdrErr = err
+				return connlimit.Refuse
 			}
-			return nil, sendError(ctx, err, true)
-		}
-		if rerr := remoteError(reply); rerr != nil {
-			return nil, rerr
-		}
-		return c.resolveReply(ctx, callCtx, reply)
+			size = int64(hdrSize + len(m.Data))
+			req = nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
+			return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
+		},
+		Write: func() (err error) {
+			reply, err = c.nc.RequestMsgWithContext(callCtx, &req)
+			return err
+		},
+	})
+	switch {
+	case hdrErr != nil:
+		return nil, hdrErr
+	case err != nil:
+		return nil, sendError(ctx, err, true)
+	case v != connlimit.Fits:
+		return nil, tooLarge("request", size, capped, nil)
 	}
+	if rerr := remoteError(reply); rerr != nil {
+		return nil, rerr
+	}
+	return c.resolveReply(ctx, callCtx, reply)
+}
+
+// capLimit is the connection's limit lowered to the payload cap.
+func (c *Client) capLimit(limit int64) int64 {
+	if c.payloadCap > 0 && c.payloadCap < limit {
+		return c.payloadCap
+	}
+	return limit
 }
 
 // header returns the header map to send and its wire size: the client's

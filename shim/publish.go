@@ -59,49 +59,29 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 // publish is every Publish function; bounded says whether a claim check
 // gets DefaultPublishTimeout (the calls without a context).
 //
-// The fast path: on a connection made by Connect (State.Guarded), the
-// limit nats.go checks against under its connection lock, atomically with
-// the write, is never above the one the server enforces (package
-// connlimit), so nats.go's own check is the decision for a message that
-// fits. Only a refusal (nats.ErrMaxPayload: nothing was written) takes the
-// slow path: wait for the link's limit, then send, claim check or refuse.
+// The fast path (connlimit.State.SendExact): on a connection made by
+// Connect, nats.go's own check is the decision for a message that fits.
+// Only a refusal (nothing was written) takes the one send loop
+// (connlimit.State.Send): wait for the link's limit, then send, claim
+// check or refuse.
 func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
 	}
 	st := connlimit.For(nc)
-	if st.Guarded() {
-		link := st.Link()
-		st.BeforeSend()
-		err := nc.PublishMsg(m)
-		if !errors.Is(err, nats.ErrMaxPayload) {
-			return sendError(ctx, err, false)
-		}
-		if st.Link() != link {
-			// A new link's placeholder refused it: decide on its limit.
-			st.Redecided()
-		}
-	}
-	for attempt := 1; ; attempt++ {
-		limit, err := st.Limit(ctx)
-		if err != nil {
-			return sendError(ctx, err, false)
-		}
-		size := int64(MsgSize(m))
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			// The store decides between a claim check and a refusal.
-			break
-		}
-		st.BeforeSend()
-		err = nc.PublishMsg(m)
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			// The link changed between the decision and the send; nothing
-			// was written. Decide again on the new link's limit.
-			st.Redecided()
-			continue
-		}
+	if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
 		return sendError(ctx, err, false)
 	}
+	v, _, err := st.Send(ctx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(int64(MsgSize(m)), limit, connlimit.NoClaimCheck)
+		},
+		Write: func() error { return nc.PublishMsg(m) },
+	})
+	if v == connlimit.Fits || err != nil {
+		return sendError(ctx, err, false)
+	}
+	// It does not fit: the store decides between a claim check and a refusal.
 	if _, ok := ctx.Deadline(); bounded && !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultPublishTimeout)
@@ -129,11 +109,6 @@ func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, 
 	}
 	return nil
 }
-
-// maxDecisions bounds how often one send decides again after nats.go
-// refused it with nats.ErrMaxPayload because the link changed (see
-// package connlimit); each decision waits for the new link's limit.
-const maxDecisions = 8
 
 // checkSend is the input check every publish makes before anything else:
 // the context, the connection, the message, its subjects and header keys.

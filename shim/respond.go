@@ -90,9 +90,16 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 		return 0, err
 	}
 	waited := false
-	for attempt := 1; ; attempt++ {
-		limit, err := st.Limit(ctx)
-		if errors.Is(err, nats.ErrConnectionReconnecting) && !waited {
+	// A reply (an error reply above all) goes even when the request's
+	// context is done: the caller may still be waiting. The wait for the
+	// link's limit is bounded by connlimit's round trip timeout.
+	sctx := context.WithoutCancel(ctx)
+	for {
+		v, limit, err := st.Send(sctx, connlimit.Send{
+			Decide: func(limit int64) connlimit.Verdict { return connlimit.Decide(size, limit, connlimit.NoClaimCheck) },
+			Write:  send,
+		})
+		if errors.Is(err, nats.ErrConnectionReconnecting) && errors.Is(err, connlimit.ErrNotSent) && !waited {
 			// The reply is ready but the link is down: wait for the
 			// reconnect (nats.go's reconnect buffer is off, so nothing
 			// would hold it), then decide on the new link's limit.
@@ -101,17 +108,8 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 				continue
 			}
 		}
-		if err != nil {
-			return 0, err
-		}
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
+		if v != connlimit.Fits && err == nil {
 			return limit, nats.ErrMaxPayload
-		}
-		st.BeforeSend()
-		err = send()
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			st.Redecided()
-			continue
 		}
 		return limit, err
 	}

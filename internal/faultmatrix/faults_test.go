@@ -103,4 +103,3 @@ func restartInHandler(e *env, _ *call) {
 		e.restart()
 	})
 }
-

@@ -15,14 +15,14 @@ import (
 
 // behave is what a row's responder does.
 type behave struct {
-	reply   []byte                       // the reply body (small unless the row is about a large reply)
-	block   bool                         // wait for the row's release (or the request's deadline) before replying
-	work    time.Duration                // time the work takes (a responder's latency, not a test's wait)
-	crash   bool                         // close the responder's connection instead of replying
-	during  func(ctx context.Context)    // runs in the handler, before it replies
-	json    bool                         // JSONHandler instead of Handler
-	plain   bool                         // no ServeClaimChecks
-	fn      func(context.Context) []byte // computes the reply instead of reply
+	reply  []byte                       // the reply body (small unless the row is about a large reply)
+	block  bool                         // wait for the row's release (or the request's deadline) before replying
+	work   time.Duration                // time the work takes (a responder's latency, not a test's wait)
+	crash  bool                         // close the responder's connection instead of replying
+	during func(ctx context.Context)    // runs in the handler, before it replies
+	json   bool                         // JSONHandler instead of Handler
+	plain  bool                         // no ServeClaimChecks
+	fn     func(context.Context) []byte // computes the reply instead of reply
 }
 
 // handler counts what the responder did.
@@ -35,10 +35,10 @@ type handler struct {
 	entered  atomic.Int64 // deliveries to the MsgHandler
 	finished atomic.Int64
 	mu       sync.Mutex
-	ops      []string // the operation ID of each run of the handler function
+	ops      []string                                  // the operation ID of each run of the handler function
 	during   atomic.Pointer[func(ctx context.Context)] // a fault's action inside the handler, once
-	afters   []func()                                 // run once the MsgHandler returned (the reply sent or not)
-	errs     []error                                  // what OnError reported
+	afters   []func()                                  // run once the MsgHandler returned (the reply sent or not)
+	errs     []error                                   // what OnError reported
 }
 
 // inside makes the first run of the handler function call f before it

@@ -16,13 +16,13 @@ import (
 // with one fault.
 type reqRow struct {
 	name     string
-	bigReq   bool          // a request above the limit: a claim check (WithClaimChecks)
-	bigReply bool          // a reply above the limit: a claim check (WithClaimChecks, ServeClaimChecks)
-	plain    bool          // the Client without WithClaimChecks even so
-	msg      bool          // RequestMsg with a header of its own instead of Request
-	header   nats.Header   // that header ({"Trace": {"row"}} unless set)
-	late     bool          // the responder subscribes only when the fault says (h.subscribe)
-	orLost   bool          // success, or a lost reply (REPLY_LOST, unknown, sent): never a wrong body
+	bigReq   bool        // a request above the limit: a claim check (WithClaimChecks)
+	bigReply bool        // a reply above the limit: a claim check (WithClaimChecks, ServeClaimChecks)
+	plain    bool        // the Client without WithClaimChecks even so
+	msg      bool        // RequestMsg with a header of its own instead of Request
+	header   nats.Header // that header ({"Trace": {"row"}} unless set)
+	late     bool        // the responder subscribes only when the fault says (h.subscribe)
+	orLost   bool        // success, or a lost reply (REPLY_LOST, unknown, sent): never a wrong body
 	check    func(t *testing.T, e *env)
 	clientOp []shim.Option // more Client options
 	opts     []shim.CallOption

@@ -103,3 +103,19 @@ func restartInHandler(e *env, _ *call) {
 		e.restart()
 	})
 }
+
+// cancelInHandler cancels the call's context once the handler function
+// runs (after the responder resolved a claim-checked request).
+func cancelInHandler(e *env, c *call) {
+	e.h.inside(func(context.Context) { c.cancel() })
+}
+
+// callerGoneUntilDeadline cuts the caller's link and keeps it down until
+// the call's deadline.
+func callerGoneUntilDeadline(e *env, c *call, _ natstest.Frame) {
+	up := down(e.t, e.cp)
+	go func() {
+		<-c.ctx.Done()
+		up()
+	}()
+}

@@ -18,6 +18,7 @@ type behave struct {
 	reply  []byte                       // the reply body (small unless the row is about a large reply)
 	block  bool                         // wait for the row's release (or the request's deadline) before replying
 	work   time.Duration                // time the work takes (a responder's latency, not a test's wait)
+	stuck  bool                         // wait for the row's release only, ignoring the deadline
 	crash  bool                         // close the responder's connection instead of replying
 	during func(ctx context.Context)    // runs in the handler, before it replies
 	json   bool                         // JSONHandler instead of Handler
@@ -99,6 +100,9 @@ func (e *env) prepare(b behave) *handler {
 			case <-h.release:
 			case <-ctx.Done():
 			}
+		}
+		if b.stuck {
+			<-h.release
 		}
 		if b.crash {
 			e.resp.Close()

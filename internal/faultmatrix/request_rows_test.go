@@ -13,7 +13,6 @@ import (
 
 // Client.Request and RequestMsg, small request and reply.
 func TestRequest(t *testing.T) {
-	unknownTimeout := wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeDeadlineExceeded, is: []error{context.DeadlineExceeded, nats.ErrTimeout}, sent: yes}
 	runReqRows(t, []reqRow{
 		{name: "ctx cancelled before the send", fault: cancelBefore, fast: true,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},

@@ -79,7 +79,7 @@ func TestClaimCheckedReply(t *testing.T) {
 			fault: on(respP, chunkUp(2), responderCrash), want: unknownTimeout},
 		{name: "caller connection dropped when the reference arrives", bigReply: true, deadline: short, ran: 1,
 			fault: func(e *env, c *call) {
-				e.cp.On(natstest.Rule{Dir: natstest.ToClient, Match: e.replyMsg, Hook: func(f natstest.Frame) { callerGone(e, c, f) }})
+				e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Match: e.replyMsg, Hook: func(f natstest.Frame) { callerGone(e, c, f) }}))
 			}, want: unknownTimeout},
 		{name: "ctx cancelled during the download", bigReply: true, ran: 1, fast: true,
 			fault: on(callerP, chunkDown(2), doCancel), want: replyLost(context.Canceled)},

@@ -50,7 +50,27 @@ type env struct {
 	cst, rst *claimcheck.Store // on caller and resp
 	ast      *claimcheck.Store // on admin, for inspection
 	h        *handler
-	inbox    atomic.Value // the reply subject of the caller's latest request
+	inbox    atomic.Value      // the reply subject of the caller's latest request
+	counter  *natstest.Trigger   // a row's counting rule, for its check
+	faults   []*natstest.Trigger // the row's faults: each must have happened
+}
+
+// expect records a fault's trigger: the row fails if it never fired.
+func (e *env) expect(t *natstest.Trigger) *natstest.Trigger {
+	e.faults = append(e.faults, t)
+	return t
+}
+
+// checkFaults fails the row for every fault that did not happen.
+func (e *env) checkFaults() {
+	e.t.Helper()
+	for i, f := range e.faults {
+		select {
+		case <-f.Fired():
+		default:
+			e.t.Errorf("fault %d of the row never happened", i+1)
+		}
+	}
 }
 
 func newEnv(t *testing.T) *env {

@@ -30,7 +30,7 @@ func on(sel func(*env) *natstest.Proxy, r natstest.Rule, act func(e *env, c *cal
 		if act != nil {
 			r.Hook = func(f natstest.Frame) { act(e, c, f) }
 		}
-		sel(e).On(r)
+		e.expect(sel(e).On(r))
 	}
 }
 

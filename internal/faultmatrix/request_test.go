@@ -144,6 +144,7 @@ func (r reqRow) run(t *testing.T) {
 		}
 	}
 	e.checkLeft(r.left)
+	e.checkFaults()
 	if r.check != nil {
 		r.check(t, e)
 	}

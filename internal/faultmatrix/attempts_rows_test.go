@@ -33,7 +33,9 @@ func TestAttempts(t *testing.T) {
 		{name: "no ID: caller connection reset in the middle of a chunk", bigReq: true, opts: fiveNoID, fast: true, ran: 1, want: ok,
 			fault: func(e *env, c *call) { e.expect(e.cp.CutAfterBytes(natstest.ToServer, limit+limit/2, nil)) }},
 		{name: "no ID: claim-checked request uploaded once", bigReq: true, opts: []shim.CallOption{shim.Attempts(10)}, fast: true, ran: 1, want: ok,
-			fault: func(e *env, c *call) { e.counter = e.cp.On(natstest.Rule{Dir: natstest.ToServer, Subject: metas, Every: true}) },
+			fault: func(e *env, c *call) {
+				e.counter = e.cp.On(natstest.Rule{Dir: natstest.ToServer, Subject: metas, Every: true})
+			},
 			check: uploadedOnce},
 		{name: "ID: reply to the first attempt lost", opts: threeID, ran: -1, fault: dropFirstReply, want: ok},
 		{name: "ID: caller connection dropped after the server had the request", opts: threeID, ran: -1, want: ok,

@@ -50,7 +50,7 @@ type env struct {
 	cst, rst *claimcheck.Store // on caller and resp
 	ast      *claimcheck.Store // on admin, for inspection
 	h        *handler
-	inbox    atomic.Value      // the reply subject of the caller's latest request
+	inbox    atomic.Value        // the reply subject of the caller's latest request
 	counter  *natstest.Trigger   // a row's counting rule, for its check
 	faults   []*natstest.Trigger // the row's faults: each must have happened
 }

@@ -12,6 +12,7 @@ import (
 
 // Attempts, with and without an OperationID.
 func TestAttempts(t *testing.T) {
+	t.Parallel()
 	three := []shim.CallOption{shim.Attempts(3)}
 	threeID := []shim.CallOption{shim.Attempts(3), shim.OperationID("op-1")}
 	fiveNoID := []shim.CallOption{shim.Attempts(5)}

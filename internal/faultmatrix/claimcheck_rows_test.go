@@ -21,6 +21,7 @@ var (
 // Client.Request with a request above the limit (WithClaimChecks and
 // ServeClaimChecks): the request's upload, then the call.
 func TestClaimCheckedRequest(t *testing.T) {
+	t.Parallel()
 	runReqRows(t, []reqRow{
 		{name: "ctx cancelled before the send", bigReq: true, fault: cancelBefore, fast: true,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
@@ -56,6 +57,7 @@ func TestClaimCheckedRequest(t *testing.T) {
 // Client.Request with a reply above the limit: the responder's reply
 // upload, then the caller's download.
 func TestClaimCheckedReply(t *testing.T) {
+	t.Parallel()
 	replyLost := func(cause error) wantErr {
 		return wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeReplyLost, is: []error{shim.ErrReplyLost, cause}, sent: yes}
 	}

@@ -140,6 +140,7 @@ func (r pubRow) run(t *testing.T) {
 // shim.Publish, PublishMsg and PublishMsgContext: a message that fits, and
 // one sent as a claim check.
 func TestPublish(t *testing.T) {
+	t.Parallel()
 	unavailable := wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeUnavailable, is: []error{nats.ErrConnectionReconnecting}, sent: no}
 	rows := []pubRow{
 		{name: "fits: ctx cancelled before the send", fault: cancelBefore,

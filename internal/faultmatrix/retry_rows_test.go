@@ -36,6 +36,7 @@ func wantRuns(t *testing.T, got, want int) {
 
 // shim.Retry around publishes and requests.
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	runFnRows(t, []fnRow{
 		{"ctx cancelled before the first run", func(t *testing.T) {
 			e := newEnv(t)

@@ -19,10 +19,9 @@ func rowsAtOnce() int {
 }
 
 // runRows runs each named row as a subtest, rowsAtOnce at a time, in the
-// order given, and returns when all are done. The group's test runs in
-// parallel with the other groups.
+// order given, and returns when all are done. Each group's test runs in
+// parallel with the other groups (t.Parallel).
 func runRows(t *testing.T, names []string, fns map[string]func(*testing.T)) {
-	t.Parallel()
 	sem := make(chan struct{}, rowsAtOnce())
 	var wg sync.WaitGroup
 	for _, name := range names {

@@ -259,6 +259,7 @@ func exactOrTransient(t *testing.T, data, want []byte, err error, took time.Dura
 // claimcheck.Store: PublishMsg, PublishJetStream, Resolve and Open on a
 // connection that meets the fault.
 func TestStore(t *testing.T) {
+	t.Parallel()
 	np := func(more ...error) func(t *testing.T, err error) {
 		return func(t *testing.T, err error) { t.Helper(); isNotPublished(t, err, more...) }
 	}

@@ -73,10 +73,10 @@ func waitDeadline(_ *env, c *call, _ natstest.Frame) { <-c.ctx.Done() }
 func doRestart(e *env, _ *call, _ natstest.Frame) { e.restart() }
 
 // callerGone cuts the caller's link and keeps it down until the
-// responder is done.
+// responder is done (at once if it already is: its reply was faster).
 func callerGone(e *env, _ *call, _ natstest.Frame) {
 	up := down(e.t, e.cp)
-	e.h.afterReply(up)
+	e.h.afterReplyOrNow(up)
 }
 
 // responderGone cuts the responder's link and keeps it down until the

@@ -40,6 +40,7 @@ type handler struct {
 	during   atomic.Pointer[func(ctx context.Context)] // a fault's action inside the handler, once
 	afters   []func()                                  // run once the MsgHandler returned (the reply sent or not)
 	errs     []error                                   // what OnError reported
+	replied  int                                       // requests the MsgHandler returned from
 }
 
 // inside makes the first run of the handler function call f before it
@@ -54,6 +55,19 @@ func (h *handler) inside(f func(ctx context.Context)) {
 // (its reply sent, or failed).
 func (h *handler) afterReply(f func()) {
 	h.mu.Lock()
+	h.afters = append(h.afters, f)
+	h.mu.Unlock()
+}
+
+// afterReplyOrNow is afterReply, or f at once when the responder is done
+// with a request already.
+func (h *handler) afterReplyOrNow(f func()) {
+	h.mu.Lock()
+	if h.replied > 0 {
+		h.mu.Unlock()
+		f()
+		return
+	}
 	h.afters = append(h.afters, f)
 	h.mu.Unlock()
 }
@@ -134,6 +148,7 @@ func (e *env) prepare(b behave) *handler {
 		defer h.finished.Add(1)
 		mh(m)
 		h.mu.Lock()
+		h.replied++
 		fs := h.afters
 		h.afters = nil
 		h.mu.Unlock()

@@ -129,6 +129,7 @@ func (r pubRow) run(t *testing.T) {
 		err = shim.PublishMsgContext(ctx, e.caller, m)
 	}
 	r.want.check(t, err)
+	t.Logf("err: %v", err)
 	for _, f := range c.then {
 		f()
 	}

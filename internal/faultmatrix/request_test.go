@@ -107,6 +107,7 @@ func (r reqRow) run(t *testing.T) {
 		reply, err = client.Request(ctx, subject, body, r.opts...)
 	}
 	took := time.Since(start)
+	t.Logf("err: %v", err)
 	if r.orLost && err != nil {
 		wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeReplyLost, is: []error{shim.ErrReplyLost}, sent: yes}.check(t, err)
 	} else {

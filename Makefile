@@ -12,6 +12,7 @@
 #   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
 #   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
 #   make race       the runtime packages' tests with the race detector
+#   make faults     the fault matrix (internal/faultmatrix) and the proxy under -race, FAULTS_COUNT=3 runs
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
@@ -19,7 +20,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-fast bench-lint fuzz stress race ci clean
+.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-fast bench-lint fuzz stress race ci clean faults
 
 all: build test
 
@@ -80,6 +81,13 @@ stress:
 # The runtime (shim, claim checks, limit state, examples) under the race detector.
 race:
 	$(GO) test -race -count=1 ./shim/... ./claimcheck/... ./internal/... ./examples/...
+
+# Every row of the fault matrix must pass FAULTS_COUNT consecutive runs
+# under the race detector (CI: FAULTS_COUNT=1); NATSSEND_MATRIX_PARALLEL
+# sets how many rows of a group run at once (4).
+FAULTS_COUNT ?= 3
+faults:
+	$(GO) test -race -count=$(FAULTS_COUNT) -timeout 30m ./internal/natstest/ ./internal/faultmatrix/
 
 ci: test lint fuzz race golangci golangci-test
 

@@ -11,6 +11,12 @@
 // JetStream when asked for), whose nodes can be stopped and restarted one
 // by one, for failover tests.
 //
+// Proxy (StartProxy, Server.Proxy) is the one fault injection mechanism
+// of the suite: a TCP proxy that parses the NATS protocol in both
+// directions and cuts, drops, delays or runs a hook (a server restart, a
+// cancelled context) at an exact protocol point, such as the n-th chunk
+// of an object-store upload or the reply to an inbox.
+//
 // The server is configured through a generated configuration file, the same
 // way operators configure production servers, so account limits take the
 // code paths the server uses for real deployments.

@@ -1,0 +1,28 @@
+// Package faultmatrix holds natssend's fault matrix: a table-driven test
+// (in this package's _test files; the package itself has no code) that
+// drives every send path of package shim and package claimcheck exactly as
+// a user does, through a natstest.Proxy in front of a real server, and
+// injects one fault per row at an exact protocol point:
+//
+//   - the context cancelled or its deadline passed before the send, during
+//     the request's (or message's) upload, while waiting for the reply,
+//     during the reply's upload and during the reply's download;
+//   - a server restart at each of those phases;
+//   - the caller's or the responder's connection cut;
+//   - the responder crashing (its connection closed without a reply);
+//   - on a 3-node cluster, the stream leader lost.
+//
+// The send paths are Publish and PublishMsgContext (fits, and as a claim
+// check), Client.Request and RequestMsg (small, claim-checked request,
+// claim-checked reply), Attempts with and without an OperationID, Retry,
+// Handler and JSONHandler replies, and claimcheck.Store's PublishMsg,
+// PublishJetStream, Resolve and Open.
+//
+// Every row states what the documentation promises: the Classify outcome,
+// the error's identity (errors.Is), the *shim.Error's Sent field, how many
+// times the handler ran (0 or 1 without an operation ID), and what is
+// left in the claim-check bucket once the responder is done (nothing,
+// except after a responder crash, until the bucket's TTL).
+//
+// make faults runs the matrix several times with the race detector.
+package faultmatrix

@@ -1,0 +1,152 @@
+package faultmatrix_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/shim"
+)
+
+// reqRow is one row of a request path: a Client call against a Handler
+// with one fault.
+type reqRow struct {
+	name     string
+	bigReq   bool        // a request above the limit: a claim check (WithClaimChecks)
+	bigReply bool        // a reply above the limit: a claim check (WithClaimChecks, ServeClaimChecks)
+	plain    bool        // the Client without WithClaimChecks even so
+	msg      bool        // RequestMsg with a header of its own instead of Request
+	header   nats.Header // that header ({"Trace": {"row"}} unless set)
+	late     bool        // the responder subscribes only when the fault says (h.subscribe)
+	orLost   bool        // success, or a lost reply (REPLY_LOST, unknown, sent): never a wrong body
+	check    func(t *testing.T, e *env)
+	clientOp []shim.Option // more Client options
+	opts     []shim.CallOption
+	deadline time.Duration // the call's context deadline; long unless set
+	beh      behave
+	// fault installs the row's fault before the call; it may register
+	// functions to run once the call returned (c.then).
+	fault func(e *env, c *call)
+	want  wantErr
+	ran   int  // how often the handler function ran; -1: at least once
+	left  int  // objects left in the bucket once the responder is done; -1: a crash's leftovers (TTL)
+	fast  bool // the call must end well before its deadline (within settle)
+}
+
+// call is the call under test, for faults to act on.
+type call struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	then   []func()
+}
+
+func (c *call) after(f func()) { c.then = append(c.then, f) }
+
+// runReqRows runs rows as concurrent subtests.
+func runReqRows(t *testing.T, rows []reqRow) {
+	fns := make(map[string]func(*testing.T), len(rows))
+	names := make([]string, 0, len(rows))
+	for _, r := range rows {
+		names = append(names, r.name)
+		fns[r.name] = r.run
+	}
+	runRows(t, names, fns)
+}
+
+func (r reqRow) run(t *testing.T) {
+	e := newEnv(t)
+	body := []byte("request")
+	if r.bigReq {
+		body = payload(bigSize, 1)
+	}
+	want := []byte("reply")
+	if r.bigReply {
+		want = payload(bigSize, 2)
+	}
+	b := r.beh
+	if b.reply == nil && b.fn == nil {
+		b.reply = want
+	}
+	if b.json {
+		body = []byte(`{"k":"v"}`)
+		want, _ = json.Marshal(b.reply)
+	}
+	h := e.prepare(b)
+	if !r.late {
+		h.subscribe(t)
+	}
+	copts := []shim.Option{}
+	if (r.bigReq || r.bigReply) && !r.plain {
+		copts = append(copts, shim.WithClaimChecks(e.cst))
+	}
+	client := shim.NewClient(e.caller, append(copts, r.clientOp...)...)
+	deadline := r.deadline
+	if deadline == 0 {
+		deadline = long
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	c := &call{ctx: ctx, cancel: cancel}
+	if r.fault != nil {
+		r.fault(e, c)
+	}
+	start := time.Now()
+	var reply *nats.Msg
+	var err error
+	if r.msg {
+		hdr := r.header
+		if hdr == nil {
+			hdr = nats.Header{"Trace": {"row"}}
+		}
+		reply, err = client.RequestMsg(ctx, &nats.Msg{Subject: subject, Data: body, Header: hdr}, r.opts...)
+	} else {
+		reply, err = client.Request(ctx, subject, body, r.opts...)
+	}
+	took := time.Since(start)
+	t.Logf("err: %v", err)
+	if r.orLost && err != nil {
+		wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeReplyLost, is: []error{shim.ErrReplyLost}, sent: yes}.check(t, err)
+	} else {
+		r.want.check(t, err)
+	}
+	if err == nil && (reply == nil || !bytes.Equal(reply.Data, want)) {
+		n := -1
+		if reply != nil {
+			n = len(reply.Data)
+		}
+		t.Errorf("success with a %d-byte body, want the %d-byte reply", n, len(want))
+	}
+	if err != nil && reply != nil {
+		t.Errorf("an error (%v) and a reply", err)
+	}
+	if r.fast && took > settle {
+		t.Errorf("the call took %v (deadline %v); it must end within %v", took, deadline, settle)
+	}
+	h.releaseAll()
+	for _, f := range c.then {
+		f()
+	}
+	h.settle(t)
+	runs, ops := h.runs()
+	switch {
+	case r.ran >= 0 && runs != r.ran:
+		t.Errorf("the handler ran %d times, want %d", runs, r.ran)
+	case r.ran < 0 && runs < 1:
+		t.Errorf("the handler never ran")
+	}
+	for _, op := range ops {
+		if op != ops[0] {
+			t.Errorf("runs with different operation IDs: %q", ops)
+			break
+		}
+	}
+	e.checkLeft(r.left)
+	e.checkFaults()
+	if r.check != nil {
+		r.check(t, e)
+	}
+}

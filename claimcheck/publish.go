@@ -37,7 +37,7 @@ import (
 // Prepare publishes nothing, so every error it returns matches
 // ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
-	ref, err := s.prepare(ctx, m, reserve, 0)
+	ref, err := s.prepare(ctx, m, reserve, 0, false)
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -47,7 +47,7 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 // prepare is Prepare, and PrepareLimit when capLimit is positive: the
 // decision is made against the lower of the connection's limit and
 // capLimit, while chunks are sized to the connection's limit.
-func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64) (*nats.Msg, error) {
+func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, reply bool) (*nats.Msg, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,11 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 	case connlimit.Refuse:
 		return nil, err
 	}
-	ref, _, err := s.reference(ctx, m, m.Header, limit)
+	name := ""
+	if reply {
+		name = ReplyObjectName(m.Subject)
+	}
+	ref, _, err := s.referenceNamed(ctx, m, m.Header, limit, name)
 	return ref, err
 }
 
@@ -176,7 +180,11 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	name := vals[0]
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
-	info, err := s.obs.GetInfo(cctx, name)
+	var info *jetstream.ObjectInfo
+	err := s.readCall(cctx, func(ctx context.Context) (err error) {
+		info, err = s.obs.GetInfo(ctx, name)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil
 	}
@@ -207,8 +215,14 @@ func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 // object name; decide has said ClaimCheck. connLimit is the connection's
 // max_payload, which sizes the chunks.
 func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64) (*nats.Msg, string, error) {
+	return s.referenceNamed(ctx, m, sent, connLimit, "")
+}
+
+// referenceNamed is reference storing the object as name ("" for a new
+// random name).
+func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64, name string) (*nats.Msg, string, error) {
 	sizeStr := strconv.Itoa(len(m.Data))
-	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
+	name, err := s.store(ctx, m.Subject, m.Data, connLimit, name)
 	if err != nil {
 		return nil, "", err
 	}

@@ -17,7 +17,8 @@ import (
 const readCallTimeout = 2 * time.Second
 
 // readCall runs call, a JetStream API request that only reads (or creates
-// a read's own ephemeral consumer), each attempt bounded by
+// a read's own ephemeral consumer, or deletes an object: idempotent), each
+// attempt bounded by
 // readCallTimeout, and runs it again after a failure that says nothing
 // about the object (a timeout, a lost or reconnecting connection, no
 // responders while a stream leader is elected) until ctx ends. Repeating

@@ -53,7 +53,8 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		return nil, sendError(ctx, err, false)
 	}
 	token, mc := mux.register(c.store)
-	defer mux.end(token, mc, deadline)
+	tried := 0
+	defer func() { mux.end(token, mc, deadline, tried) }()
 
 	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co}
 	defer cs.discard()
@@ -66,6 +67,7 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 	backoff := attemptBackoff
 	for attempt := 1; ; attempt++ {
 		last := attempt >= n
+		tried = attempt
 		err := cs.sendAttempt(mux.subject(token, attempt))
 		if err == nil {
 			wait := time.Until(deadline)
@@ -248,12 +250,23 @@ func (cs *callState) discardAsync() {
 }
 
 // discard deletes the stored request, if any, and waits until it is gone.
+// It waits at most discardWait: a deletion slowed by a restart goes on
+// in the background and does not hold up the call.
 func (cs *callState) discard() {
 	cs.discardAsync()
 	if cs.discarded != nil {
-		<-cs.discarded
+		t := time.NewTimer(discardWait)
+		defer t.Stop()
+		select {
+		case <-cs.discarded:
+		case <-t.C:
+		}
 	}
 }
+
+// discardWait bounds how long a call waits for its request payload's
+// deletion before it returns.
+const discardWait = time.Second
 
 // cloneHeader copies h and its value slices.
 func cloneHeader(h nats.Header) nats.Header {

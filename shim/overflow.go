@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
-	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // HeaderAcceptClaimCheck is sent with every request of a Client made with
@@ -217,39 +216,15 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 // handler's store when it does not fit and the request accepts claim
 // checks, otherwise with respond.
 func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byte) error {
-	if o.store == nil || req.Header.Get(HeaderAcceptClaimCheck) != o.store.Bucket() {
-		return respond(ctx, o.st, req, data, nil)
-	}
-	var limit int64
-	if o.st != nil {
-		l, err := o.st.Limit(ctx)
-		if err != nil {
-			return sendError(ctx, err, false)
-		}
-		limit = l
-		if connlimit.Decide(int64(len(data)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
-			return respond(ctx, o.st, req, data, nil)
-		}
-	}
-	rm := &nats.Msg{Subject: req.Reply, Data: data}
-	ref, err := o.store.PrepareLimit(ctx, rm, 0, limit)
-	switch {
-	case errors.Is(err, claimcheck.ErrTooLarge):
-		return respond(ctx, o.st, req, data, nil) // PAYLOAD_TOO_LARGE, as without claim checks
-	case err != nil:
-		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
-		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
-		if serr := respondError(ctx, o.st, req, CodeInternal, msg, false); serr != nil {
-			e.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
-		}
-		return e
-	case ref == rm:
-		return respond(ctx, o.st, req, data, nil)
-	}
-	_, err = sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
-	if err != nil {
-		_ = o.store.Discard(ctx, ref) // nothing was sent: nobody can read it
-		return sendError(ctx, err, false)
-	}
-	return nil
+	return replyClaimCheck(ctx, o.store, req.Header.Get(HeaderAcceptClaimCheck), req.Reply, data, nil, replyPeer{
+		ls:    o.st,
+		plain: func() error { return respond(ctx, o.st, req, data, nil) },
+		errorReply: func(code, msg string) error {
+			return respondError(ctx, o.st, req, code, msg, false)
+		},
+		sendRef: func(ref *nats.Msg) error {
+			_, err := sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
+			return err
+		},
+	})
 }

@@ -41,6 +41,7 @@ type muxCall struct {
 	store *claimcheck.Store // deletes late claim-checked replies; nil: none can come
 	until time.Time         // after the call ended: how long late replies are watched for
 	ended bool
+	got   uint64 // attempts 1 to 64 whose reply arrived, one bit each
 }
 
 // muxReply is a reply and the attempt it answers.
@@ -138,7 +139,13 @@ func (m *replyMux) lostLink() (chan struct{}, func() error) {
 // deadline plus lateReplyGrace, so that a claim-checked reply that still
 // comes (to an attempt that was not waited for, or after the caller gave
 // up) is deleted.
-func (m *replyMux) end(token string, c *muxCall, deadline time.Time) {
+//
+// A reply to an attempt that never arrived may still have been stored (the
+// reference was lost on the way: the caller's link dropped); its payload
+// is stored under claimcheck.ReplyObjectName of the attempt's reply
+// subject, so end deletes those names once the responder's deadline has
+// passed (until). attempts is how many attempts the call made.
+func (m *replyMux) end(token string, c *muxCall, deadline time.Time, attempts int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c.store == nil {
@@ -146,6 +153,21 @@ func (m *replyMux) end(token string, c *muxCall, deadline time.Time) {
 		return
 	}
 	c.ended, c.until = true, deadline.Add(lateReplyGrace)
+	var missing []string
+	for a := 1; a <= attempts; a++ {
+		if a > 64 || c.got&(1<<(a-1)) == 0 {
+			missing = append(missing, m.subject(token, a))
+		}
+	}
+	if len(missing) > 0 {
+		store := c.store
+		time.AfterFunc(time.Until(c.until), func() {
+			for _, subj := range missing {
+				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimcheck.ReplyObjectName(subj)}}}
+				_ = store.Discard(context.Background(), ref) // nothing there: one look-up
+			}
+		})
+	}
 	// Replies that came while the call was busy with another one.
 	for {
 		select {
@@ -176,6 +198,9 @@ func (m *replyMux) handle(msg *nats.Msg) {
 	attempt, _ := strconv.Atoi(n)
 	m.mu.Lock()
 	c := m.calls[token]
+	if c != nil && attempt >= 1 && attempt <= 64 {
+		c.got |= 1 << (attempt - 1)
+	}
 	if c != nil && !c.ended {
 		// Under the lock, so that end cannot miss it.
 		select {

@@ -56,8 +56,10 @@ func badOperationID(id string) string {
 	return ""
 }
 
-// Attempts lets one call send the request up to n times, all within the
-// call's one deadline (never beyond it). Which failures are sent again:
+// Attempts is a call-level CallOption of Client.Request and RequestMsg: it
+// lets this one call send the request up to n times, all within the call's
+// one deadline (never beyond it). For code that is not a single Client
+// call, use Retry, whose RetryOption MaxAttempts is its counterpart. Which failures are sent again:
 //
 //   - not run (no responders, the connection reconnecting or lost before
 //     the send): always;

@@ -38,8 +38,10 @@ func (c *Client) optionError(format string, args ...any) {
 	}
 }
 
-// WithTimeout sets the client's default deadline per call (DefaultTimeout
-// if not set). It must be positive.
+// WithTimeout is a client-level Option: it sets the deadline of every call
+// of the Client (DefaultTimeout if not set). To set one call's deadline,
+// pass the call-level Timeout to Request or RequestMsg (or give the call a
+// context with a deadline); the earliest applies. It must be positive.
 func WithTimeout(d time.Duration) Option {
 	return func(c *Client) {
 		if d <= 0 {
@@ -92,9 +94,10 @@ type callOpts struct {
 	err         error
 }
 
-// Timeout sets this call's timeout. The call's deadline is the earliest of
-// the context's deadline, this timeout and the client's default. It must
-// be positive.
+// Timeout is a call-level CallOption: it sets this one call's timeout. The
+// call's deadline is the earliest of the context's deadline, this timeout
+// and the client-level WithTimeout (or DefaultTimeout). It must be
+// positive.
 func Timeout(d time.Duration) CallOption {
 	return func(o *callOpts) {
 		if d <= 0 {

@@ -32,8 +32,10 @@ const (
 	DefaultRetryBackoffMax = 2 * time.Second
 )
 
-// MaxAttempts sets how often Retry runs op at most (DefaultRetryAttempts
-// unless set). n must be at least 1.
+// MaxAttempts is a RetryOption of Retry: it sets how often Retry runs op
+// at most (DefaultRetryAttempts unless set). It is Retry's counterpart of
+// the call option Attempts, which a single Client call takes. n must be at
+// least 1.
 func MaxAttempts(n int) RetryOption {
 	return func(o *retryOpts) {
 		if n < 1 {

@@ -109,7 +109,7 @@ var (
 	// the same value): an out-of-range TTL, replica count, size or
 	// timeout, an empty bucket name, a nil function, a negative reserve.
 	// Options are checked before anything is created or sent. A nil
-	// Option or SubscribeOpt is ignored.
+	// option (Option, SubscribeOpt, ConsumeOpt, MessagesOpt) is ignored.
 	ErrInvalidOption = errors.New("natssend: invalid option")
 )
 

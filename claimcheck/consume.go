@@ -51,14 +51,14 @@ func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte
 // while a large payload is read, their AckWait running, so they would be
 // redelivered (duplicates) when the read takes longer than AckWait. Raise
 // it only for consumers whose AckWait covers the batch's processing time.
-func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...SubscribeOpt) (jetstream.ConsumeContext, error) {
+func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...ConsumeOpt) (jetstream.ConsumeContext, error) {
 	if c == nil || h == nil {
 		return nil, fmt.Errorf("%w: claimcheck: nil consumer or handler", nats.ErrInvalidArg)
 	}
 	if onErr == nil {
 		return nil, ErrNoErrorHandler
 	}
-	o, err := parseSubOpts(opts)
+	o, err := parseSubOpts(opts, ConsumeOpt.applyConsume)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +90,11 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 // PullMessagesOpts sets PullMaxMessages or PullMaxBytes), so that no
 // message waits in the client, its AckWait running, while Next reads a
 // large payload.
-func (s *Store) Messages(c jetstream.Consumer, opts ...SubscribeOpt) (*Messages, error) {
+func (s *Store) Messages(c jetstream.Consumer, opts ...MessagesOpt) (*Messages, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: claimcheck: nil consumer", nats.ErrInvalidArg)
 	}
-	o, err := parseSubOpts(opts)
+	o, err := parseSubOpts(opts, MessagesOpt.applyMessages)
 	if err != nil {
 		return nil, err
 	}

@@ -25,10 +25,53 @@ type ErrorHandler func(m *nats.Msg, err error)
 // could not be deleted after read.
 type JetStreamErrorHandler func(msg jetstream.Msg, err error)
 
-// SubscribeOpt configures the subscription helpers. An invalid value is
-// an error wrapping ErrInvalidOption, returned before anything is
-// subscribed; a nil SubscribeOpt is ignored.
-type SubscribeOpt func(*subOpts) error
+// The subscription helpers take one option type each, as jetstream's
+// Consume and Messages do (jetstream.PullConsumeOpt,
+// jetstream.PullMessagesOpt): an option that a call would ignore does not
+// compile there. An invalid value is an error wrapping ErrInvalidOption,
+// returned before anything is subscribed; a nil option is ignored.
+
+// SubscribeOpt configures Subscribe and QueueSubscribe (DeleteAfterRead).
+type SubscribeOpt interface{ applySubscribe(*subOpts) error }
+
+// ConsumeOpt configures Consume (DeleteAfterRead, NakDelay,
+// PullConsumeOpts).
+type ConsumeOpt interface{ applyConsume(*subOpts) error }
+
+// MessagesOpt configures Messages (DeleteAfterRead, NakDelay,
+// PullMessagesOpts).
+type MessagesOpt interface{ applyMessages(*subOpts) error }
+
+// ReadOpt is an option every subscription helper takes.
+type ReadOpt interface {
+	SubscribeOpt
+	ConsumeOpt
+	MessagesOpt
+}
+
+// JetStreamOpt is an option of the JetStream helpers, Consume and
+// Messages.
+type JetStreamOpt interface {
+	ConsumeOpt
+	MessagesOpt
+}
+
+// readOpt, jsOpt, consumeOpt and messagesOpt are the option
+// implementations, each for the calls that use it.
+type (
+	readOpt     func(*subOpts) error
+	jsOpt       func(*subOpts) error
+	consumeOpt  func(*subOpts) error
+	messagesOpt func(*subOpts) error
+)
+
+func (f readOpt) applySubscribe(o *subOpts) error    { return f(o) }
+func (f readOpt) applyConsume(o *subOpts) error      { return f(o) }
+func (f readOpt) applyMessages(o *subOpts) error     { return f(o) }
+func (f jsOpt) applyConsume(o *subOpts) error        { return f(o) }
+func (f jsOpt) applyMessages(o *subOpts) error       { return f(o) }
+func (f consumeOpt) applyConsume(o *subOpts) error   { return f(o) }
+func (f messagesOpt) applyMessages(o *subOpts) error { return f(o) }
 
 type subOpts struct {
 	deleteAfterRead bool
@@ -52,47 +95,50 @@ const DefaultNakDelay = 5 * time.Second
 // the server does not confirm) a lost ack leads to a redelivery whose
 // payload is gone: it is Term'd as ErrMissing. Use DoubleAck where that
 // matters.
-func DeleteAfterRead() SubscribeOpt {
-	return func(o *subOpts) error { o.deleteAfterRead = true; return nil }
+func DeleteAfterRead() ReadOpt {
+	return readOpt(func(o *subOpts) error { o.deleteAfterRead = true; return nil })
 }
 
 // NakDelay sets the redelivery delay for JetStream messages whose payload
 // could not be read for a transient reason (default DefaultNakDelay). It
 // must be positive.
-func NakDelay(d time.Duration) SubscribeOpt {
-	return func(o *subOpts) error {
+func NakDelay(d time.Duration) JetStreamOpt {
+	return jsOpt(func(o *subOpts) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: claimcheck: Nak delay must be positive, got %v", ErrInvalidOption, d)
 		}
 		o.nakDelay = d
 		return nil
-	}
+	})
 }
 
 // PullConsumeOpts passes options to jetstream.Consumer.Consume. Consume
 // puts jetstream.PullMaxMessages(1) before them (see Consume), which a
 // PullMaxMessages or PullMaxBytes among them replaces.
-func PullConsumeOpts(opts ...jetstream.PullConsumeOpt) SubscribeOpt {
-	return func(o *subOpts) error { o.pullOpts = append(o.pullOpts, opts...); return nil }
+func PullConsumeOpts(opts ...jetstream.PullConsumeOpt) ConsumeOpt {
+	return consumeOpt(func(o *subOpts) error { o.pullOpts = append(o.pullOpts, opts...); return nil })
 }
 
 // PullMessagesOpts passes options to jetstream.Consumer.Messages. Messages
 // puts jetstream.PullMaxMessages(1) before them (see Store.Messages),
 // which a PullMaxMessages or PullMaxBytes among them replaces.
-func PullMessagesOpts(opts ...jetstream.PullMessagesOpt) SubscribeOpt {
-	return func(o *subOpts) error { o.msgsOpts = append(o.msgsOpts, opts...); return nil }
+func PullMessagesOpts(opts ...jetstream.PullMessagesOpt) MessagesOpt {
+	return messagesOpt(func(o *subOpts) error { o.msgsOpts = append(o.msgsOpts, opts...); return nil })
 }
 
 // oneAtATime is the default pull option of Consume and Messages.
 var oneAtATime = jetstream.PullMaxMessages(1)
 
-func parseSubOpts(opts []SubscribeOpt) (subOpts, error) {
+// parseSubOpts applies opts with apply, skipping nil ones, and returns
+// the first error.
+func parseSubOpts[O comparable](opts []O, apply func(O, *subOpts) error) (subOpts, error) {
 	o := subOpts{nakDelay: DefaultNakDelay}
+	var zero O
 	for _, f := range opts {
-		if f == nil {
+		if f == zero {
 			continue
 		}
-		if err := f(&o); err != nil {
+		if err := apply(f, &o); err != nil {
 			return o, err
 		}
 	}
@@ -129,7 +175,7 @@ func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOp
 	if onErr == nil {
 		return nil, ErrNoErrorHandler
 	}
-	o, err := parseSubOpts(opts)
+	o, err := parseSubOpts(opts, SubscribeOpt.applySubscribe)
 	if err != nil {
 		return nil, err
 	}

@@ -138,9 +138,6 @@ func TestNilAndInvalidOptions(t *testing.T) {
 	if _, err := st.Subscribe("a", h, nil); !errors.Is(err, claimcheck.ErrNoErrorHandler) {
 		t.Errorf("Subscribe(nil error handler): %v", err)
 	}
-	if _, err := st.Subscribe("a", h, onErr, claimcheck.NakDelay(0)); !errors.Is(err, claimcheck.ErrInvalidOption) {
-		t.Errorf("NakDelay(0): %v", err)
-	}
 	sub, err := st.Subscribe("a", h, onErr, nil)
 	if err != nil {
 		t.Fatalf("Subscribe with a nil option: %v", err)

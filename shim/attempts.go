@@ -30,14 +30,12 @@ const MaxOperationIDLen = 128
 // malformed id refuses the call before anything is sent
 // (INVALID_ARGUMENT, ErrInvalidOption, OutcomeNotRun).
 func OperationID(id string) CallOption {
-	return func(o *callOpts) {
+	return func(o *callOpts) error {
 		if msg := badOperationID(id); msg != "" {
-			if o.err == nil {
-				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("OperationID(%q): %s; not sent", truncate(id, 64), msg), ErrInvalidOption)
-			}
-			return
+			return invalidOption("OperationID(%q): %s", truncate(id, 64), msg)
 		}
 		o.opID = id
+		return nil
 	}
 }
 
@@ -99,14 +97,12 @@ func badOperationID(id string) string {
 //
 // n must be at least 1; the default, 1, is one send as without Attempts.
 func Attempts(n int) CallOption {
-	return func(o *callOpts) {
+	return func(o *callOpts) error {
 		if n < 1 {
-			if o.err == nil {
-				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("Attempts(%d): at least 1 attempt; not sent", n), ErrInvalidOption)
-			}
-			return
+			return invalidOption("Attempts(%d): at least 1 attempt", n)
 		}
 		o.attempts = n
+		return nil
 	}
 }
 

@@ -30,14 +30,12 @@ const DefaultAttemptTimeout = 2 * time.Second
 // time left. It must be positive; it has no effect without Attempts and
 // OperationID.
 func AttemptTimeout(d time.Duration) CallOption {
-	return func(o *callOpts) {
+	return func(o *callOpts) error {
 		if d <= 0 {
-			if o.err == nil {
-				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("AttemptTimeout(%v): the timeout must be positive; not sent", d), ErrInvalidOption)
-			}
-			return
+			return invalidOption("AttemptTimeout(%v): the timeout must be positive", d)
 		}
 		o.attemptWait = d
+		return nil
 	}
 }
 

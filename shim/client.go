@@ -26,29 +26,22 @@ const DefaultTimeout = 10 * time.Second
 // nil option is ignored.
 var ErrInvalidOption = claimcheck.ErrInvalidOption
 
-// Option configures a Client. NewClient cannot fail, so an invalid value
-// makes every call of the Client fail with an error wrapping
-// ErrInvalidOption (Client.Err reports it at once).
-type Option func(*Client)
-
-// optionError records the first invalid option of a Client.
-func (c *Client) optionError(format string, args ...any) {
-	if c.optErr == nil {
-		c.optErr = notSent(CodeInvalidArgument, fmt.Sprintf(format, args...)+"; not sent", ErrInvalidOption)
-	}
-}
+// Option configures a Client (a client-level option). NewClient cannot
+// fail, so an invalid value makes every call of the Client fail with its
+// error, which wraps ErrInvalidOption (Client.Err reports it at once).
+type Option func(*Client) error
 
 // WithTimeout is a client-level Option: it sets the deadline of every call
 // of the Client (DefaultTimeout if not set). To set one call's deadline,
 // pass the call-level Timeout to Request or RequestMsg (or give the call a
 // context with a deadline); the earliest applies. It must be positive.
 func WithTimeout(d time.Duration) Option {
-	return func(c *Client) {
+	return func(c *Client) error {
 		if d <= 0 {
-			c.optionError("WithTimeout(%v): the timeout must be positive", d)
-			return
+			return invalidOption("WithTimeout(%v): the timeout must be positive", d)
 		}
 		c.timeout = d
+		return nil
 	}
 }
 
@@ -56,12 +49,12 @@ func WithTimeout(d time.Duration) Option {
 // connection's max_payload. The lower of the two applies. It must be
 // positive.
 func WithPayloadCap(n int64) Option {
-	return func(c *Client) {
+	return func(c *Client) error {
 		if n <= 0 {
-			c.optionError("WithPayloadCap(%d): the cap must be positive", n)
-			return
+			return invalidOption("WithPayloadCap(%d): the cap must be positive", n)
 		}
 		c.payloadCap = n
+		return nil
 	}
 }
 
@@ -70,21 +63,22 @@ func WithPayloadCap(n int64) Option {
 // request's own header of the same key replaces it. The key must be one
 // nats.go sends (printable ASCII without separators).
 func WithHeader(key, value string) Option {
-	return func(c *Client) {
+	return func(c *Client) error {
 		if !wire.ValidHeaderKey(key) {
-			c.optionError("WithHeader(%q): invalid header key", key)
-			return
+			return invalidOption("WithHeader(%q): invalid header key", key)
 		}
 		if c.static == nil {
 			c.static = nats.Header{}
 		}
 		c.static.Add(key, value)
+		return nil
 	}
 }
 
-// CallOption configures one call. An invalid value refuses the call with
-// an error wrapping ErrInvalidOption; a nil CallOption is ignored.
-type CallOption func(*callOpts)
+// CallOption configures one call (a call-level option). An invalid value
+// refuses the call with its error, which wraps ErrInvalidOption; a nil
+// CallOption is ignored.
+type CallOption func(*callOpts) error
 
 type callOpts struct {
 	timeout     time.Duration
@@ -99,14 +93,12 @@ type callOpts struct {
 // and the client-level WithTimeout (or DefaultTimeout). It must be
 // positive.
 func Timeout(d time.Duration) CallOption {
-	return func(o *callOpts) {
+	return func(o *callOpts) error {
 		if d <= 0 {
-			if o.err == nil {
-				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("Timeout(%v): the timeout must be positive; not sent", d), ErrInvalidOption)
-			}
-			return
+			return invalidOption("Timeout(%v): the timeout must be positive", d)
 		}
 		o.timeout = d
+		return nil
 	}
 }
 
@@ -125,7 +117,7 @@ type Client struct {
 	payloadCap int64
 	static     nats.Header
 	st         *connlimit.State  // nil when nc is nil
-	optErr     *Error            // the first invalid option
+	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
 }
@@ -138,10 +130,8 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	if nc != nil {
 		c.st = connlimit.For(nc)
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(c)
-		}
+	if err := applyOptions(c, opts); err != nil {
+		c.optErr = err
 	}
 	c.fixStatic()
 	return c
@@ -221,9 +211,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	}
 	var co callOpts
 	if len(opts) > 0 {
-		co = applyCallOpts(opts)
-		if co.err != nil {
-			return nil, co.err
+		if err := applyOptions(&co, opts); err != nil {
+			return nil, err
 		}
 	}
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
@@ -346,16 +335,6 @@ type sharedHeader struct {
 	ms   int64
 	h    nats.Header
 	size int
-}
-
-func applyCallOpts(opts []CallOption) callOpts {
-	var co callOpts
-	for _, o := range opts {
-		if o != nil {
-			o(&co)
-		}
-	}
-	return co
 }
 
 func ctxCode(err error) string {

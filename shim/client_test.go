@@ -94,7 +94,7 @@ func TestAccountLimitKnownRightAfterConnect(t *testing.T) {
 		natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: 512}))
 	// Plain nats.go shows the server-wide value until the INFO after the
 	// first PONG is read, which lateInfo delays to the latest legal moment.
-	raw, err := nats.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo{}))
+	raw, err := nats.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo(0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestAccountLimitKnownRightAfterConnect(t *testing.T) {
 	}
 	raw.Close()
 	for i := range 3 {
-		nc, err := shim.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo{}))
+		nc, err := shim.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo(0)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestLimitAfterReconnectToLowerAccountLimit(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096), acct(2048))
 	// A connection not made by Connect (no reconnect handler): the client's
 	// own check after a reconnect is all that protects it.
-	nc, err := nats.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo{delay: 300 * time.Millisecond}),
+	nc, err := nats.Connect(s.UserURL("small"), nats.SetCustomDialer(lateInfo(300*time.Millisecond)),
 		nats.ReconnectBufSize(-1), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1))
 	if err != nil {
 		t.Fatal(err)

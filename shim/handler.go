@@ -20,20 +20,13 @@ import (
 type HandlerFunc func(ctx context.Context, req *nats.Msg) ([]byte, error)
 
 // HandlerOption configures Handler.
-type HandlerOption func(*handlerOpts)
+type HandlerOption func(*handlerOpts) error
 
 type handlerOpts struct {
 	base    func() context.Context
 	onError func(req *nats.Msg, err error)
 	st      *connlimit.State  // the responder's connection, when given
 	store   *claimcheck.Store // ServeClaimChecks; nil without
-	err     *Error            // the first invalid option
-}
-
-func (o *handlerOpts) invalid(format string, args ...any) {
-	if o.err == nil {
-		o.err = &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...), outcome: OutcomeNotRun, err: ErrInvalidOption}
-	}
 }
 
 // BaseContext sets the function that gives each request's parent context
@@ -41,12 +34,12 @@ func (o *handlerOpts) invalid(format string, args ...any) {
 // context. f must not be nil; a nil context returned by f counts as
 // context.Background.
 func BaseContext(f func() context.Context) HandlerOption {
-	return func(o *handlerOpts) {
+	return func(o *handlerOpts) error {
 		if f == nil {
-			o.invalid("BaseContext(nil): a nil function")
-			return
+			return invalidOption("BaseContext(nil): a nil function")
 		}
 		o.base = f
+		return nil
 	}
 }
 
@@ -68,12 +61,12 @@ var ErrNoConn = errors.New("natssend: Handler made without the Conn option: repl
 // waits for it (within the request's deadline) instead of being retried
 // for UnboundReplyWait. nc must be the connection of the subscription.
 func Conn(nc *nats.Conn) HandlerOption {
-	return func(o *handlerOpts) {
+	return func(o *handlerOpts) error {
 		if nc == nil {
-			o.invalid("Conn(nil): a nil connection")
-			return
+			return invalidOption("Conn(nil): a nil connection")
 		}
 		o.st = connlimit.For(nc)
+		return nil
 	}
 }
 
@@ -82,7 +75,7 @@ func Conn(nc *nats.Conn) HandlerOption {
 // and fn's errors for requests without a reply subject. Without it those
 // errors are discarded, as nats.MsgHandler has no return value.
 func OnError(f func(req *nats.Msg, err error)) HandlerOption {
-	return func(o *handlerOpts) { o.onError = f }
+	return func(o *handlerOpts) error { o.onError = f; return nil }
 }
 
 // Handler adapts fn to a nats.MsgHandler for Subscribe or QueueSubscribe.
@@ -116,11 +109,7 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     rejection and fn does not run.
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	optErr := applyOptions(&o, opts)
 	report := func(req *nats.Msg, err error) {
 		if err != nil && o.onError != nil {
 			o.onError(req, err)
@@ -135,14 +124,18 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
 			return
 		}
-		if o.err != nil || fn == nil {
-			err := o.err
+		if optErr != nil || fn == nil {
+			err := optErr
 			if err == nil {
 				err = notSent(CodeInvalidArgument, "nil HandlerFunc", nats.ErrInvalidArg)
 			}
 			report(req, err)
 			if req.Reply != "" {
-				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+err.Message, false))
+				msg := err.Error()
+				if e := (*Error)(nil); errors.As(err, &e) {
+					msg = e.Message
+				}
+				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
 			}
 			return
 		}

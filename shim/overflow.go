@@ -63,12 +63,12 @@ var ErrReplyLost = errors.New("natssend: the operation completed but its reply w
 // exactly as without WithClaimChecks (plus the accept header). st must not
 // be nil; its bucket name counts against the limit in every request.
 func WithClaimChecks(st *claimcheck.Store) Option {
-	return func(c *Client) {
+	return func(c *Client) error {
 		if st == nil {
-			c.optionError("WithClaimChecks(nil): a nil store")
-			return
+			return invalidOption("WithClaimChecks(nil): a nil store")
 		}
 		c.store = st // NewClient adds HeaderAcceptClaimCheck
+		return nil
 	}
 }
 
@@ -95,12 +95,12 @@ func WithClaimChecks(st *claimcheck.Store) Option {
 // limit; without it the Store's connection's limit is used. st must not be
 // nil.
 func ServeClaimChecks(st *claimcheck.Store) HandlerOption {
-	return func(o *handlerOpts) {
+	return func(o *handlerOpts) error {
 		if st == nil {
-			o.invalid("ServeClaimChecks(nil): a nil store")
-			return
+			return invalidOption("ServeClaimChecks(nil): a nil store")
 		}
 		o.store = st
+		return nil
 	}
 }
 

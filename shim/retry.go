@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -11,18 +10,11 @@ import (
 // RetryOption configures Retry. An invalid value makes Retry return an
 // error wrapping ErrInvalidOption without running op; a nil RetryOption is
 // ignored.
-type RetryOption func(*retryOpts)
+type RetryOption func(*retryOpts) error
 
 type retryOpts struct {
 	max              int
 	initial, ceiling time.Duration
-	err              error
-}
-
-func (o *retryOpts) invalid(format string, args ...any) {
-	if o.err == nil {
-		o.err = notSent(CodeInvalidArgument, fmt.Sprintf(format, args...)+"; not run", ErrInvalidOption)
-	}
 }
 
 // Defaults of Retry.
@@ -37,12 +29,12 @@ const (
 // the call option Attempts, which a single Client call takes. n must be at
 // least 1.
 func MaxAttempts(n int) RetryOption {
-	return func(o *retryOpts) {
+	return func(o *retryOpts) error {
 		if n < 1 {
-			o.invalid("MaxAttempts(%d): at least 1 attempt", n)
-			return
+			return invalidOption("MaxAttempts(%d): at least 1 attempt", n)
 		}
 		o.max = n
+		return nil
 	}
 }
 
@@ -50,12 +42,12 @@ func MaxAttempts(n int) RetryOption {
 // (maxWait); it doubles after every run, and each wait is drawn between
 // half and all of it (jitter). 0 < initial <= maxWait is required.
 func Backoff(initial, maxWait time.Duration) RetryOption {
-	return func(o *retryOpts) {
+	return func(o *retryOpts) error {
 		if initial <= 0 || maxWait < initial {
-			o.invalid("Backoff(%v, %v): want 0 < initial <= max", initial, maxWait)
-			return
+			return invalidOption("Backoff(%v, %v): want 0 < initial <= max", initial, maxWait)
 		}
 		o.initial, o.ceiling = initial, maxWait
+		return nil
 	}
 }
 
@@ -81,14 +73,10 @@ func Backoff(initial, maxWait time.Duration) RetryOption {
 // INVALID_ARGUMENT error; op is not run.
 func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...RetryOption) error {
 	o := retryOpts{max: DefaultRetryAttempts, initial: DefaultRetryBackoff, ceiling: DefaultRetryBackoffMax}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	optErr := applyOptions(&o, opts)
 	switch {
-	case o.err != nil:
-		return o.err
+	case optErr != nil:
+		return optErr
 	case ctx == nil:
 		return notSent(CodeInvalidArgument, "Retry: nil context; not run", nats.ErrInvalidContext)
 	case op == nil:

@@ -82,7 +82,7 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 			// Hold the connection's limit back until the next PONG, and
 			// that PONG a little more: the moment after each reconnect in
 			// which nats.go does not know the limit yet becomes long.
-			dial = append(dial, nats.SetCustomDialer(lateInfo{delay: 2 * time.Millisecond}))
+			dial = append(dial, nats.SetCustomDialer(lateInfo(2*time.Millisecond)))
 		}
 		connect := shim.Connect
 		if os.Getenv("NATSSEND_STRESS_UNGUARDED") != "" {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"net"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // InfoGate is a nats.CustomDialer for tests of the moment after a connect
@@ -13,13 +15,21 @@ import (
 // carries the account's or user's max_payload): while the channel of the
 // latest Hold is open, those INFOs wait for it to be closed; with DropInfo
 // they are never delivered. It reads the server's stream line by line, so
-// it suits connections that publish and request, whose server lines are
-// control lines; a message payload holding a line that starts with "INFO "
-// would be taken for one.
+// message payloads (MSG and HMSG) pass through verbatim.
 type InfoGate struct {
 	// DropInfo drops every INFO after a connection's first one instead of
 	// holding it. Set it before the first dial.
 	DropInfo bool
+	// UntilPong holds every INFO after a connection's first one until just
+	// before the server's next PONG instead of until a Hold's channel is
+	// closed. That is the latest a real network can deliver it (the server
+	// writes it between a PONG and the next one), and it makes the
+	// stale-limit window after connect and reconnect deterministic
+	// instead of a race. PongDelay also holds that PONG, widening the
+	// window after a reconnect (where nats.go itself flushes right away)
+	// so that a test can send inside it. Set them before the first dial.
+	UntilPong bool
+	PongDelay time.Duration
 
 	mu   sync.Mutex
 	gate chan struct{}
@@ -57,23 +67,47 @@ type gateConn struct {
 	br      *bufio.Reader
 	g       *InfoGate
 	seen    bool
+	held    []byte // an INFO held until the next PONG (UntilPong)
+	inMsg   int    // payload bytes (with CRLF) still to pass through verbatim
 	pending []byte
 }
 
 func (c *gateConn) Read(p []byte) (int, error) {
 	for len(c.pending) == 0 {
+		if c.inMsg > 0 {
+			buf := make([]byte, min(c.inMsg, len(p)))
+			n, err := c.br.Read(buf)
+			c.inMsg -= n
+			c.pending = buf[:n]
+			if err != nil && n == 0 {
+				return 0, err
+			}
+			continue
+		}
 		line, err := c.br.ReadBytes('\n')
 		if len(line) == 0 {
 			return 0, err
 		}
-		if bytes.HasPrefix(line, []byte("INFO ")) {
-			if c.seen {
-				if c.g.DropInfo {
-					continue
-				}
-				c.g.wait()
+		switch {
+		case bytes.HasPrefix(line, []byte("INFO ")) && c.seen:
+			if c.g.DropInfo {
+				continue
 			}
+			if c.g.UntilPong {
+				c.held = line
+				continue
+			}
+			c.g.wait()
+		case bytes.HasPrefix(line, []byte("INFO ")):
 			c.seen = true
+		case bytes.HasPrefix(line, []byte("PONG")) && c.held != nil:
+			line = append(c.held, line...)
+			c.held = nil
+			time.Sleep(c.g.PongDelay)
+		case bytes.HasPrefix(line, []byte("MSG ")) || bytes.HasPrefix(line, []byte("HMSG ")):
+			f := bytes.Fields(line)
+			size, _ := strconv.Atoi(string(f[len(f)-1]))
+			c.inMsg = size + 2
 		}
 		c.pending = line
 	}

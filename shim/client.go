@@ -90,6 +90,7 @@ type callOpts struct {
 	opID     string // OperationID
 	attempts int    // Attempts; 0 or 1: one send
 	err      error
+	x        extOpts // options of RequestStream and RequestMany (stream_opts.go)
 }
 
 // Timeout sets this call's timeout. The call's deadline is the earliest of

@@ -1,0 +1,429 @@
+package shim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ReplyStream is the caller's side of a transfer stream: an io.ReadCloser
+// over the responder's body. Read returns the bytes in order, exactly as
+// written, and io.EOF only after the end frame arrived and the whole body's
+// length and SHA-256 digest matched. Always Close it. A ReplyStream is not
+// for concurrent Reads (like any io.Reader), but Close may be called from
+// another goroutine.
+type ReplyStream struct {
+	nc      *nats.Conn
+	sub     atomic.Pointer[nats.Subscription]
+	ctx     context.Context
+	window  int64
+	idle    time.Duration
+	done    chan struct{} // closed by cleanup
+	once    sync.Once
+	stopCtx atomic.Pointer[func() bool]
+
+	mu       sync.Mutex
+	wake     chan struct{}
+	startCh  chan struct{}
+	signaled bool
+	startErr error
+	started  bool
+	hdr      nats.Header
+	ctrl     string
+	q        [][]byte // received in order, not yet read
+	recv     int64    // bytes received in order
+	consumed int64    // bytes read
+	ackRecv  int64    // recv at the last ack
+	ackUsed  int64    // consumed at the last ack
+	nAck     int      // frames since the last ack
+	sum      hash.Hash
+	ended    bool  // the end or error frame arrived in order
+	endErr   error // nil: the digest matched
+	err      error // the stream failed here
+	closed   bool
+	eof      bool
+	lastRx   time.Time
+	want     int64 // offset a resend was asked from; -1 none
+	wantAt   time.Time
+}
+
+// streamDropHook, when set (tests), drops the received frames it returns
+// true for, as a loss in transit would.
+var streamDropHook atomic.Pointer[func(kind byte, off int64) bool]
+
+// errNoStart: the wait for the first frame ended without one.
+var errNoStart = errors.New("no first frame")
+
+func newReplyStream(nc *nats.Conn, ctx context.Context, window int64, idle time.Duration) *ReplyStream {
+	return &ReplyStream{nc: nc, ctx: ctx, window: window, idle: idle, done: make(chan struct{}),
+		wake: make(chan struct{}, 1), startCh: make(chan struct{}), sum: sha256.New(), want: -1}
+}
+
+// begin runs once the wait for the first frame is over: it starts the
+// stream's liveness and deadline watch, or cleans up and returns why there
+// is no stream.
+func (r *ReplyStream) begin() error {
+	r.mu.Lock()
+	started, err := r.started, r.startErr
+	if !started && err == nil {
+		err = errNoStart
+		r.err = err
+	}
+	r.lastRx = time.Now()
+	r.mu.Unlock()
+	if !started {
+		r.cleanup()
+		return err
+	}
+	stop := context.AfterFunc(r.ctx, func() { r.fail(ctxStreamError(r.ctx.Err())) })
+	r.stopCtx.Store(&stop)
+	select {
+	case <-r.done: // ended (or failed) already
+		stop()
+		return nil
+	default:
+	}
+	go r.keepalive()
+	return nil
+}
+
+// ctxStreamError is the error of a stream cut by its context.
+func ctxStreamError(err error) error {
+	msg := "the stream's deadline passed before its end"
+	if err == context.Canceled {
+		msg = "the stream's context was cancelled before its end"
+	}
+	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(err, io.ErrUnexpectedEOF)}
+}
+
+// brokenError is the error of a stream cut short by cause.
+func brokenError(msg string, cause error) error {
+	return &Error{Code: CodeStreamBroken, Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(io.ErrUnexpectedEOF, cause)}
+}
+
+// Header returns the responder's headers, from its first frame.
+func (r *ReplyStream) Header() nats.Header {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hdr
+}
+
+// Read reads the stream's body. It returns io.EOF only after the end frame
+// and a matching digest; a stream cut short returns an error matching
+// io.ErrUnexpectedEOF (Classify: OutcomeUnknown), one past ctx's deadline
+// an error matching context.DeadlineExceeded, a handler's error its *Error
+// (after the bytes written before it), and Read after Close an error
+// matching ErrStreamClosed.
+func (r *ReplyStream) Read(p []byte) (int, error) {
+	if r == nil {
+		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
+	}
+	r.mu.Lock()
+	for {
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return 0, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+		case r.eof:
+			r.mu.Unlock()
+			return 0, io.EOF
+		case r.err != nil:
+			err := r.err
+			r.mu.Unlock()
+			return 0, err
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = ctxStreamError(err)
+			continue
+		}
+		if len(r.q) > 0 {
+			n := 0
+			for n < len(p) && len(r.q) > 0 {
+				k := copy(p[n:], r.q[0])
+				n += k
+				if k == len(r.q[0]) {
+					r.q[0] = nil
+					r.q = r.q[1:]
+				} else {
+					r.q[0] = r.q[0][k:]
+				}
+			}
+			r.consumed += int64(n)
+			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+				r.ackLocked(false)
+			}
+			r.mu.Unlock()
+			return n, nil
+		}
+		if r.ended {
+			if r.endErr != nil {
+				r.err = r.endErr
+				continue
+			}
+			r.eof = true
+			continue
+		}
+		if len(p) == 0 {
+			r.mu.Unlock()
+			return 0, nil
+		}
+		r.mu.Unlock()
+		<-r.wake
+		r.mu.Lock()
+	}
+}
+
+// Close ends the stream. Before its end, the responder is told: its
+// context is cancelled (ErrStreamCanceled) and its Write fails. Close is
+// safe to call more than once and from another goroutine than Read.
+func (r *ReplyStream) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	if r.started && !r.ended && r.err == nil {
+		r.cancelLocked()
+	}
+	r.notify()
+	r.mu.Unlock()
+	r.cleanup()
+	return nil
+}
+
+// fail ends the stream with err (unless it already ended) and tells the
+// responder.
+func (r *ReplyStream) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil && !r.ended && !r.closed {
+		r.err = err
+		if r.started {
+			r.cancelLocked()
+		}
+	}
+	r.notify()
+	r.mu.Unlock()
+	r.cleanup()
+}
+
+// cleanup unsubscribes and stops the watchers; the bytes received stay
+// readable.
+func (r *ReplyStream) cleanup() {
+	r.once.Do(func() {
+		close(r.done)
+		if stop := r.stopCtx.Load(); stop != nil {
+			(*stop)()
+		}
+		if sub := r.sub.Load(); sub != nil {
+			_ = sub.Unsubscribe()
+		}
+	})
+}
+
+func (r *ReplyStream) notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *ReplyStream) publishCtl(body []byte) {
+	if r.ctrl != "" {
+		_ = r.nc.Publish(r.ctrl, body) // a lost control message is repeated or made up by the next
+	}
+}
+
+func (r *ReplyStream) cancelLocked() { r.publishCtl([]byte{ctlCancel}) }
+
+// ackLocked acknowledges what was received and grants credit up to what
+// was read plus the window.
+func (r *ReplyStream) ackLocked(final bool) {
+	r.publishCtl(ackBody(r.recv, r.consumed+r.window, final))
+	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0
+}
+
+// resendRetry is how long a resend request is given before it is repeated.
+func (r *ReplyStream) resendRetry() time.Duration {
+	return min(250*time.Millisecond, max(beatEvery(r.idle), 20*time.Millisecond))
+}
+
+// gapLocked asks the responder to send again from what was received in
+// order (and the start frame if it is missing).
+func (r *ReplyStream) gapLocked() {
+	if r.want == r.recv && time.Since(r.wantAt) < r.resendRetry() {
+		return
+	}
+	r.want, r.wantAt = r.recv, time.Now()
+	r.publishCtl(resendBody(r.recv, !r.started))
+}
+
+// onMsg handles every message on the caller's inbox.
+func (r *ReplyStream) onMsg(m *nats.Msg) {
+	kind, off, payload, ok := parseFrame(m.Data)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ok || m.Reply == "" {
+		r.plainLocked(m)
+		return
+	}
+	if h := streamDropHook.Load(); h != nil && (*h)(kind, off) {
+		return
+	}
+	if r.closed || r.err != nil || r.ended {
+		return
+	}
+	if r.ctrl != "" && m.Reply != r.ctrl {
+		// A second responder (not a queue group): stop it.
+		_ = r.nc.Publish(m.Reply, []byte{ctlCancel})
+		return
+	}
+	r.lastRx = time.Now()
+	if !r.started {
+		r.ctrl = m.Reply
+		if kind != frameStart {
+			r.gapLocked() // the start frame was lost
+			return
+		}
+		r.started, r.hdr = true, m.Header
+		r.signalLocked()
+		return
+	}
+	switch kind {
+	case frameData:
+		r.dataLocked(off, payload)
+	case frameEnd:
+		if off != r.recv {
+			r.gapIfAheadLocked(off)
+			return
+		}
+		if len(payload) != sha256.Size || !bytes.Equal(r.sum.Sum(nil), payload) {
+			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
+		}
+		r.endLocked()
+	case frameError:
+		if off != r.recv {
+			r.gapIfAheadLocked(off)
+			return
+		}
+		r.endErr = remoteError(m)
+		if r.endErr == nil {
+			r.endErr = &Error{Code: CodeInternal, Message: "the responder failed mid-stream", Remote: true, Sent: true, outcome: OutcomeUnknown}
+		}
+		r.endLocked()
+	case frameHeartbeat:
+		if off > r.recv || (len(payload) > 0 && payload[0] == 1) {
+			r.gapLocked() // frames (or the end) were lost at the tail
+		}
+	}
+	r.notify()
+}
+
+// plainLocked handles a message that is not a frame: before the stream
+// started, the answer to the request (no responders, an error reply).
+func (r *ReplyStream) plainLocked(m *nats.Msg) {
+	if r.started || r.signaled {
+		return
+	}
+	switch rerr := remoteError(m); {
+	case isNoResponders(m):
+		r.startErr = sendError(r.ctx, nats.ErrNoResponders, true)
+	case rerr != nil:
+		r.startErr = rerr
+	default:
+		r.startErr = &Error{Code: CodeInternal, Message: "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", Sent: true, outcome: OutcomeUnknown}
+	}
+	r.signalLocked()
+}
+
+func (r *ReplyStream) signalLocked() {
+	if !r.signaled {
+		r.signaled = true
+		close(r.startCh)
+	}
+}
+
+func (r *ReplyStream) gapIfAheadLocked(off int64) {
+	if off > r.recv {
+		r.gapLocked()
+	}
+}
+
+// dataLocked takes a data frame at off.
+func (r *ReplyStream) dataLocked(off int64, payload []byte) {
+	end := off + int64(len(payload))
+	switch {
+	case off > r.recv:
+		r.gapLocked()
+		return
+	case end <= r.recv:
+		return // a duplicate from a resend
+	}
+	data := payload[r.recv-off:]
+	r.sum.Write(data)
+	r.q = append(r.q, data)
+	r.recv = end
+	r.nAck++
+	if r.recv-r.ackRecv >= r.window/4 || r.nAck >= 64 {
+		r.ackLocked(false)
+	}
+}
+
+// endLocked records the end: the final ack lets the responder go, and
+// nothing more is needed from the connection.
+func (r *ReplyStream) endLocked() {
+	r.ended = true
+	r.ackLocked(true)
+	r.cleanup()
+}
+
+// keepalive sends acknowledgements and credit while the stream runs (the
+// responder's sign that the caller is alive), repeats lost resend
+// requests, and fails the stream when the responder went silent.
+func (r *ReplyStream) keepalive() {
+	t := time.NewTicker(beatEvery(r.idle))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		if r.ended || r.err != nil || r.closed {
+			r.mu.Unlock()
+			return
+		}
+		var fail error
+		switch {
+		case r.nc.IsClosed():
+			fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
+		case time.Since(r.lastRx) > r.idle:
+			fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrStreamIdle)
+		default:
+			if r.want == r.recv {
+				r.gapLocked()
+			}
+			r.ackLocked(false)
+		}
+		r.mu.Unlock()
+		if fail != nil {
+			r.fail(fail)
+			return
+		}
+	}
+}

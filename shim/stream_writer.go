@@ -1,0 +1,553 @@
+package shim
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// StreamWriter is the responder's side of a transfer stream, given to a
+// StreamHandlerFunc. Like an http.ResponseWriter: set Header before the
+// first Write or Flush, Write the body, Flush to send what is buffered now.
+// It is safe for concurrent use, but Writes from several goroutines
+// interleave in the order they get the writer.
+type StreamWriter struct {
+	s *streamOut
+}
+
+// outFrame is a frame the caller has not acknowledged yet.
+type outFrame struct {
+	off  int64
+	body []byte // prefix + payload
+	hdr  nats.Header
+}
+
+// end is the stream offset after f.
+func (f *outFrame) end() int64 {
+	if f.body[0] == frameData {
+		return f.off + int64(len(f.body)-framePrefix)
+	}
+	return f.off
+}
+
+// streamOut is the state of one outgoing stream.
+type streamOut struct {
+	nc     *nats.Conn
+	st     *connlimit.State
+	inbox  string // the caller's
+	ctrl   string // ours
+	idle   time.Duration
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{} // ends the heartbeat goroutine
+	beatWG sync.WaitGroup
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	hdr      nats.Header
+	sub      *nats.Subscription
+	started  bool
+	returned bool // the handler returned: no more writes
+	ended    bool // the end or error frame was sent
+	final    bool // the caller acknowledged the end
+	failErr  error
+	buf      []byte // prefix + payload being filled; nil when none
+	free     [][]byte
+	sent     int64 // stream offset after the last data frame
+	granted  int64 // the caller's credit: data may be sent while sent < granted
+	acked    int64 // the caller has received [0, acked)
+	frames   []outFrame
+	start    *outFrame // the start frame, until the first ack
+	sum      hash.Hash
+	lastCtl  time.Time
+	lastSend time.Time
+	goneAt   time.Time // a no-responders status for our frames: the caller's inbox is gone
+}
+
+func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle time.Duration) *streamOut {
+	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
+		granted: window, sum: sha256.New(), stop: make(chan struct{})}
+	s.cond.L = &s.mu
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	// Wake a Write waiting for credit when the context ends.
+	context.AfterFunc(s.ctx, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	return s
+}
+
+// Header returns the header map sent with the stream's first frame. Set it
+// before the first Write or Flush; later changes are not sent. The header
+// block counts against the responder connection's max_payload.
+func (w *StreamWriter) Header() nats.Header {
+	if w == nil || w.s == nil {
+		return nats.Header{}
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hdr == nil {
+		s.hdr = nats.Header{}
+	}
+	return s.hdr
+}
+
+// Write sends p as part of the stream body, in frames sized to the
+// responder connection's current max_payload. It blocks while the caller's
+// flow-control window is full (a slow reader slows the writer; nothing is
+// dropped) and fails once the caller is gone (closed the stream, its
+// deadline passed, or it went silent): the StreamHandlerFunc's context ends
+// then too. Bytes may stay buffered until the frame is full: Flush sends
+// them now.
+func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w == nil || w.s == nil {
+		return 0, notSent(CodeInvalidArgument, "nil StreamWriter", ErrStreamClosed)
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(p) > 0 {
+		if s.buf == nil {
+			b, err := s.newBufLocked()
+			if err != nil {
+				return n, err
+			}
+			s.buf = b
+		}
+		k := min(cap(s.buf)-len(s.buf), len(p))
+		s.buf = append(s.buf, p[:k]...)
+		s.sum.Write(p[:k])
+		p = p[k:]
+		if len(s.buf) == cap(s.buf) {
+			if err := s.flushLocked(); err != nil {
+				return n, err
+			}
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// Flush sends what Write buffered now (a token-by-token stream flushes
+// after every token), subject to the caller's window like Write. Before
+// the first Write it sends the stream's first frame with the headers.
+func (w *StreamWriter) Flush() error {
+	if w == nil || w.s == nil {
+		return notSent(CodeInvalidArgument, "nil StreamWriter", ErrStreamClosed)
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	return s.flushLocked()
+}
+
+// writableLocked checks that the stream takes writes and starts it.
+func (s *streamOut) writableLocked() error {
+	switch {
+	case s.returned:
+		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
+	case s.failErr != nil:
+		return s.failErr
+	}
+	if err := s.goneErrLocked(); err != nil {
+		return err
+	}
+	if !s.started {
+		return s.startLocked()
+	}
+	return nil
+}
+
+// goneErrLocked returns the error of writing to a caller that is gone.
+func (s *streamOut) goneErrLocked() error {
+	err := s.ctx.Err()
+	if err == nil {
+		return nil
+	}
+	cause := context.Cause(s.ctx)
+	msg := "the caller of the stream is gone"
+	if errors.Is(cause, ErrStreamCanceled) {
+		msg = "the caller closed the stream"
+	} else if err == context.DeadlineExceeded {
+		msg = "the caller's deadline passed"
+	}
+	var cerr error = err
+	if cause != nil && cause != err {
+		cerr = errors.Join(cause, err)
+	}
+	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: cerr}
+}
+
+// startLocked subscribes the control inbox and sends the start frame.
+func (s *streamOut) startLocked() error {
+	var h nats.Header
+	if len(s.hdr) > 0 {
+		h = make(nats.Header, len(s.hdr))
+		for k, v := range s.hdr {
+			h[k] = append([]string(nil), v...)
+		}
+	}
+	if err := checkMsg(s.inbox, "", h); err != nil {
+		s.failErr = err
+		return err
+	}
+	body := make([]byte, framePrefix+1)
+	putPrefix(body, frameStart, 0)
+	body[framePrefix] = streamVersion
+	limit, err := s.st.Limit(s.ctx)
+	if err != nil {
+		s.failErr = sendError(s.ctx, err, false)
+		return s.failErr
+	}
+	if size := int64(HeaderSize(h) + len(body)); size > limit {
+		s.failErr = tooLarge("stream start frame (the StreamWriter's headers)", size, limit, nil)
+		return s.failErr
+	}
+	sub, err := s.nc.Subscribe(s.ctrl, s.onCtl)
+	if err != nil {
+		s.failErr = sendError(s.ctx, err, false)
+		return s.failErr
+	}
+	s.sub = sub
+	s.started = true
+	s.lastCtl = time.Now()
+	s.start = &outFrame{off: 0, body: body, hdr: h}
+	s.beatWG.Add(1)
+	go s.beat()
+	return s.publishLocked(s.start)
+}
+
+// newBufLocked returns an empty frame buffer sized to the current limit.
+func (s *streamOut) newBufLocked() ([]byte, error) {
+	limit, err := s.st.Limit(s.ctx)
+	if err != nil {
+		if e := s.goneErrLocked(); e != nil {
+			return nil, e
+		}
+		return nil, sendError(s.ctx, err, false)
+	}
+	size := int(limit)
+	if size <= framePrefix {
+		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
+	}
+	for len(s.free) > 0 {
+		b := s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+		if cap(b) == size {
+			return b[:framePrefix], nil
+		}
+	}
+	return make([]byte, framePrefix, size), nil
+}
+
+// flushLocked sends the buffered payload as a data frame once the window
+// allows it.
+func (s *streamOut) flushLocked() error {
+	if len(s.buf) <= framePrefix {
+		return nil
+	}
+	for s.sent >= s.granted {
+		if err := s.goneErrLocked(); err != nil {
+			return err
+		}
+		if s.failErr != nil {
+			return s.failErr
+		}
+		s.cond.Wait()
+	}
+	body := s.buf
+	s.buf = nil
+	putPrefix(body, frameData, s.sent)
+	s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+	s.sent += int64(len(body) - framePrefix)
+	return s.publishLocked(&s.frames[len(s.frames)-1])
+}
+
+// publishLocked sends f. A frame lost to a reconnect stays in the
+// unacknowledged window, for the caller to ask again; only a closed
+// connection fails the stream. A data frame above the current limit (it
+// dropped after a reconnect) goes in pieces.
+func (s *streamOut) publishLocked(f *outFrame) error {
+	for attempt := 1; ; attempt++ {
+		limit, err := s.st.Limit(s.ctx)
+		if err != nil {
+			return s.sendFailedLocked(err)
+		}
+		if size := int64(HeaderSize(f.hdr) + len(f.body)); size > limit {
+			if f.body[0] != frameData {
+				s.failErr = tooLarge("stream frame", size, limit, nil)
+				return s.failErr
+			}
+			return s.publishPiecesLocked(f, int(limit-framePrefix))
+		}
+		s.st.BeforeSend()
+		err = s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body})
+		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
+			s.st.Redecided()
+			continue
+		}
+		if err != nil {
+			return s.sendFailedLocked(err)
+		}
+		s.lastSend = time.Now()
+		return nil
+	}
+}
+
+func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
+	if size < 1 {
+		s.failErr = tooLarge("stream frame", framePrefix+1, int64(size+framePrefix), nil)
+		return s.failErr
+	}
+	data := f.body[framePrefix:]
+	for off := 0; off < len(data); off += size {
+		piece := data[off:min(off+size, len(data))]
+		body := make([]byte, framePrefix+len(piece))
+		putPrefix(body, frameData, f.off+int64(off))
+		copy(body[framePrefix:], piece)
+		if err := s.publishLocked(&outFrame{off: f.off + int64(off), body: body}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendFailedLocked decides what a failed send means: a closed connection
+// ends the stream; anything else (reconnecting) is a loss that a resend
+// repairs.
+func (s *streamOut) sendFailedLocked(err error) error {
+	if gone := s.goneErrLocked(); gone != nil {
+		return gone
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
+		s.failErr = sendError(s.ctx, err, true)
+		s.cond.Broadcast()
+		return s.failErr
+	}
+	return nil
+}
+
+// sendLastLocked sends the end frame (err nil) or the error frame.
+func (s *streamOut) sendLastLocked(fnErr error) error {
+	var body []byte
+	var h nats.Header
+	if fnErr == nil {
+		body = make([]byte, framePrefix, framePrefix+sha256.Size)
+		putPrefix(body, frameEnd, s.sent)
+		body = s.sum.Sum(body)
+	} else {
+		body = make([]byte, framePrefix)
+		putPrefix(body, frameError, s.sent)
+		code, msg, rejected := errorFields(fnErr)
+		h = nats.Header{HeaderErrorCode: {code}, HeaderError: {truncate(msg, maxErrorMessage)}}
+		if rejected {
+			h[HeaderOutcome] = []string{outcomeRejected}
+		}
+	}
+	s.frames = append(s.frames, outFrame{off: s.sent, body: body, hdr: h})
+	s.ended = true
+	return s.publishLocked(&s.frames[len(s.frames)-1])
+}
+
+// errorFields maps a StreamHandlerFunc's error as Handler maps its
+// function's errors (see replyError).
+func errorFields(err error) (code, msg string, rejected bool) {
+	var e *Error
+	if errors.As(err, &e) && !e.Remote {
+		switch e.outcome {
+		case OutcomeRejected:
+			return e.Code, e.Message, true
+		case OutcomeOK:
+			return e.Code, e.Message, false
+		}
+		if e.Code == CodeInternal {
+			return CodeInternal, e.Message, false
+		}
+	}
+	return CodeInternal, err.Error(), false
+}
+
+// onCtl handles the caller's control messages.
+func (s *streamOut) onCtl(m *nats.Msg) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.cond.Broadcast()
+	if isNoResponders(m) {
+		if s.ended {
+			// The caller has what it needs, or left: nothing to resend.
+			s.final = true
+		} else if s.goneAt.IsZero() {
+			s.goneAt = time.Now()
+		}
+		return
+	}
+	if len(m.Data) == 0 {
+		return
+	}
+	s.lastCtl = time.Now()
+	s.goneAt = time.Time{}
+	switch b := m.Data; b[0] {
+	case ctlAck:
+		if len(b) < 18 {
+			return
+		}
+		recv, grant := int64(beUint(b[1:9])), int64(beUint(b[9:17]))
+		s.start = nil
+		if grant > s.granted {
+			s.granted = grant
+		}
+		if recv > s.acked && recv <= s.sent {
+			s.acked = recv
+			s.releaseLocked()
+		}
+		if b[17] == 1 {
+			s.final = true
+		}
+	case ctlResend:
+		if len(b) < 10 {
+			return
+		}
+		s.resendLocked(int64(beUint(b[1:9])), b[9] == 1)
+	case ctlCancel:
+		s.cancel(ErrStreamCanceled)
+	}
+}
+
+// releaseLocked drops the frames the caller has received.
+func (s *streamOut) releaseLocked() {
+	i := 0
+	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
+		if len(s.free) < 4 {
+			s.free = append(s.free, s.frames[i].body)
+		}
+		s.frames[i] = outFrame{}
+		i++
+	}
+	s.frames = s.frames[i:]
+}
+
+// resendLocked sends again every unacknowledged frame from offset from.
+func (s *streamOut) resendLocked(from int64, start bool) {
+	if start && s.start != nil {
+		if s.publishLocked(s.start) != nil {
+			return
+		}
+	}
+	for i := range s.frames {
+		f := &s.frames[i]
+		if f.end() > from || (f.body[0] != frameData && f.off >= from) {
+			if s.publishLocked(f) != nil {
+				return
+			}
+		}
+	}
+}
+
+// beat sends heartbeats while the stream is quiet and ends the handler's
+// context when the caller went silent or its inbox is gone.
+func (s *streamOut) beat() {
+	defer s.beatWG.Done()
+	every := beatEvery(s.idle)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		now := time.Now()
+		if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
+			s.cancel(ErrCallerGone)
+			s.cond.Broadcast()
+		} else if now.Sub(s.lastSend) >= every {
+			body := make([]byte, framePrefix+1)
+			putPrefix(body, frameHeartbeat, s.sent)
+			if s.ended {
+				body[framePrefix] = 1
+			}
+			_ = s.publishLocked(&outFrame{off: s.sent, body: body})
+		}
+		s.mu.Unlock()
+	}
+}
+
+// finish ends the stream after the StreamHandlerFunc returned fnErr. A
+// stream that never started answers with an ordinary reply: fnErr's error
+// reply (mapped as Handler maps errors), or the empty stream when fnErr is
+// nil. A started one gets the rest of the body and the end frame, or the
+// error frame; then finish waits (within the idle bound and the caller's
+// deadline) for the caller to acknowledge the end, resending what it asks
+// for. It returns what could not be sent, for OnError.
+func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
+	s.mu.Lock()
+	s.returned = true
+	if !s.started && s.failErr == nil && fnErr == nil {
+		_ = s.startLocked() // the empty stream; a refusal sets failErr
+	}
+	if !s.started && (s.failErr != nil || fnErr != nil) {
+		failErr := s.failErr
+		s.mu.Unlock()
+		defer s.cancel(ErrStreamClosed)
+		var e *Error
+		switch {
+		case errors.As(failErr, &e) && e.Code == CodePayloadTooLarge:
+			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodePayloadTooLarge, e.Message, false))
+		case failErr != nil:
+			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodeInternal, failErr.Error(), false))
+		}
+		return replyError(s.ctx, s.st, req, fnErr)
+	}
+	defer s.mu.Unlock()
+	err := s.finishLocked(fnErr)
+	for err == nil && !s.final && s.ctx.Err() == nil && s.failErr == nil {
+		s.cond.Wait()
+	}
+	if s.started {
+		close(s.stop)
+		s.mu.Unlock()
+		s.beatWG.Wait()
+		_ = s.sub.Unsubscribe()
+		s.mu.Lock()
+	}
+	s.cancel(ErrStreamClosed)
+	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
+	return err
+}
+
+func (s *streamOut) finishLocked(fnErr error) error {
+	if s.failErr != nil {
+		return s.failErr
+	}
+	if !s.started {
+		if err := s.startLocked(); err != nil {
+			return err
+		}
+	}
+	if err := s.flushLocked(); err != nil {
+		return err
+	}
+	return s.sendLastLocked(fnErr)
+}
+
+func beUint(b []byte) uint64 {
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}

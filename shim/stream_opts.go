@@ -33,6 +33,9 @@ var (
 	// ErrStreamIdle: the responder sent nothing (no frame, no heartbeat)
 	// for the stream's idle bound (StreamIdle).
 	ErrStreamIdle = errors.New("natssend: the responder of the stream went silent")
+	// ErrStreamLost: frames were lost and the responder did not send them
+	// again within the stream's idle bound.
+	ErrStreamLost = errors.New("natssend: stream frames lost and not sent again")
 	// ErrStreamCorrupt: the end frame's length or SHA-256 digest does not
 	// match the bytes received.
 	ErrStreamCorrupt = errors.New("natssend: stream digest mismatch")

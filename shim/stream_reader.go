@@ -51,8 +51,9 @@ type ReplyStream struct {
 	closed   bool
 	eof      bool
 	lastRx   time.Time
-	want     int64 // offset a resend was asked from; -1 none
-	wantAt   time.Time
+	want     int64     // offset a resend was asked from; -1 none
+	wantAt   time.Time // when it was asked last
+	lostAt   time.Time // when the gap at want was found
 }
 
 // streamDropHook, when set (tests), drops the received frames it returns
@@ -268,6 +269,9 @@ func (r *ReplyStream) gapLocked() {
 	if r.want == r.recv && time.Since(r.wantAt) < r.resendRetry() {
 		return
 	}
+	if r.want != r.recv {
+		r.lostAt = time.Now()
+	}
 	r.want, r.wantAt = r.recv, time.Now()
 	r.publishCtl(resendBody(r.recv, !r.started))
 }
@@ -377,6 +381,7 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	r.sum.Write(data)
 	r.q = append(r.q, data)
 	r.recv = end
+	r.want = -1
 	r.nAck++
 	if r.recv-r.ackRecv >= r.window/4 || r.nAck >= 64 {
 		r.ackLocked(false)
@@ -414,6 +419,8 @@ func (r *ReplyStream) keepalive() {
 			fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
 		case time.Since(r.lastRx) > r.idle:
 			fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrStreamIdle)
+		case r.want == r.recv && time.Since(r.lostAt) > r.idle:
+			fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrStreamLost)
 		default:
 			if r.want == r.recv {
 				r.gapLocked()

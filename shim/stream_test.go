@@ -53,7 +53,14 @@ func readAll(t testing.TB, rs *shim.ReplyStream) ([]byte, error) {
 // settle waits until the number of goroutines is back to at most n.
 func settle(t testing.TB, n int) {
 	t.Helper()
-	natstest.Eventually(t, 10*time.Second, func() bool { return runtime.NumGoroutine() <= n }, "goroutines to settle")
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestStreamRoundTrip(t *testing.T) {

@@ -49,26 +49,27 @@ type streamOut struct {
 	stop   chan struct{} // ends the heartbeat goroutine
 	beatWG sync.WaitGroup
 
-	mu       sync.Mutex
-	cond     sync.Cond
-	hdr      nats.Header
-	sub      *nats.Subscription
-	started  bool
-	returned bool // the handler returned: no more writes
-	ended    bool // the end or error frame was sent
-	final    bool // the caller acknowledged the end
-	failErr  error
-	buf      []byte // prefix + payload being filled; nil when none
-	free     [][]byte
-	sent     int64 // stream offset after the last data frame
-	granted  int64 // the caller's credit: data may be sent while sent < granted
-	acked    int64 // the caller has received [0, acked)
-	frames   []outFrame
-	start    *outFrame // the start frame, until the first ack
-	sum      hash.Hash
-	lastCtl  time.Time
-	lastSend time.Time
-	goneAt   time.Time // a no-responders status for our frames: the caller's inbox is gone
+	mu        sync.Mutex
+	cond      sync.Cond
+	hdr       nats.Header
+	sub       *nats.Subscription
+	started   bool
+	returned  bool // the handler returned: no more writes
+	ended     bool // the end or error frame was sent
+	final     bool // the caller acknowledged the end
+	failErr   error
+	buf       []byte // prefix + payload being filled; nil when none
+	free      [][]byte
+	sent      int64 // stream offset after the last data frame
+	granted   int64 // the caller's credit: data may be sent while sent < granted
+	acked     int64 // the caller has received [0, acked)
+	frames    []outFrame
+	start     *outFrame // the start frame, until the first ack
+	sum       hash.Hash
+	lastLimit int64 // the limit of the last frame buffer
+	lastCtl   time.Time
+	lastSend  time.Time
+	goneAt    time.Time // a no-responders status for our frames: the caller's inbox is gone
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle time.Duration) *streamOut {
@@ -236,10 +237,16 @@ func (s *streamOut) startLocked() error {
 // newBufLocked returns an empty frame buffer sized to the current limit.
 func (s *streamOut) newBufLocked() ([]byte, error) {
 	limit, err := s.st.Limit(s.ctx)
-	if err != nil {
-		if e := s.goneErrLocked(); e != nil {
-			return nil, e
-		}
+	switch {
+	case err == nil:
+		s.lastLimit = limit
+	case s.goneErrLocked() != nil:
+		return nil, s.goneErrLocked()
+	case s.lastLimit > 0 && !s.nc.IsClosed():
+		// Reconnecting: fill a frame of the last link's size; a frame
+		// above the next link's limit goes in pieces.
+		limit = s.lastLimit
+	default:
 		return nil, sendError(s.ctx, err, false)
 	}
 	size := int(limit)

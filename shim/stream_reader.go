@@ -185,6 +185,79 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 	}
 }
 
+// WriteTo writes the stream's body to w until its end (io.Copy uses it):
+// the frames' payloads go to w as they arrive, without another copy. It
+// returns nil at the end of a complete stream, and Read's errors
+// otherwise.
+func (r *ReplyStream) WriteTo(w io.Writer) (int64, error) {
+	if r == nil {
+		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
+	}
+	var total int64
+	for {
+		chunk, err := r.next()
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		n, werr := w.Write(chunk)
+		total += int64(n)
+		if werr != nil {
+			return total, werr
+		}
+		if n < len(chunk) {
+			return total, io.ErrShortWrite
+		}
+	}
+}
+
+// next returns the next received chunk, consumed, or Read's error.
+func (r *ReplyStream) next() ([]byte, error) {
+	r.mu.Lock()
+	for {
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return nil, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+		case r.eof:
+			r.mu.Unlock()
+			return nil, io.EOF
+		case r.err != nil:
+			err := r.err
+			r.mu.Unlock()
+			return nil, err
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = ctxStreamError(err)
+			continue
+		}
+		if len(r.q) > 0 {
+			chunk := r.q[0]
+			r.q[0] = nil
+			r.q = r.q[1:]
+			r.consumed += int64(len(chunk))
+			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+				r.ackLocked(false)
+			}
+			r.mu.Unlock()
+			return chunk, nil
+		}
+		if r.ended {
+			if r.endErr != nil {
+				r.err = r.endErr
+				continue
+			}
+			r.eof = true
+			continue
+		}
+		r.mu.Unlock()
+		<-r.wake
+		r.mu.Lock()
+	}
+}
+
 // Close ends the stream. Before its end, the responder is told: its
 // context is cancelled (ErrStreamCanceled) and its Write fails. Close is
 // safe to call more than once and from another goroutine than Read.

@@ -279,7 +279,14 @@ func (s *streamOut) flushLocked() error {
 		s.cond.Wait()
 	}
 	body := s.buf
-	s.buf = nil
+	if len(body) < cap(body)/2 {
+		// A partial frame (a Flush): send an exact copy and keep the
+		// frame buffer for the next bytes.
+		body = append(make([]byte, 0, len(s.buf)), s.buf...)
+		s.buf = s.buf[:framePrefix]
+	} else {
+		s.buf = nil
+	}
 	putPrefix(body, frameData, s.sent)
 	s.frames = append(s.frames, outFrame{off: s.sent, body: body})
 	s.sent += int64(len(body) - framePrefix)

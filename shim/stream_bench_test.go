@@ -191,10 +191,15 @@ func BenchmarkStreamTransfer(b *testing.B) {
 		})
 	})
 	b.Run("responder", func(b *testing.B) {
-		serveStreamOn(b, nc, "stream.up", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+		sub, err := nc.Subscribe("stream.up", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
 			n, _ := strconv.ParseInt(string(req.Data), 10, 64)
 			return writeN(w, n)
-		})
+		}, shim.Conn(nc)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }() // -count runs this again
+		_ = nc.Flush()
 		measure(b, func() {
 			reply, err := c.Request(context.Background(), "pull", req, shim.Timeout(10*time.Minute))
 			if err != nil || string(reply.Data) != string(req) {
@@ -246,7 +251,7 @@ func BenchmarkStreamToken(b *testing.B) {
 	token := make([]byte, 16)
 	b.Run("stream", func(b *testing.B) {
 		next := make(chan struct{})
-		serveStreamOn(b, wnc, "tokens", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+		sub, err := wnc.Subscribe("tokens", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
 			if err := w.Flush(); err != nil { // accept the stream now
 				return err
 			}
@@ -259,7 +264,12 @@ func BenchmarkStreamToken(b *testing.B) {
 				}
 			}
 			return nil
-		})
+		}, shim.Conn(wnc)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }() // -count runs this again
+		_ = wnc.Flush()
 		rs, err := shim.NewClient(rnc).RequestStream(context.Background(), "tokens", nil)
 		if err != nil {
 			b.Fatal(err)
@@ -283,6 +293,7 @@ func BenchmarkStreamToken(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer func() { _ = sub.Unsubscribe() }()
 		_ = rnc.Flush()
 		// The publisher is another goroutine, as the stream's writer is.
 		next := make(chan struct{})

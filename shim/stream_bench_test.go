@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"runtime"
@@ -212,7 +213,11 @@ func BenchmarkStreamTransfer(b *testing.B) {
 		// consumer (nats-server's max_pending) and bytes are lost: counted,
 		// not fatal, as that is the baseline's behaviour.
 		var lost, ops int64
-		defer func() { b.ReportMetric(float64(lost)/float64(max(ops, 1))/(1<<20), "lost-MiB/op") }()
+		start := time.Now()
+		defer func() {
+			b.ReportMetric(float64(lost)/float64(max(ops, 1))/(1<<20), "lost-MiB/op")
+			b.ReportMetric(float64(ops*size-lost)/1e6/time.Since(start).Seconds(), "delivered-MB/s")
+		}()
 		measure(b, func() {
 			sub, err := nc.SubscribeSync(nc.NewInbox())
 			if err != nil {
@@ -224,7 +229,10 @@ func BenchmarkStreamTransfer(b *testing.B) {
 			}
 			n := int64(0)
 			for {
-				m, err := sub.NextMsg(time.Minute)
+				m, err := sub.NextMsg(10 * time.Second)
+				if errors.Is(err, nats.ErrTimeout) {
+					break // the end marker was lost too
+				}
 				if err != nil {
 					b.Fatal(err)
 				}

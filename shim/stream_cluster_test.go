@@ -174,3 +174,52 @@ func serveStreamOn(t testing.TB, nc *nats.Conn, subject string, fn shim.StreamHa
 		t.Fatal(err)
 	}
 }
+
+func TestStreamClusterCallerNodeFails(t *testing.T) {
+	cl := natstest.StartCluster(t, 3, natstest.MaxPayload(64<<10))
+	body := payload(16<<20, 14)
+	half := make(chan struct{})
+	serveStream(t, cl.Servers[2].URL(), "export", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+		for off := 0; off < len(body); off += 64 << 10 {
+			if off == len(body)/2 {
+				close(half)
+			}
+			if _, err := w.Write(body[off : off+64<<10]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// The caller is on n1 first and fails over to n2.
+	cnc := connect(t, cl.Servers[0].URL()+","+cl.Servers[1].URL(), nats.DontRandomize())
+	c := shim.NewClient(cnc)
+	var rs *shim.ReplyStream
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		var err error
+		rs, err = c.RequestStream(context.Background(), "export", nil, shim.Timeout(5*time.Second), shim.StreamWindow(1<<20))
+		return err == nil
+	}, "the stream to start across the cluster")
+	var got bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&got, rs)
+		done <- err
+	}()
+	<-half
+	cl.Servers[0].Shutdown()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the stream neither completed nor failed within 60s of the node's failure")
+	}
+	_ = rs.Close()
+	switch {
+	case err == nil && bytes.Equal(got.Bytes(), body):
+		t.Logf("completed across the failover: %d bytes", got.Len())
+	case err != nil && errors.Is(err, io.ErrUnexpectedEOF) && bytes.Equal(got.Bytes(), body[:got.Len()]):
+		t.Logf("failed honestly after %d bytes: %v", got.Len(), err)
+	default:
+		t.Fatalf("after %d bytes (a prefix: %v): %v", got.Len(), bytes.Equal(got.Bytes(), body[:min(got.Len(), len(body))]), err)
+	}
+}

@@ -231,3 +231,40 @@ func TestStreamBadInput(t *testing.T) {
 	// Everything started by these calls has ended.
 	settle(t, before)
 }
+
+func TestStreamTwoRespondersOneWins(t *testing.T) {
+	s := natstest.Start(t)
+	var ended atomic.Int64
+	var causes atomic.Value
+	for range 2 {
+		serveStream(t, s.URL(), "twice", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+			defer ended.Add(1)
+			for i := 0; i < 200; i++ {
+				if _, err := w.Write([]byte("0123456789")); err != nil {
+					causes.Store(context.Cause(ctx))
+					return err
+				}
+				if err := w.Flush(); err != nil {
+					causes.Store(context.Cause(ctx))
+					return err
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			return nil
+		})
+	}
+	c := shim.NewClient(connect(t, s.URL()))
+	rs, err := c.RequestStream(context.Background(), "twice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(t, rs)
+	if err != nil || len(got) != 2000 || strings.Trim(string(got), "0123456789") != "" {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	// The responder that lost the race was told to stop.
+	natstest.Eventually(t, 10*time.Second, func() bool { return ended.Load() == 2 }, "both handlers to end")
+	if cause, _ := causes.Load().(error); !errors.Is(cause, shim.ErrStreamCanceled) {
+		t.Errorf("the second responder's cause: %v", cause)
+	}
+}

@@ -144,7 +144,11 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 
 // Flush sends what Write buffered now (a token-by-token stream flushes
 // after every token), subject to the caller's window like Write. Before
-// the first Write it sends the stream's first frame with the headers.
+// the first Write it sends the stream's first frame with the headers: the
+// caller's RequestStream returns then, so a handler that works a while
+// before its first byte flushes first to meet the caller's Timeout (which
+// bounds only the wait for the first frame); from then on an error is an
+// error frame, no longer an ordinary error reply.
 func (w *StreamWriter) Flush() error {
 	if w == nil || w.s == nil {
 		return notSent(CodeInvalidArgument, "nil StreamWriter", ErrStreamClosed)

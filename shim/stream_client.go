@@ -124,7 +124,7 @@ func (c *Client) openStream(ctx context.Context, firstBy time.Time, m *nats.Msg,
 			_ = c.store.Discard(ctx, req) // on failure the bucket's TTL removes it
 		}
 	}
-	rs := newReplyStream(c.nc, ctx, co.x.window, co.x.idle)
+	rs := newReplyStream(ctx, c.nc, co.x.window, co.x.idle)
 	req.Reply = c.nc.NewInbox()
 	sub, err := c.nc.Subscribe(req.Reply, rs.onMsg)
 	if err != nil {

@@ -20,9 +20,9 @@ const (
 	DefaultStreamIdle = 10 * time.Second
 )
 
-// CodeStreamBroken: a transfer stream ended before its end frame (frames
-// lost beyond recovery, the responder gone silent, a digest mismatch).
-// OutcomeUnknown; errors.Is(err, io.ErrUnexpectedEOF).
+// CodeStreamBroken is the code of a transfer stream that ended before its
+// end frame (frames lost beyond recovery, the responder gone silent, a
+// digest mismatch): OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
 const CodeStreamBroken = "STREAM_BROKEN"
 
 // Errors of transfer streams, for errors.Is.

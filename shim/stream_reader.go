@@ -62,7 +62,7 @@ var streamDropHook atomic.Pointer[func(kind byte, off int64) bool]
 // errNoStart: the wait for the first frame ended without one.
 var errNoStart = errors.New("no first frame")
 
-func newReplyStream(nc *nats.Conn, ctx context.Context, window int64, idle time.Duration) *ReplyStream {
+func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
 	return &ReplyStream{nc: nc, ctx: ctx, window: window, idle: idle, done: make(chan struct{}),
 		wake: make(chan struct{}, 1), startCh: make(chan struct{}), sum: sha256.New(), want: -1}
 }

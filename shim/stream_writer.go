@@ -192,7 +192,7 @@ func (s *streamOut) goneErrLocked() error {
 	} else if err == context.DeadlineExceeded {
 		msg = "the caller's deadline passed"
 	}
-	var cerr error = err
+	cerr := err
 	if cause != nil && cause != err {
 		cerr = errors.Join(cause, err)
 	}

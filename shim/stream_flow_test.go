@@ -209,7 +209,7 @@ func TestStreamFrameLossRecovery(t *testing.T) {
 	}
 	shim.SetStreamDropHook(drop)
 	t.Cleanup(func() { shim.SetStreamDropHook(nil) })
-	rs, err := c.RequestStream(context.Background(), "lossy", nil, shim.StreamIdle(time.Second))
+	rs, err := c.RequestStream(context.Background(), "lossy", nil, shim.StreamIdle(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,8 @@ func (c *Client) RequestStream(ctx context.Context, subject string, data []byte,
 // WithClaimChecks), plus HeaderStream (protocol version, the caller's
 // window and idle bound), and it is sent once. No responders is
 // OutcomeNotRun at once; an error reply (the handler failed before it
-// wrote anything) is returned as its *Error.
+// wrote anything) is returned as its *Error. m and its Header are not
+// modified.
 //
 // Deadlines: ctx bounds the whole stream (its deadline travels as
 // HeaderTimeout, and a stream still open when ctx ends fails with its

@@ -42,12 +42,13 @@ func TestStreamServerRestart(t *testing.T) {
 	body := payload(16<<20, 12)
 	var written sync.WaitGroup
 	written.Add(1)
-	half := make(chan struct{})
+	half, restarted := make(chan struct{}), make(chan struct{})
 	serveStream(t, s.URL(), "export", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
 		defer written.Done()
 		for off := 0; off < len(body); off += 64 << 10 {
 			if off == len(body)/2 {
 				close(half)
+				<-restarted // the second half is written after the restart began
 			}
 			if _, err := w.Write(body[off : off+64<<10]); err != nil {
 				return err
@@ -67,6 +68,11 @@ func TestStreamServerRestart(t *testing.T) {
 		done <- err
 	}()
 	<-half
+	resends := shim.StreamResends()
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the server is going down: writes meet a closed link
+		close(restarted)
+	}()
 	s.Restart(natstest.MaxPayload(64 << 10))
 	select {
 	case err = <-done:
@@ -79,7 +85,7 @@ func TestStreamServerRestart(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), body) {
 			t.Fatalf("EOF after %d bytes that are not the body (%d)", got.Len(), len(body))
 		}
-		t.Logf("completed across the restart: %d bytes", got.Len())
+		t.Logf("completed across the restart: %d bytes, %d resend requests", got.Len(), shim.StreamResends()-resends)
 	case errors.Is(err, io.ErrUnexpectedEOF) && shim.Classify(err) == shim.OutcomeUnknown:
 		if !bytes.Equal(got.Bytes(), body[:got.Len()]) {
 			t.Fatalf("the %d bytes before the failure are not the body's", got.Len())
@@ -175,14 +181,28 @@ func serveStreamOn(t testing.TB, nc *nats.Conn, subject string, fn shim.StreamHa
 	}
 }
 
-func TestStreamClusterCallerNodeFails(t *testing.T) {
+func TestStreamClusterNodeFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		node int // the node shut down mid-stream: the caller's (0) or the responder's (2)
+	}{{"caller's node", 0}, {"responder's node", 2}} {
+		t.Run(tc.name, func(t *testing.T) { streamAcrossNodeFailure(t, tc.node) })
+	}
+}
+
+// streamAcrossNodeFailure streams 16 MiB from a responder on n3 (failing
+// over to n2) to a caller on n1 (failing over to n2) and shuts node down
+// half-way: the stream completes with every byte or fails honestly.
+func streamAcrossNodeFailure(t *testing.T, node int) {
 	cl := natstest.StartCluster(t, 3, natstest.MaxPayload(64<<10))
 	body := payload(16<<20, 14)
-	half := make(chan struct{})
-	serveStream(t, cl.Servers[2].URL(), "export", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+	half, failed := make(chan struct{}), make(chan struct{})
+	rnc := connect(t, cl.Servers[2].URL()+","+cl.Servers[1].URL(), nats.DontRandomize())
+	serveStreamOn(t, rnc, "export", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
 		for off := 0; off < len(body); off += 64 << 10 {
 			if off == len(body)/2 {
 				close(half)
+				<-failed // the second half is written after the node is gone
 			}
 			if _, err := w.Write(body[off : off+64<<10]); err != nil {
 				return err
@@ -190,7 +210,6 @@ func TestStreamClusterCallerNodeFails(t *testing.T) {
 		}
 		return nil
 	})
-	// The caller is on n1 first and fails over to n2.
 	cnc := connect(t, cl.Servers[0].URL()+","+cl.Servers[1].URL(), nats.DontRandomize())
 	c := shim.NewClient(cnc)
 	var rs *shim.ReplyStream
@@ -206,7 +225,9 @@ func TestStreamClusterCallerNodeFails(t *testing.T) {
 		done <- err
 	}()
 	<-half
-	cl.Servers[0].Shutdown()
+	resends := shim.StreamResends()
+	cl.Servers[node].Shutdown()
+	close(failed)
 	var err error
 	select {
 	case err = <-done:
@@ -216,7 +237,7 @@ func TestStreamClusterCallerNodeFails(t *testing.T) {
 	_ = rs.Close()
 	switch {
 	case err == nil && bytes.Equal(got.Bytes(), body):
-		t.Logf("completed across the failover: %d bytes", got.Len())
+		t.Logf("completed across the failover: %d bytes, %d resend requests", got.Len(), shim.StreamResends()-resends)
 	case err != nil && errors.Is(err, io.ErrUnexpectedEOF) && bytes.Equal(got.Bytes(), body[:got.Len()]):
 		t.Logf("failed honestly after %d bytes: %v", got.Len(), err)
 	default:

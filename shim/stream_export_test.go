@@ -20,3 +20,6 @@ func SetStreamDropHook(f func(kind byte, off int64) bool) {
 	}
 	streamDropHook.Store(&f)
 }
+
+// StreamResends returns how many resend requests ReplyStreams have sent.
+func StreamResends() int64 { return streamResends.Load() }

@@ -59,6 +59,10 @@ type ReplyStream struct {
 // true for, as a loss in transit would.
 var streamDropHook atomic.Pointer[func(kind byte, off int64) bool]
 
+// streamResends counts the resend requests of every ReplyStream (for
+// tests).
+var streamResends atomic.Int64
+
 // errNoStart: the wait for the first frame ended without one.
 var errNoStart = errors.New("no first frame")
 

@@ -181,6 +181,7 @@ func (r *ReplyStream) gapLocked() {
 		r.lostAt = time.Now()
 	}
 	r.want, r.wantAt = r.recv, time.Now()
+	streamResends.Add(1)
 	r.publishCtl(resendBody(r.recv, !r.started))
 }
 

@@ -57,6 +57,12 @@ func TestStreamErrorBeforeFirstWrite(t *testing.T) {
 func TestStreamErrorMidStream(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	body := payload(10_000, 1)
+	var panics atomic.Int64
+	onErr := shim.OnError(func(_ *nats.Msg, err error) {
+		if strings.Contains(err.Error(), "panic: boom") {
+			panics.Add(1)
+		}
+	})
 	for subject, fail := range map[string]func() error{
 		"reject": func() error { return shim.Reject("OUT_OF_RANGE", "past the end") },
 		"plain":  func() error { return fmt.Errorf("lost the disk") },
@@ -67,7 +73,7 @@ func TestStreamErrorMidStream(t *testing.T) {
 				return err
 			}
 			return fail()
-		})
+		}, onErr)
 	}
 	c := shim.NewClient(connect(t, s.URL()))
 	for _, tc := range []struct {
@@ -90,6 +96,9 @@ func TestStreamErrorMidStream(t *testing.T) {
 		if string(got) != string(body) {
 			t.Errorf("%s: %d bytes before the error, want %d", tc.subject, len(got), len(body))
 		}
+	}
+	if panics.Load() != 1 {
+		t.Errorf("OnError saw %d panics, want 1", panics.Load())
 	}
 }
 

@@ -91,6 +91,15 @@ var shimSends = map[string]shimSend{
 	shimPath + ".ResolveMicro":             {"shim.ResolveMicro", false, kindReply},
 	shimPath + ".RespondMicroClaimCheck":   {"shim.RespondMicroClaimCheck", false, kindReply},
 	claimcheckPath + ".Store.PrepareLimit": {"(*claimcheck.Store).PrepareLimit", false, kindStore},
+
+	shimPath + ".Client.RequestStream":    {"(*shim.Client).RequestStream", false, kindRequest},
+	shimPath + ".Client.RequestMsgStream": {"(*shim.Client).RequestMsgStream", false, kindRequest},
+	shimPath + ".StreamWriter.Write":      {"(*shim.StreamWriter).Write", false, kindReply},
+	shimPath + ".StreamWriter.Flush":      {"(*shim.StreamWriter).Flush", false, kindReply},
+	shimPath + ".ReplyStream.Read":        {"(*shim.ReplyStream).Read", false, kindReply},    // acks and credit
+	shimPath + ".ReplyStream.Close":       {"(*shim.ReplyStream).Close", false, kindReply},   // the cancel message
+	shimPath + ".ReplyStream.WriteTo":     {"(*shim.ReplyStream).WriteTo", false, kindReply}, // acks and credit
+	shimPath + ".Client.RequestMany":      {"(*shim.Client).RequestMany", false, kindRequest},
 }
 
 // notDeliveredErrors are the error variables that prove a send had no

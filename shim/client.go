@@ -85,7 +85,7 @@ type callOpts struct {
 	opID        string        // OperationID
 	attempts    int           // Attempts; 0 or 1: one send
 	attemptWait time.Duration // AttemptTimeout; 0: DefaultAttemptTimeout
-	err         error
+	x           extOpts       // options of RequestStream and RequestMany (stream_opts.go)
 }
 
 // Timeout is a call-level CallOption: it sets this one call's timeout. The

@@ -179,4 +179,73 @@
 // every size refusal, and the nats.go and context errors underneath stay
 // visible to errors.Is (nats.ErrTimeout, context.DeadlineExceeded,
 // nats.ErrNoResponders, nats.ErrConnectionClosed, ...).
+//
+// # Transfer streams
+//
+// Client.RequestStream asks a StreamHandler for a reply of any size,
+// delivered while it is produced (a dataset export, a file, a log tail, an
+// LLM answer token by token); the caller reads a ReplyStream, an
+// io.ReadCloser, as it reads an HTTP response body:
+//
+//	nc.QueueSubscribe("datasets.export", "export", shim.StreamHandler(export, shim.Conn(nc)))
+//
+//	rs, err := c.RequestStream(ctx, "datasets.export", query)
+//	if err != nil { ... }  // no responders: OutcomeNotRun; an error before the first write: its *Error
+//	defer rs.Close()
+//	_, err = io.Copy(dst, rs) // nil only after the end frame and a matching SHA-256 digest
+//
+// The request is sent once, as Request sends it (size check, headers,
+// claim checks with WithClaimChecks and ServeClaimChecks), with
+// HeaderStream. The responder's frames go to the caller's inbox, each
+// with the responder's control inbox as its reply subject and a stream
+// offset as its sequence number: a start frame with the StreamWriter's
+// headers, data frames sized to the responder connection's current limit,
+// and an end frame with the length and SHA-256 of the whole body (or an
+// error frame with the handler's error). The caller grants credit (a
+// window of StreamWindow bytes, DefaultStreamWindow by default) and
+// acknowledges what it received; Write blocks while the window is full,
+// so a slow reader slows the writer and nothing is dropped for being
+// slow. The writer keeps unacknowledged frames: a gap in the offsets (a
+// frame lost to a slow consumer or a reconnect, seen at the next frame or
+// heartbeat) makes the caller ask for them again, so a server restart or
+// a reconnect does not end a long transfer; a loss that is not repaired
+// within the idle bound fails the stream. Memory on each side is bounded
+// by the window plus a frame or two, never by the body.
+//
+// What the caller can rely on: Read returns the bytes exactly as written,
+// in order, and io.EOF only after the end frame's length and digest
+// matched. A stream cut short (the responder gone silent for the idle
+// bound StreamIdle, DefaultStreamIdle by default; frames lost for good; a
+// digest mismatch) fails with CodeStreamBroken, matching
+// io.ErrUnexpectedEOF, OutcomeUnknown. A handler's error after its first
+// write arrives after the bytes written before it, with its code as
+// Handler maps it (a panic is INTERNAL). ctx bounds the whole stream (a
+// Read past its deadline matches context.DeadlineExceeded); Timeout and
+// WithTimeout bound only the wait for the first frame, and Attempts and
+// OperationID apply only until it arrived.
+//
+// What the responder can rely on: its context ends (context.Cause is
+// ErrStreamCanceled or ErrCallerGone) and Write fails when the caller
+// closes the stream (within about a second), when the caller's deadline
+// passes, and when the caller goes silent for the idle bound or its inbox
+// disappears; both sides send a heartbeat or keepalive every fifth of the
+// idle bound.
+//
+// A micro endpoint replies once through micro.Request, which hides the
+// request's message and connection, so it cannot stream: subscribe the
+// StreamHandler on its subject next to the micro service (the same queue
+// group), with Conn. The linter knows RequestStream, RequestMsgStream,
+// RequestMany and the StreamWriter's and ReplyStream's methods as shim
+// sends, never as raw ones.
+//
+// # Scatter-gather
+//
+// Client.RequestMany sends one request and yields every reply as it
+// arrives (an iter.Seq2), for votes, discovery and status fan-outs; it
+// ends at the deadline, MaxReplies, a StallTimeout gap or a Sentinel such
+// as EmptyReply, and is sent once:
+//
+//	for m, err := range c.RequestMany(ctx, "cluster.status", nil, shim.StallTimeout(200*time.Millisecond)) {
+//		...
+//	}
 package shim

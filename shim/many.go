@@ -1,0 +1,180 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// ErrSequenceReused is returned (yielded) when the sequence of a
+// RequestMany is ranged over a second time: its request is sent once, on
+// the first range, and never again.
+var ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over again")
+
+// RequestMany sends data to subject once and yields the replies as they
+// arrive, for scatter-gather: a vote, a discovery request answered by
+// every node, a status fan-out. The request is sent when the sequence is
+// first ranged over (a second range yields ErrSequenceReused and sends
+// nothing); breaking out of the loop stops the collection.
+//
+// The collection ends at the call's deadline (the earliest of ctx's, the
+// call's Timeout and the client's default), after MaxReplies replies,
+// after a StallTimeout gap since the previous reply, or at the first reply
+// a Sentinel matches (not yielded). A call that got at least one reply
+// ends silently; one that got none yields a single error: no responders
+// is OutcomeNotRun (nobody got the request), anything else, the deadline
+// included, is OutcomeUnknown (responders may have run).
+//
+// The request is checked as Request checks it (the limit with the header
+// block, the client's headers, HeaderTimeout, OperationID); a request over
+// the limit is refused, never claim-checked. Attempts is ignored: the
+// request is never sent again. A reply with micro error headers is yielded
+// as a *Error (Remote true) and the collection goes on; so is a loss of
+// replies to a slow consumer (nats.ErrSlowConsumer).
+func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, opts ...CallOption) iter.Seq2[*nats.Msg, error] {
+	var used atomic.Bool
+	return func(yield func(*nats.Msg, error) bool) {
+		if used.Swap(true) {
+			yield(nil, notSent(CodeInvalidArgument, "RequestMany's sequence ranged over again: its request is sent once; not sent", ErrSequenceReused))
+			return
+		}
+		c.requestMany(ctx, &nats.Msg{Subject: subject, Data: data}, opts, yield)
+	}
+}
+
+func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
+	sub, callCtx, cancel, co, err := c.sendMany(ctx, m, opts)
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	defer cancel()
+	defer func() { _ = sub.Unsubscribe() }()
+	n := 0
+	for {
+		wctx, wcancel := callCtx, context.CancelFunc(func() {})
+		if co.x.stall > 0 && n > 0 {
+			wctx, wcancel = context.WithTimeout(callCtx, co.x.stall)
+		}
+		msg, err := sub.NextMsgWithContext(wctx)
+		wcancel()
+		switch {
+		case errors.Is(err, nats.ErrSlowConsumer):
+			if !yield(nil, &Error{Code: CodeInternal, Message: "replies were dropped: the caller consumed them too slowly", Sent: true, outcome: OutcomeUnknown, err: err}) {
+				return
+			}
+			continue
+		case err != nil:
+			if n == 0 {
+				if cerr := callCtx.Err(); cerr != nil {
+					err = cerr
+				}
+				yield(nil, sendError(ctx, err, true))
+			}
+			return
+		case isNoResponders(msg):
+			if n == 0 {
+				yield(nil, sendError(ctx, nats.ErrNoResponders, true))
+			}
+			return
+		case co.x.sentinel != nil && co.x.sentinel(msg):
+			return
+		}
+		n++
+		var ok bool
+		if rerr := remoteError(msg); rerr != nil {
+			ok = yield(nil, rerr)
+		} else {
+			ok = yield(msg, nil)
+		}
+		if !ok || (co.x.max > 0 && n >= co.x.max) {
+			return
+		}
+	}
+}
+
+// sendMany checks and sends the request once, with a fresh inbox
+// subscribed for the replies.
+func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
+	var co callOpts
+	fail := func(err error) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
+		return nil, nil, nil, co, err
+	}
+	if err := c.Err(); err != nil {
+		return fail(err)
+	}
+	switch {
+	case ctx == nil:
+		return fail(notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext))
+	case c.nc == nil:
+		return fail(notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection))
+	}
+	if err := applyOptions(&co, opts); err != nil {
+		return fail(err)
+	}
+	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(notSent(ctxCode(err), "context done before sending; not sent", err))
+	}
+	switch {
+	case c.nc.IsClosed():
+		return fail(notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed))
+	case c.nc.IsReconnecting():
+		return fail(notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting))
+	}
+	timeout := c.timeout
+	if co.timeout > 0 && co.timeout < timeout {
+		timeout = co.timeout
+	}
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	sub, err := c.nc.SubscribeSync(c.nc.NewInbox())
+	if err != nil {
+		cancel()
+		return fail(sendError(ctx, err, false))
+	}
+	var (
+		size, capped int64
+		bad          error
+		msg          nats.Msg
+	)
+	v, _, err := c.st.Send(callCtx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			capped = c.capLimit(limit)
+			hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), co.opID)
+			if err != nil {
+				bad = err
+				return connlimit.Refuse
+			}
+			size = int64(hdrSize + len(m.Data))
+			msg = nats.Msg{Subject: m.Subject, Reply: sub.Subject, Header: hdr, Data: m.Data}
+			return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
+		},
+		Write: func() error { return c.nc.PublishMsg(&msg) },
+	})
+	switch {
+	case bad != nil:
+		err = bad
+	case err != nil:
+		err = sendError(ctx, err, false) // a publish fails only before writing
+	case v != connlimit.Fits:
+		err = tooLarge("request", size, capped, nil)
+	}
+	if err != nil {
+		_ = sub.Unsubscribe()
+		cancel()
+		return fail(err)
+	}
+	return sub, callCtx, cancel, co, nil
+}

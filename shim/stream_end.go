@@ -1,0 +1,110 @@
+package shim
+
+import (
+	"crypto/sha256"
+	"errors"
+
+	"github.com/nats-io/nats.go"
+)
+
+// The end of an outgoing stream: the end or error frame, the wait for
+// the caller's last acknowledgement, the ordinary reply of a stream that
+// never started.
+
+// finish ends the stream after the StreamHandlerFunc returned fnErr. A
+// stream that never started answers with an ordinary reply: fnErr's error
+// reply (mapped as Handler maps errors), or the empty stream when fnErr is
+// nil. A started one gets the rest of the body and the end frame, or the
+// error frame; then finish waits (within the idle bound and the caller's
+// deadline) for the caller to acknowledge the end, resending what it asks
+// for. It returns what could not be sent, for OnError.
+func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
+	s.mu.Lock()
+	s.returned = true
+	if !s.started && s.failErr == nil && fnErr == nil {
+		_ = s.startLocked() // the empty stream; a refusal sets failErr
+	}
+	if !s.started && (s.failErr != nil || fnErr != nil) {
+		failErr := s.failErr
+		s.mu.Unlock()
+		defer s.cancel(ErrStreamClosed)
+		var e *Error
+		switch {
+		case errors.As(failErr, &e) && e.Code == CodePayloadTooLarge:
+			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodePayloadTooLarge, e.Message, false))
+		case failErr != nil:
+			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodeInternal, failErr.Error(), false))
+		}
+		return replyError(s.ctx, s.st, req, fnErr)
+	}
+	defer s.mu.Unlock()
+	err := s.finishLocked(fnErr)
+	for err == nil && !s.final && s.ctx.Err() == nil && s.failErr == nil {
+		s.cond.Wait()
+	}
+	if s.started {
+		close(s.stop)
+		s.mu.Unlock()
+		s.beatWG.Wait()
+		_ = s.sub.Unsubscribe()
+		s.mu.Lock()
+	}
+	s.cancel(ErrStreamClosed)
+	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
+	return err
+}
+
+func (s *streamOut) finishLocked(fnErr error) error {
+	if s.failErr != nil {
+		return s.failErr
+	}
+	if !s.started {
+		if err := s.startLocked(); err != nil {
+			return err
+		}
+	}
+	if err := s.flushLocked(); err != nil {
+		return err
+	}
+	return s.sendLastLocked(fnErr)
+}
+
+// sendLastLocked sends the end frame (err nil) or the error frame.
+func (s *streamOut) sendLastLocked(fnErr error) error {
+	var body []byte
+	var h nats.Header
+	if fnErr == nil {
+		body = make([]byte, framePrefix, framePrefix+sha256.Size)
+		putPrefix(body, frameEnd, s.sent)
+		body = s.sum.Sum(body)
+	} else {
+		body = make([]byte, framePrefix)
+		putPrefix(body, frameError, s.sent)
+		code, msg, rejected := errorFields(fnErr)
+		h = nats.Header{HeaderErrorCode: {code}, HeaderError: {truncate(msg, maxErrorMessage)}}
+		if rejected {
+			h[HeaderOutcome] = []string{outcomeRejected}
+		}
+	}
+	s.frames = append(s.frames, outFrame{off: s.sent, body: body, hdr: h})
+	s.ended = true
+	return s.publishLocked(&s.frames[len(s.frames)-1])
+}
+
+// errorFields maps a StreamHandlerFunc's error as Handler maps its
+// function's errors (see replyError).
+func errorFields(err error) (code, msg string, rejected bool) {
+	var e *Error
+	if errors.As(err, &e) && !e.Remote {
+		switch e.outcome {
+		case OutcomeRejected:
+			return e.Code, e.Message, true
+		case OutcomeOK:
+			return e.Code, e.Message, false
+		}
+		if e.Code == CodeInternal {
+			return CodeInternal, e.Message, false
+		}
+	}
+	return CodeInternal, err.Error(), false
+}

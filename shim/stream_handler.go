@@ -1,0 +1,119 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+)
+
+// StreamHandlerFunc handles one stream request: it writes the reply body to
+// w, as a net/http handler writes its response. An error returned before
+// the first Write or Flush becomes an ordinary error reply; one returned
+// after reaches the caller as an error frame, after the bytes written
+// before it.
+type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter) error
+
+// StreamHandler adapts fn to a nats.MsgHandler that answers
+// Client.RequestStream calls with a transfer stream.
+//
+//   - It needs the Conn option (the connection it is subscribed on): the
+//     stream's frames are sized to that connection's current limit and
+//     the caller's credit and acknowledgements arrive on an inbox of it.
+//     Without Conn, or with a nil fn or an invalid option, every request
+//     is answered with an INTERNAL error reply ("handler misconfigured").
+//   - fn's context carries the caller's deadline (HeaderTimeout) and its
+//     operation ID, and ends (context.Cause: ErrStreamCanceled or
+//     ErrCallerGone) when the caller closes the stream, its context ends,
+//     or it goes silent for the stream's idle bound; Write fails from then
+//     on, within about a second of a Close.
+//   - Errors are mapped as Handler maps them: Reject and InvalidArgument
+//     keep their meaning, a *Error literal its code, anything else is
+//     INTERNAL; a panic is INTERNAL ("internal error"; the value goes to
+//     OnError). A stream that has started carries the error in its error
+//     frame.
+//   - With ServeClaimChecks a claim-checked request is resolved before fn
+//     runs (as in Handler). Replies are never claim-checked: a stream has
+//     no size limit.
+//   - A request that is not a stream request (no HeaderStream, say a plain
+//     Client.Request) is rejected with INVALID_ARGUMENT; fn does not run.
+//
+// fn runs in the subscription's callback, as Handler's does, and after it
+// returns the adapter waits for the caller to acknowledge the end (within
+// the idle bound), so one subscription serves one stream at a time:
+// subscribe several members of a queue group for concurrent streams.
+func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler {
+	o := handlerOpts{base: context.Background}
+	optErr := applyOptions(&o, opts)
+	report := func(req *nats.Msg, err error) {
+		if err != nil && o.onError != nil {
+			o.onError(req, err)
+		}
+	}
+	return func(req *nats.Msg) {
+		if req == nil {
+			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
+			return
+		}
+		if msg := misconfigured(optErr, &o, fn); msg != "" {
+			report(req, notSent(CodeInvalidArgument, msg, ErrInvalidOption))
+			if req.Reply != "" {
+				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
+			}
+			return
+		}
+		if req.Reply == "" {
+			report(req, notSent(CodeInvalidArgument, "stream request without a reply subject", nats.ErrMsgNoReply))
+			return
+		}
+		base := o.base()
+		if base == nil {
+			base = context.Background()
+		}
+		ctx, cancel := requestContext(base, req)
+		defer cancel()
+		ctx = withOperationID(ctx, req)
+		window, idle, ok := parseMarker(req.Header.Get(HeaderStream))
+		if !ok {
+			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
+				fmt.Sprintf("not a stream request (no %s header of version %d): use Client.RequestStream", HeaderStream, streamVersion), true))
+			return
+		}
+		req, ok = o.resolveRequest(ctx, req, report)
+		if !ok {
+			return
+		}
+		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle)
+		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
+		report(req, panicked)
+		report(req, s.finish(req, err))
+	}
+}
+
+// misconfigured returns what makes a StreamHandler unable to serve, or "".
+func misconfigured(optErr error, o *handlerOpts, fn StreamHandlerFunc) string {
+	var e *Error
+	switch {
+	case errors.As(optErr, &e):
+		return e.Message
+	case optErr != nil:
+		return optErr.Error()
+	case fn == nil:
+		return "nil StreamHandlerFunc"
+	case o.st == nil:
+		return "StreamHandler needs the Conn option (the connection it is subscribed on)"
+	}
+	return ""
+}
+
+// callStream runs fn, turning a panic into an INTERNAL error.
+func callStream(ctx context.Context, fn StreamHandlerFunc, req *nats.Msg, w *StreamWriter) (err, panicked error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &Error{Code: CodeInternal, Message: "internal error", outcome: OutcomeUnknown}
+			panicked = fmt.Errorf("natssend: stream handler panic: %v", p)
+		}
+	}()
+	return fn(ctx, req, w), nil
+}

@@ -1,0 +1,133 @@
+package shim
+
+import (
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Transfer stream defaults.
+const (
+	// DefaultStreamWindow is the caller's flow-control window: the bytes a
+	// responder may send beyond what the caller's reader has consumed.
+	DefaultStreamWindow = 4 << 20
+	// MaxStreamWindow is the largest window StreamWindow accepts.
+	MaxStreamWindow = 1 << 30
+	// DefaultStreamIdle is how long either side of a stream waits without
+	// hearing from the other before it gives the stream up.
+	DefaultStreamIdle = 10 * time.Second
+)
+
+// CodeStreamBroken is the code of a transfer stream that ended before its
+// end frame (frames lost beyond recovery, the responder gone silent, a
+// digest mismatch): OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
+const CodeStreamBroken = "STREAM_BROKEN"
+
+// Errors of transfer streams, for errors.Is.
+var (
+	// ErrStreamClosed: Read after Close, or Write/Flush after the
+	// StreamHandlerFunc returned.
+	ErrStreamClosed = errors.New("natssend: stream closed")
+	// ErrStreamIdle: the responder sent nothing (no frame, no heartbeat)
+	// for the stream's idle bound (StreamIdle).
+	ErrStreamIdle = errors.New("natssend: the responder of the stream went silent")
+	// ErrStreamLost: frames were lost and the responder did not send them
+	// again within the stream's idle bound.
+	ErrStreamLost = errors.New("natssend: stream frames lost and not sent again")
+	// ErrStreamCorrupt: the end frame's length or SHA-256 digest does not
+	// match the bytes received.
+	ErrStreamCorrupt = errors.New("natssend: stream digest mismatch")
+	// ErrStreamCanceled is the cause (context.Cause) of a responder's
+	// context when the caller closed the stream (ReplyStream.Close or the
+	// end of the caller's context).
+	ErrStreamCanceled = errors.New("natssend: the caller closed the stream")
+	// ErrCallerGone is the cause (context.Cause) of a responder's context
+	// when the caller's side went away without closing: no credit or
+	// keepalive for the stream's idle bound, or its inbox gone.
+	ErrCallerGone = errors.New("natssend: the caller of the stream is gone")
+)
+
+// extOpts are the CallOptions of RequestStream and RequestMany; other
+// calls ignore them.
+type extOpts struct {
+	window   int64         // StreamWindow; 0: DefaultStreamWindow
+	idle     time.Duration // StreamIdle; 0: DefaultStreamIdle
+	max      int           // MaxReplies; 0: no count
+	stall    time.Duration // StallTimeout; 0: none
+	sentinel func(*nats.Msg) bool
+}
+
+// StreamWindow sets a RequestStream's flow-control window in bytes
+// (DefaultStreamWindow if not set): the responder's Write blocks while it
+// has sent n bytes more than the caller's reader consumed. The caller holds
+// at most about n bytes plus one frame, the responder as much for resends.
+// n must be 1 to MaxStreamWindow. Other calls ignore it.
+func StreamWindow(n int) CallOption {
+	return func(o *callOpts) error {
+		if n < 1 || n > MaxStreamWindow {
+			return invalidOption("StreamWindow(%d): the window must be 1 to %d bytes", n, MaxStreamWindow)
+		}
+		o.x.window = int64(n)
+		return nil
+	}
+}
+
+// StreamIdle sets a RequestStream's idle bound (DefaultStreamIdle if not
+// set): the caller fails the stream (ErrStreamIdle) when the responder
+// sent nothing, not even a heartbeat, for d, and the responder's context
+// ends (ErrCallerGone) when the caller sent no credit or keepalive for d.
+// Both sides send a heartbeat or keepalive every d/5. It must be at least
+// 50 ms. Other calls ignore it.
+func StreamIdle(d time.Duration) CallOption {
+	return func(o *callOpts) error {
+		if d < 50*time.Millisecond {
+			return invalidOption("StreamIdle(%v): the idle bound must be at least 50ms", d)
+		}
+		o.x.idle = d
+		return nil
+	}
+}
+
+// MaxReplies ends a RequestMany after n replies (error replies count). n
+// must be positive. Other calls ignore it.
+func MaxReplies(n int) CallOption {
+	return func(o *callOpts) error {
+		if n < 1 {
+			return invalidOption("MaxReplies(%d): at least 1 reply", n)
+		}
+		o.x.max = n
+		return nil
+	}
+}
+
+// StallTimeout ends a RequestMany when no reply arrived for d since the
+// previous one (the wait for the first reply is bounded by the call's
+// deadline only). d must be positive. Other calls ignore it.
+func StallTimeout(d time.Duration) CallOption {
+	return func(o *callOpts) error {
+		if d <= 0 {
+			return invalidOption("StallTimeout(%v): the gap must be positive", d)
+		}
+		o.x.stall = d
+		return nil
+	}
+}
+
+// Sentinel ends a RequestMany at the first reply for which f returns true;
+// that reply is not yielded. EmptyReply is the usual sentinel. f must not
+// be nil. Other calls ignore it.
+func Sentinel(f func(m *nats.Msg) bool) CallOption {
+	return func(o *callOpts) error {
+		if f == nil {
+			return invalidOption("Sentinel(nil): a nil function")
+		}
+		o.x.sentinel = f
+		return nil
+	}
+}
+
+// EmptyReply reports whether m has neither body nor headers: the sentinel
+// by which a responder says it has nothing more to send
+// (Sentinel(EmptyReply)).
+func EmptyReply(m *nats.Msg) bool { return m != nil && len(m.Data) == 0 && len(m.Header) == 0 }

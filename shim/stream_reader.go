@@ -1,0 +1,322 @@
+package shim
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ReplyStream is the caller's side of a transfer stream: an io.ReadCloser
+// over the responder's body. Read returns the bytes in order, exactly as
+// written, and io.EOF only after the end frame arrived and the whole body's
+// length and SHA-256 digest matched. Always Close it. A ReplyStream is not
+// for concurrent Reads (like any io.Reader), but Close may be called from
+// another goroutine.
+type ReplyStream struct {
+	nc      *nats.Conn
+	sub     atomic.Pointer[nats.Subscription]
+	ctx     context.Context
+	window  int64
+	idle    time.Duration
+	done    chan struct{} // closed by cleanup
+	once    sync.Once
+	stopCtx atomic.Pointer[func() bool]
+
+	mu       sync.Mutex
+	wake     chan struct{}
+	startCh  chan struct{}
+	signaled bool
+	startErr error
+	started  bool
+	hdr      nats.Header
+	ctrl     string
+	q        [][]byte // received in order, not yet read
+	recv     int64    // bytes received in order
+	consumed int64    // bytes read
+	ackRecv  int64    // recv at the last ack
+	ackUsed  int64    // consumed at the last ack
+	nAck     int      // frames since the last ack
+	sum      hash.Hash
+	ended    bool  // the end or error frame arrived in order
+	endErr   error // nil: the digest matched
+	err      error // the stream failed here
+	closed   bool
+	eof      bool
+	lastRx   time.Time
+	want     int64     // offset a resend was asked from; -1 none
+	wantAt   time.Time // when it was asked last
+	lostAt   time.Time // when the gap at want was found
+}
+
+// streamDropHook, when set (tests), drops the received frames it returns
+// true for, as a loss in transit would.
+var streamDropHook atomic.Pointer[func(kind byte, off int64) bool]
+
+// streamResends counts the resend requests of every ReplyStream (for
+// tests).
+var streamResends atomic.Int64
+
+// errNoStart: the wait for the first frame ended without one.
+var errNoStart = errors.New("no first frame")
+
+func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
+	return &ReplyStream{nc: nc, ctx: ctx, window: window, idle: idle, done: make(chan struct{}),
+		wake: make(chan struct{}, 1), startCh: make(chan struct{}), sum: sha256.New(), want: -1}
+}
+
+// begin runs once the wait for the first frame is over: it starts the
+// stream's liveness and deadline watch, or cleans up and returns why there
+// is no stream.
+func (r *ReplyStream) begin() error {
+	r.mu.Lock()
+	started, err := r.started, r.startErr
+	if !started && err == nil {
+		err = errNoStart
+		r.err = err
+	}
+	r.lastRx = time.Now()
+	r.mu.Unlock()
+	if !started {
+		r.cleanup()
+		return err
+	}
+	stop := context.AfterFunc(r.ctx, func() { r.fail(ctxStreamError(r.ctx.Err())) })
+	r.stopCtx.Store(&stop)
+	select {
+	case <-r.done: // ended (or failed) already
+		stop()
+		return nil
+	default:
+	}
+	go r.keepalive()
+	return nil
+}
+
+// ctxStreamError is the error of a stream cut by its context.
+func ctxStreamError(err error) error {
+	msg := "the stream's deadline passed before its end"
+	if err == context.Canceled {
+		msg = "the stream's context was cancelled before its end"
+	}
+	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(err, io.ErrUnexpectedEOF)}
+}
+
+// brokenError is the error of a stream cut short by cause.
+func brokenError(msg string, cause error) error {
+	return &Error{Code: CodeStreamBroken, Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(io.ErrUnexpectedEOF, cause)}
+}
+
+// Header returns the responder's headers, from its first frame.
+func (r *ReplyStream) Header() nats.Header {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hdr
+}
+
+// Read reads the stream's body. It returns io.EOF only after the end frame
+// and a matching digest; a stream cut short returns an error matching
+// io.ErrUnexpectedEOF (Classify: OutcomeUnknown), one past ctx's deadline
+// an error matching context.DeadlineExceeded, a handler's error its *Error
+// (after the bytes written before it), and Read after Close an error
+// matching ErrStreamClosed.
+func (r *ReplyStream) Read(p []byte) (int, error) {
+	if r == nil {
+		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
+	}
+	r.mu.Lock()
+	for {
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return 0, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+		case r.eof:
+			r.mu.Unlock()
+			return 0, io.EOF
+		case r.err != nil:
+			err := r.err
+			r.mu.Unlock()
+			return 0, err
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = ctxStreamError(err)
+			continue
+		}
+		if len(r.q) > 0 {
+			n := 0
+			for n < len(p) && len(r.q) > 0 {
+				k := copy(p[n:], r.q[0])
+				n += k
+				if k == len(r.q[0]) {
+					r.q[0] = nil
+					r.q = r.q[1:]
+				} else {
+					r.q[0] = r.q[0][k:]
+				}
+			}
+			r.consumed += int64(n)
+			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+				r.ackLocked(false)
+			}
+			r.mu.Unlock()
+			return n, nil
+		}
+		if r.ended {
+			if r.endErr != nil {
+				r.err = r.endErr
+				continue
+			}
+			r.eof = true
+			continue
+		}
+		if len(p) == 0 {
+			r.mu.Unlock()
+			return 0, nil
+		}
+		r.mu.Unlock()
+		<-r.wake
+		r.mu.Lock()
+	}
+}
+
+// WriteTo writes the stream's body to w until its end (io.Copy uses it):
+// the frames' payloads go to w as they arrive, without another copy. It
+// returns nil at the end of a complete stream, and Read's errors
+// otherwise.
+func (r *ReplyStream) WriteTo(w io.Writer) (int64, error) {
+	if r == nil {
+		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
+	}
+	var total int64
+	for {
+		chunk, err := r.next()
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		n, werr := w.Write(chunk)
+		total += int64(n)
+		if werr != nil {
+			return total, werr
+		}
+		if n < len(chunk) {
+			return total, io.ErrShortWrite
+		}
+	}
+}
+
+// next returns the next received chunk, consumed, or Read's error.
+func (r *ReplyStream) next() ([]byte, error) {
+	r.mu.Lock()
+	for {
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return nil, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+		case r.eof:
+			r.mu.Unlock()
+			return nil, io.EOF
+		case r.err != nil:
+			err := r.err
+			r.mu.Unlock()
+			return nil, err
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = ctxStreamError(err)
+			continue
+		}
+		if len(r.q) > 0 {
+			chunk := r.q[0]
+			r.q[0] = nil
+			r.q = r.q[1:]
+			r.consumed += int64(len(chunk))
+			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+				r.ackLocked(false)
+			}
+			r.mu.Unlock()
+			return chunk, nil
+		}
+		if r.ended {
+			if r.endErr != nil {
+				r.err = r.endErr
+				continue
+			}
+			r.eof = true
+			continue
+		}
+		r.mu.Unlock()
+		<-r.wake
+		r.mu.Lock()
+	}
+}
+
+// Close ends the stream. Before its end, the responder is told: its
+// context is cancelled (ErrStreamCanceled) and its Write fails. Close is
+// safe to call more than once and from another goroutine than Read.
+func (r *ReplyStream) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	if r.started && !r.ended && r.err == nil {
+		r.cancelLocked()
+	}
+	r.notify()
+	r.mu.Unlock()
+	r.cleanup()
+	return nil
+}
+
+// fail ends the stream with err (unless it already ended) and tells the
+// responder.
+func (r *ReplyStream) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil && !r.ended && !r.closed {
+		r.err = err
+		if r.started {
+			r.cancelLocked()
+		}
+	}
+	r.notify()
+	r.mu.Unlock()
+	r.cleanup()
+}
+
+// cleanup unsubscribes and stops the watchers; the bytes received stay
+// readable.
+func (r *ReplyStream) cleanup() {
+	r.once.Do(func() {
+		close(r.done)
+		if stop := r.stopCtx.Load(); stop != nil {
+			(*stop)()
+		}
+		if sub := r.sub.Load(); sub != nil {
+			_ = sub.Unsubscribe()
+		}
+	})
+}
+
+func (r *ReplyStream) notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *ReplyStream) cancelLocked() { r.publishCtl([]byte{ctlCancel}) }

@@ -1,0 +1,204 @@
+package shim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// The caller's side of the frame protocol: frames in order, gaps and
+// resend requests, acknowledgements and credit, keepalives and the idle
+// bound.
+
+// onMsg handles every message on the caller's inbox.
+func (r *ReplyStream) onMsg(m *nats.Msg) {
+	kind, off, payload, ok := parseFrame(m.Data)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ok || m.Reply == "" {
+		r.plainLocked(m)
+		return
+	}
+	if h := streamDropHook.Load(); h != nil && (*h)(kind, off) {
+		return
+	}
+	if r.closed || r.err != nil || r.ended {
+		return
+	}
+	if r.ctrl != "" && m.Reply != r.ctrl {
+		// A second responder (not a queue group): stop it.
+		_ = r.nc.Publish(m.Reply, []byte{ctlCancel})
+		return
+	}
+	r.lastRx = time.Now()
+	if !r.started {
+		r.ctrl = m.Reply
+		if kind != frameStart {
+			r.gapLocked() // the start frame was lost
+			return
+		}
+		r.started, r.hdr = true, m.Header
+		r.signalLocked()
+		return
+	}
+	switch kind {
+	case frameData:
+		r.dataLocked(off, payload)
+	case frameEnd:
+		if off != r.recv {
+			r.gapIfAheadLocked(off)
+			return
+		}
+		if len(payload) != sha256.Size || !bytes.Equal(r.sum.Sum(nil), payload) {
+			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
+		}
+		r.endLocked()
+	case frameError:
+		if off != r.recv {
+			r.gapIfAheadLocked(off)
+			return
+		}
+		r.endErr = remoteError(m)
+		if r.endErr == nil {
+			r.endErr = &Error{Code: CodeInternal, Message: "the responder failed mid-stream", Remote: true, Sent: true, outcome: OutcomeUnknown}
+		}
+		r.endLocked()
+	case frameHeartbeat:
+		if off > r.recv || (len(payload) > 0 && payload[0] == 1) {
+			r.gapLocked() // frames (or the end) were lost at the tail
+		}
+	}
+	r.notify()
+}
+
+// plainLocked handles a message that is not a frame: before the stream
+// started, the answer to the request (no responders, an error reply).
+func (r *ReplyStream) plainLocked(m *nats.Msg) {
+	if r.started || r.signaled {
+		return
+	}
+	switch rerr := remoteError(m); {
+	case isNoResponders(m):
+		r.startErr = sendError(r.ctx, nats.ErrNoResponders, true)
+	case rerr != nil:
+		r.startErr = rerr
+	default:
+		r.startErr = &Error{Code: CodeInternal, Message: "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", Sent: true, outcome: OutcomeUnknown}
+	}
+	r.signalLocked()
+}
+
+func (r *ReplyStream) signalLocked() {
+	if !r.signaled {
+		r.signaled = true
+		close(r.startCh)
+	}
+}
+
+func (r *ReplyStream) gapIfAheadLocked(off int64) {
+	if off > r.recv {
+		r.gapLocked()
+	}
+}
+
+// dataLocked takes a data frame at off.
+func (r *ReplyStream) dataLocked(off int64, payload []byte) {
+	end := off + int64(len(payload))
+	switch {
+	case off > r.recv:
+		r.gapLocked()
+		return
+	case end <= r.recv:
+		return // a duplicate from a resend
+	}
+	data := payload[r.recv-off:]
+	r.sum.Write(data)
+	r.q = append(r.q, data)
+	r.recv = end
+	r.want = -1
+	r.nAck++
+	if r.recv-r.ackRecv >= r.window/4 || r.nAck >= 64 {
+		r.ackLocked(false)
+	}
+}
+
+// endLocked records the end: the final ack lets the responder go, and
+// nothing more is needed from the connection.
+func (r *ReplyStream) endLocked() {
+	r.ended = true
+	r.ackLocked(true)
+	r.cleanup()
+}
+
+// keepalive sends acknowledgements and credit while the stream runs (the
+// responder's sign that the caller is alive), repeats lost resend
+// requests, and fails the stream when the responder went silent.
+func (r *ReplyStream) keepalive() {
+	t := time.NewTicker(beatEvery(r.idle))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		if r.ended || r.err != nil || r.closed {
+			r.mu.Unlock()
+			return
+		}
+		var fail error
+		switch {
+		case r.nc.IsClosed():
+			fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
+		case time.Since(r.lastRx) > r.idle:
+			fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrStreamIdle)
+		case r.want == r.recv && time.Since(r.lostAt) > r.idle:
+			fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrStreamLost)
+		default:
+			if r.want == r.recv {
+				r.gapLocked()
+			}
+			r.ackLocked(false)
+		}
+		r.mu.Unlock()
+		if fail != nil {
+			r.fail(fail)
+			return
+		}
+	}
+}
+
+// gapLocked asks the responder to send again from what was received in
+// order (and the start frame if it is missing).
+func (r *ReplyStream) gapLocked() {
+	if r.want == r.recv && time.Since(r.wantAt) < r.resendRetry() {
+		return
+	}
+	if r.want != r.recv {
+		r.lostAt = time.Now()
+	}
+	r.want, r.wantAt = r.recv, time.Now()
+	streamResends.Add(1)
+	r.publishCtl(resendBody(r.recv, !r.started))
+}
+
+// resendRetry is how long a resend request is given before it is repeated.
+func (r *ReplyStream) resendRetry() time.Duration {
+	return min(250*time.Millisecond, max(beatEvery(r.idle), 20*time.Millisecond))
+}
+
+// ackLocked acknowledges what was received and grants credit up to what
+// was read plus the window.
+func (r *ReplyStream) ackLocked(final bool) {
+	r.publishCtl(ackBody(r.recv, r.consumed+r.window, final))
+	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0
+}
+
+func (r *ReplyStream) publishCtl(body []byte) {
+	if r.ctrl != "" {
+		_ = r.nc.Publish(r.ctrl, body) // a lost control message is repeated or made up by the next
+	}
+}

@@ -1,0 +1,359 @@
+package shim
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// StreamWriter is the responder's side of a transfer stream, given to a
+// StreamHandlerFunc. Like an http.ResponseWriter: set Header before the
+// first Write or Flush, Write the body, Flush to send what is buffered now.
+// It is safe for concurrent use, but Writes from several goroutines
+// interleave in the order they get the writer.
+type StreamWriter struct {
+	s *streamOut
+}
+
+// outFrame is a frame the caller has not acknowledged yet.
+type outFrame struct {
+	off  int64
+	body []byte // prefix + payload
+	hdr  nats.Header
+}
+
+// end is the stream offset after f.
+func (f *outFrame) end() int64 {
+	if f.body[0] == frameData {
+		return f.off + int64(len(f.body)-framePrefix)
+	}
+	return f.off
+}
+
+// streamOut is the state of one outgoing stream.
+type streamOut struct {
+	nc     *nats.Conn
+	st     *connlimit.State
+	inbox  string // the caller's
+	ctrl   string // ours
+	idle   time.Duration
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{} // ends the heartbeat goroutine
+	beatWG sync.WaitGroup
+
+	mu        sync.Mutex
+	cond      sync.Cond
+	hdr       nats.Header
+	sub       *nats.Subscription
+	started   bool
+	returned  bool // the handler returned: no more writes
+	ended     bool // the end or error frame was sent
+	final     bool // the caller acknowledged the end
+	failErr   error
+	buf       []byte // prefix + payload being filled; nil when none
+	free      [][]byte
+	sent      int64 // stream offset after the last data frame
+	granted   int64 // the caller's credit: data may be sent while sent < granted
+	acked     int64 // the caller has received [0, acked)
+	frames    []outFrame
+	start     *outFrame // the start frame, until the first ack
+	sum       hash.Hash
+	lastLimit int64 // the limit of the last frame buffer
+	lastCtl   time.Time
+	lastSend  time.Time
+	goneAt    time.Time // a no-responders status for our frames: the caller's inbox is gone
+}
+
+func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle time.Duration) *streamOut {
+	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
+		granted: window, sum: sha256.New(), stop: make(chan struct{})}
+	s.cond.L = &s.mu
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	// Wake a Write waiting for credit when the context ends.
+	context.AfterFunc(s.ctx, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	return s
+}
+
+// Header returns the header map sent with the stream's first frame. Set it
+// before the first Write or Flush; later changes are not sent. The header
+// block counts against the responder connection's max_payload.
+func (w *StreamWriter) Header() nats.Header {
+	if w == nil || w.s == nil {
+		return nats.Header{}
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hdr == nil {
+		s.hdr = nats.Header{}
+	}
+	return s.hdr
+}
+
+// Write sends p as part of the stream body, in frames sized to the
+// responder connection's current max_payload. It blocks while the caller's
+// flow-control window is full (a slow reader slows the writer; nothing is
+// dropped) and fails once the caller is gone (closed the stream, its
+// deadline passed, or it went silent): the StreamHandlerFunc's context ends
+// then too. Bytes may stay buffered until the frame is full: Flush sends
+// them now.
+func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w == nil || w.s == nil {
+		return 0, notSent(CodeInvalidArgument, "nil StreamWriter", ErrStreamClosed)
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(p) > 0 {
+		if s.buf == nil {
+			b, err := s.newBufLocked()
+			if err != nil {
+				return n, err
+			}
+			s.buf = b
+		}
+		k := min(cap(s.buf)-len(s.buf), len(p))
+		s.buf = append(s.buf, p[:k]...)
+		s.sum.Write(p[:k])
+		p = p[k:]
+		if len(s.buf) == cap(s.buf) {
+			if err := s.flushLocked(); err != nil {
+				return n, err
+			}
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// Flush sends what Write buffered now (a token-by-token stream flushes
+// after every token), subject to the caller's window like Write. Before
+// the first Write it sends the stream's first frame with the headers: the
+// caller's RequestStream returns then, so a handler that works a while
+// before its first byte flushes first to meet the caller's Timeout (which
+// bounds only the wait for the first frame); from then on an error is an
+// error frame, no longer an ordinary error reply.
+func (w *StreamWriter) Flush() error {
+	if w == nil || w.s == nil {
+		return notSent(CodeInvalidArgument, "nil StreamWriter", ErrStreamClosed)
+	}
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	return s.flushLocked()
+}
+
+// writableLocked checks that the stream takes writes and starts it.
+func (s *streamOut) writableLocked() error {
+	switch {
+	case s.returned:
+		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
+	case s.failErr != nil:
+		return s.failErr
+	}
+	if err := s.goneErrLocked(); err != nil {
+		return err
+	}
+	if !s.started {
+		return s.startLocked()
+	}
+	return nil
+}
+
+// goneErrLocked returns the error of writing to a caller that is gone.
+func (s *streamOut) goneErrLocked() error {
+	err := s.ctx.Err()
+	if err == nil {
+		return nil
+	}
+	cause := context.Cause(s.ctx)
+	msg := "the caller of the stream is gone"
+	if errors.Is(cause, ErrStreamCanceled) {
+		msg = "the caller closed the stream"
+	} else if err == context.DeadlineExceeded {
+		msg = "the caller's deadline passed"
+	}
+	cerr := err
+	if cause != nil && cause != err {
+		cerr = errors.Join(cause, err)
+	}
+	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: cerr}
+}
+
+// startLocked subscribes the control inbox and sends the start frame.
+func (s *streamOut) startLocked() error {
+	var h nats.Header
+	if len(s.hdr) > 0 {
+		h = make(nats.Header, len(s.hdr))
+		for k, v := range s.hdr {
+			h[k] = append([]string(nil), v...)
+		}
+	}
+	if err := checkMsg(s.inbox, "", h); err != nil {
+		s.failErr = err
+		return err
+	}
+	body := make([]byte, framePrefix+1)
+	putPrefix(body, frameStart, 0)
+	body[framePrefix] = streamVersion
+	limit, err := s.st.Limit(s.ctx)
+	if err != nil {
+		s.failErr = sendError(s.ctx, err, false)
+		return s.failErr
+	}
+	if size := int64(HeaderSize(h) + len(body)); size > limit {
+		s.failErr = tooLarge("stream start frame (the StreamWriter's headers)", size, limit, nil)
+		return s.failErr
+	}
+	sub, err := s.nc.Subscribe(s.ctrl, s.onCtl)
+	if err != nil {
+		s.failErr = sendError(s.ctx, err, false)
+		return s.failErr
+	}
+	s.sub = sub
+	s.started = true
+	s.lastCtl = time.Now()
+	s.start = &outFrame{off: 0, body: body, hdr: h}
+	s.beatWG.Add(1)
+	go s.beat()
+	return s.publishLocked(s.start)
+}
+
+// newBufLocked returns an empty frame buffer sized to the current limit.
+func (s *streamOut) newBufLocked() ([]byte, error) {
+	limit, err := s.st.Limit(s.ctx)
+	switch {
+	case err == nil:
+		s.lastLimit = limit
+	case s.goneErrLocked() != nil:
+		return nil, s.goneErrLocked()
+	case s.lastLimit > 0 && !s.nc.IsClosed():
+		// Reconnecting: fill a frame of the last link's size; a frame
+		// above the next link's limit goes in pieces.
+		limit = s.lastLimit
+	default:
+		return nil, sendError(s.ctx, err, false)
+	}
+	size := int(limit)
+	if size <= framePrefix {
+		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
+	}
+	for len(s.free) > 0 {
+		b := s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+		if cap(b) == size {
+			return b[:framePrefix], nil
+		}
+	}
+	return make([]byte, framePrefix, size), nil
+}
+
+// flushLocked sends the buffered payload as a data frame once the window
+// allows it.
+func (s *streamOut) flushLocked() error {
+	if len(s.buf) <= framePrefix {
+		return nil
+	}
+	for s.sent >= s.granted {
+		if err := s.goneErrLocked(); err != nil {
+			return err
+		}
+		if s.failErr != nil {
+			return s.failErr
+		}
+		s.cond.Wait()
+	}
+	body := s.buf
+	if len(body) < cap(body)/2 {
+		// A partial frame (a Flush): send an exact copy and keep the
+		// frame buffer for the next bytes.
+		body = append(make([]byte, 0, len(s.buf)), s.buf...)
+		s.buf = s.buf[:framePrefix]
+	} else {
+		s.buf = nil
+	}
+	putPrefix(body, frameData, s.sent)
+	s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+	s.sent += int64(len(body) - framePrefix)
+	return s.publishLocked(&s.frames[len(s.frames)-1])
+}
+
+// publishLocked sends f. A frame lost to a reconnect stays in the
+// unacknowledged window, for the caller to ask again; only a closed
+// connection fails the stream. A data frame above the current limit (it
+// dropped after a reconnect) goes in pieces.
+func (s *streamOut) publishLocked(f *outFrame) error {
+	size := int64(HeaderSize(f.hdr) + len(f.body))
+	// Frames go even once the stream's context is done (the error frame
+	// of a handler whose deadline passed, say); ctx bounds the stream.
+	v, limit, err := s.st.Send(context.WithoutCancel(s.ctx), connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict { return connlimit.Decide(size, limit, connlimit.NoClaimCheck) },
+		Write: func() error {
+			return s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body})
+		},
+	})
+	switch {
+	case err != nil:
+		return s.sendFailedLocked(err)
+	case v == connlimit.Fits:
+		s.lastSend = time.Now()
+		return nil
+	case f.body[0] != frameData:
+		s.failErr = tooLarge("stream frame", size, limit, nil)
+		return s.failErr
+	}
+	// A data frame above the limit (it fell after a reconnect) goes in pieces.
+	return s.publishPiecesLocked(f, int(limit-framePrefix))
+}
+
+func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
+	if size < 1 {
+		s.failErr = tooLarge("stream frame", framePrefix+1, int64(size+framePrefix), nil)
+		return s.failErr
+	}
+	data := f.body[framePrefix:]
+	for off := 0; off < len(data); off += size {
+		piece := data[off:min(off+size, len(data))]
+		body := make([]byte, framePrefix+len(piece))
+		putPrefix(body, frameData, f.off+int64(off))
+		copy(body[framePrefix:], piece)
+		if err := s.publishLocked(&outFrame{off: f.off + int64(off), body: body}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendFailedLocked decides what a failed send means: a closed connection
+// ends the stream; anything else (reconnecting) is a loss that a resend
+// repairs.
+func (s *streamOut) sendFailedLocked(err error) error {
+	if gone := s.goneErrLocked(); gone != nil {
+		return gone
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
+		s.failErr = sendError(s.ctx, err, true)
+		s.cond.Broadcast()
+		return s.failErr
+	}
+	return nil
+}

@@ -91,6 +91,7 @@ var shimSends = map[string]shimSend{
 	shimPath + ".ResolveMicro":             {"shim.ResolveMicro", false, kindReply},
 	shimPath + ".RespondMicroClaimCheck":   {"shim.RespondMicroClaimCheck", false, kindReply},
 	claimcheckPath + ".Store.PrepareLimit": {"(*claimcheck.Store).PrepareLimit", false, kindStore},
+	claimcheckPath + ".Store.PrepareReply": {"(*claimcheck.Store).PrepareReply", false, kindStore},
 
 	shimPath + ".Client.RequestStream":    {"(*shim.Client).RequestStream", false, kindRequest},
 	shimPath + ".Client.RequestMsgStream": {"(*shim.Client).RequestMsgStream", false, kindRequest},

@@ -2,7 +2,13 @@
 #
 #   make test       the whole test suite (gofmt, go vet, go test): the README's test command
 #   make example    natssend-lint over the unsafe example service (findings expected)
-#   make lint       natssend-lint over this repository (the unsafe example excluded)
+#   make lint       natssend-lint over this repository, examples included: examples/unsafe's
+#                   findings checked against examples/unsafe/findings.txt, the Example functions
+#                   linted as user code
+#   make tool-recipe  the README's tool directive recipe: go tool natssend-lint and go vet -vettool
+#                   in examples/toolrecipe, a module of one's own that pins the linter
+#   make docs-check the README's and docs/'s runnable shell snippets, run as pasted in a copy of
+#                   the checkout (DOCS_CHECK_SLOW=1 also runs the golangci-lint build)
 #   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
 #   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
@@ -20,7 +26,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-fast bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-lint fuzz stress race ci clean faults
 
 all: build test
 
@@ -41,8 +47,29 @@ test: fmt-check vet
 example: build
 	$(BIN)/natssend-lint ./examples/unsafe/... || [ $$? -eq 3 ]
 
+# Everything but examples/unsafe must be clean; examples/unsafe must report
+# exactly the findings in examples/unsafe/findings.txt. The Example functions
+# of shim and claimcheck belong to the shim packages, which natssend exempts:
+# the examples' tests lint them as the user code they become when copied.
 lint: build
-	$(BIN)/natssend-lint $$($(GO) list ./... | grep -v '/examples/unsafe')
+	$(BIN)/natssend-lint $$($(GO) list ./... | grep -v '/examples/unsafe$$')
+	$(BIN)/natssend-lint ./examples/unsafe/... 2>/dev/null; test $$? -eq 3
+	$(GO) test -count=1 -run '^(TestUnsafeExampleFindings|TestSafeExampleIsClean|TestExampleFunctionsAsUserCode|TestPublicAPIOnly)$$' ./examples/
+
+# A service module that pins natssend-lint with a tool directive and a
+# replace to this checkout. -mod=mod lets go.mod follow this module's
+# requirements when they changed (then run go mod tidy there and commit it).
+TOOL_GOFLAGS = $(shell $(GO) env GOFLAGS) -mod=mod
+tool-recipe:
+	cd examples/toolrecipe && $(GO) mod tidy -diff >/dev/null || echo "tool-recipe: examples/toolrecipe/go.mod is not tidy: run go mod tidy there"
+	cd examples/toolrecipe && GOFLAGS='$(TOOL_GOFLAGS)' $(GO) tool natssend-lint ./...
+	cd examples/toolrecipe && GOFLAGS='$(TOOL_GOFLAGS)' $(GO) vet -vettool="$$(GOFLAGS='$(TOOL_GOFLAGS)' $(GO) tool -n natssend-lint)" ./...
+	cd examples/toolrecipe && GOFLAGS='$(TOOL_GOFLAGS)' $(GO) tool natssend-lint github.com/natssend/natssend/examples/unsafe 2>/dev/null; test $$? -eq 3
+
+# The README's and docs' runnable snippets (docs/snippets_test.go).
+DOCS_CHECK_SLOW ?=
+docs-check:
+	DOCS_CHECK=1 DOCS_CHECK_SLOW=$(DOCS_CHECK_SLOW) $(GO) test -count=1 -timeout 30m -run '^TestSnippets' -v ./docs/
 
 golangci-build:
 	cd tools/golangci && $(GO) build -o $(BIN)/golangci-lint .
@@ -89,7 +116,7 @@ FAULTS_COUNT ?= 3
 faults:
 	$(GO) test -race -count=$(FAULTS_COUNT) -timeout 30m ./internal/natstest/ ./internal/faultmatrix/
 
-ci: test lint fuzz race golangci golangci-test
+ci: test lint tool-recipe fuzz race faults golangci golangci-test docs-check
 
 clean:
 	rm -rf $(BIN)

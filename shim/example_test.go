@@ -5,32 +5,50 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/claimcheck"
-	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
-// exampleServer starts an embedded server for the examples; a real
-// service connects to its deployment's URL instead.
-func exampleServer(opts ...natstest.Option) (*natstest.Server, func()) {
-	s, err := natstest.New(opts...)
+// exampleServer starts a nats-server in this process with opts (on a random
+// local port, JetStream in a temporary directory when opts.JetStream is
+// set) and returns its URL and a function that stops it. A service
+// connects to its deployment's URL instead.
+func exampleServer(opts *server.Options) (url string, stop func()) {
+	dir, err := os.MkdirTemp("", "natssend-example")
 	if err != nil {
 		log.Fatal(err)
 	}
-	return s, s.Close
+	opts.Host, opts.Port, opts.StoreDir = "127.0.0.1", -1, dir
+	opts.NoLog, opts.NoSigs = true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		log.Fatal("nats-server did not start")
+	}
+	return srv.ClientURL(), func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func ExampleClient_Request() {
-	s, stop := exampleServer(natstest.MaxPayload(64 << 10))
+	url, stop := exampleServer(&server.Options{MaxPayload: 64 << 10})
 	defer stop()
 
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,7 +60,7 @@ func ExampleClient_Request() {
 			return nil, shim.InvalidArgument("empty name")
 		}
 		return []byte("hello, " + string(req.Data)), nil
-	})); err != nil {
+	}, shim.Conn(nc))); err != nil {
 		log.Fatal(err)
 	}
 
@@ -62,10 +80,10 @@ func ExampleClient_Request() {
 }
 
 func ExamplePublish() {
-	s, stop := exampleServer(natstest.MaxPayload(64<<10), natstest.JetStream())
+	url, stop := exampleServer(&server.Options{MaxPayload: 64 << 10, JetStream: true})
 	defer stop()
 
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -103,13 +121,29 @@ func ExamplePublish() {
 }
 
 func ExampleConnect() {
-	s, stop := exampleServer(natstest.MaxPayload(4096),
-		natstest.WithAccount(natstest.Account{Name: "TENANT", User: "tenant", Password: "pw", MaxPayload: 512}))
+	// A server-wide limit of 4096 bytes and an account with 512.
+	dir, err := os.MkdirTemp("", "natssend-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(conf, []byte(`
+max_payload: 4096
+accounts: { TENANT: { users: [{user: tenant, password: pw}], limits: { max_payload: 512 } } }
+`), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(conf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	url, stop := exampleServer(opts)
 	defer stop()
 
 	// The account's 512-byte limit is known when Connect returns; with
 	// nats.Connect, MaxPayload would still say 4096 for a moment.
-	nc, err := shim.Connect(s.UserURL("tenant"))
+	nc, err := shim.Connect(url, nats.UserInfo("tenant", "pw"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -119,9 +153,9 @@ func ExampleConnect() {
 }
 
 func ExampleAttempts() {
-	s, stop := exampleServer()
+	url, stop := exampleServer(&server.Options{})
 	defer stop()
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -143,7 +177,7 @@ func ExampleAttempts() {
 		}
 		done[id] = "order " + string(req.Data) + " created"
 		return []byte(done[id]), nil
-	})); err != nil {
+	}, shim.Conn(nc))); err != nil {
 		log.Fatal(err)
 	}
 
@@ -161,9 +195,9 @@ func ExampleAttempts() {
 }
 
 func ExampleRetry() {
-	s, stop := exampleServer()
+	url, stop := exampleServer(&server.Options{})
 	defer stop()
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -184,9 +218,9 @@ func ExampleRetry() {
 }
 
 func ExampleWithClaimChecks() {
-	s, stop := exampleServer(natstest.MaxPayload(64<<10), natstest.JetStream())
+	url, stop := exampleServer(&server.Options{MaxPayload: 64 << 10, JetStream: true})
 	defer stop()
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,11 +7,15 @@
 //
 //	natssend-lint ./...                 # findings on stderr, exit status 3 if any
 //	natssend-lint -json ./...           # findings as JSON on stdout, exit status 0
-//	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim)
+//	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim),
+//	                                    # say how many, list what remains (exit status 3 if anything does)
 //	natssend-lint -fix -diff ./...      # print them as a unified diff instead (exit status 1 if not empty)
 //	natssend-lint -test=false ./...     # do not load test files at all
 //	natssend-lint -vet ./...            # check through go vet, which caches the results per package
 //	natssend-lint -c=2 ./...            # show two lines of source around each finding
+//	natssend-lint -url ./...            # the documentation link after every finding
+//	natssend-lint help                  # usage, flags and each category's documentation link
+//	natssend-lint help retry            # one category's link
 //	natssend-lint -tags=integration ./...
 //	natssend-lint -cpuprofile=cpu.out -memprofile=mem.out ./...
 //
@@ -74,14 +78,23 @@
 // (a finding in a file that two packages share, a package and its test
 // variant, is reported once), as file:line:col: message lines on stderr
 // or, with -json, as one JSON object mapping package IDs to analyzer names
-// to findings, in the format of x/tools' checkers. Build and type errors
-// are printed on stderr.
+// to findings, in the format of x/tools' checkers. Every finding links to
+// the section of its category in docs/checks.md (the analyzer's
+// Diagnostic.URL): the text output prints the link, indented, after the
+// first finding of each category (after every one with -url), and -json
+// gives each finding a "url" field (x/tools' own JSON printer and go vet
+// -json drop it; natssend-lint puts it back). golangci-lint shows neither:
+// its plugin output has the category as the message's prefix. Build and
+// type errors are printed on stderr.
 //
 // With -vet, -test=false still type-checks test files (go vet checks each
 // package with its tests) but reports nothing in them; with -fix it also
 // runs the analyzer with -skip-tests, so that no fix is applied to a test
-// file. -fix prints nothing else: run again without -fix to see what is
-// left. -fix and -json cannot be combined. -vet and -fix need the go
+// file. -fix checks the packages before and after go vet -fix applies the
+// fixes, prints "natssend-lint: -fix: fixed N findings; M findings without
+// a fix remain:" followed by those findings, and exits with status 3 when
+// any remain (silently with 0 when there was nothing to fix), as
+// golangci-lint's --fix does. -fix and -json cannot be combined. -vet and -fix need the go
 // command (Go 1.26 or later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg

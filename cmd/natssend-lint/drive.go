@@ -37,6 +37,9 @@ const driverEnv = "NATSSEND_LINT_DRIVER"
 // way it prints the findings, de-duplicated and sorted, as text on stderr
 // or as JSON on stdout.
 func drive(args []string, stdout, stderr io.Writer) int {
+	if firstArg(args) == "help" {
+		return help(args, stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -50,53 +53,77 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: started by go vet with unexpected arguments %q\n", args)
 		return exitError
 	}
+	if o.fix && !o.diff {
+		return fix(o, stdout, stderr)
+	}
+	res, code := check(o, stdout, stderr)
+	if res == nil {
+		return code
+	}
+	return report(o, res, code, stdout, stderr)
+}
+
+// check runs the analysis o asks for (with -fix -diff, go vet prints the
+// fixes and check returns nil results) and returns its results, and
+// exitError if errors were already printed.
+func check(o *options, stdout, stderr io.Writer) (*results, int) {
 	var (
 		tree   jsonTree
+		urls   map[string]string
 		failed bool // errors already printed
+		err    error
 	)
 	if o.fix || o.vet {
 		var code int
 		if tree, code = runVet(o, stdout, stderr); tree == nil {
-			return code
+			return nil, code
 		}
 		failed = code != exitOK
-	} else if tree, failed, err = runHere(o, stderr); err != nil {
+	} else if tree, urls, failed, err = runHere(o, stderr); err != nil {
 		fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
-		return exitError
+		return nil, exitError
 	}
-	res, err := tree.results(o.tests)
+	res, err := tree.results(o.tests, urls)
 	if err != nil {
 		fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
-		return exitError
+		return nil, exitError
 	}
-	code := exitOK
+	if failed {
+		return res, exitError
+	}
+	return res, exitOK
+}
+
+// report prints res as o asks and returns the exit status: code if it is
+// an error, else exitFindings when there are findings (text output).
+func report(o *options, res *results, code int, stdout, stderr io.Writer) int {
 	if o.json {
 		if err := res.printJSON(stdout); err != nil {
 			fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
 			return exitError
 		}
-	} else {
-		for _, e := range res.errors {
-			fmt.Fprintf(stderr, "natssend-lint: %s\n", e)
-		}
-		res.printText(stderr, o.context)
-		if len(res.diags) > 0 {
-			code = exitFindings
-		}
-		if len(res.errors) > 0 {
-			code = exitError
-		}
+		return code
 	}
-	if failed {
-		code = exitError
+	for _, e := range res.errors {
+		fmt.Fprintf(stderr, "natssend-lint: %s\n", e)
 	}
-	return code
+	res.printText(stderr, o.context, o.url)
+	switch {
+	case code != exitOK:
+		return code
+	case len(res.errors) > 0:
+		return exitError
+	case len(res.diags) > 0:
+		return exitFindings
+	}
+	return exitOK
 }
 
 // runHere loads and analyzes the packages in this process and returns the
-// results as a JSON tree, and whether a package had errors (printed on
-// stderr, as go/packages prints them).
-func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
+// results as a JSON tree, the Diagnostic.URL of each finding (by urlKey),
+// and whether a package had errors (printed on stderr, as go/packages
+// prints them).
+func runHere(o *options, stderr io.Writer) (jsonTree, map[string]string, bool, error) {
 	cfg := &packages.Config{Tests: o.tests}
 	if o.tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + o.tags}
@@ -104,7 +131,7 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 	if o.cpuprof != "" {
 		stop, err := startCPUProfile(o.cpuprof)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		defer func() {
 			if err := stop(); err != nil {
@@ -114,24 +141,42 @@ func runHere(o *options, stderr io.Writer) (jsonTree, bool, error) {
 	}
 	pkgs, err := load(cfg, o.pkgs, needsAllFacts(analyzer.Analyzer))
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	failed := printErrors(stderr, pkgs) > 0
 	graph, err := checker.Analyze([]*analysis.Analyzer{analyzer.Analyzer}, testedOnce(pkgs), nil)
 	if err != nil {
-		return nil, failed, err
+		return nil, nil, failed, err
 	}
 	if o.memprof != "" {
 		if err := writeHeapProfile(o.memprof); err != nil {
-			return nil, failed, err
+			return nil, nil, failed, err
 		}
 	}
 	var buf bytes.Buffer
 	if err := graph.PrintJSON(&buf); err != nil {
-		return nil, failed, err
+		return nil, nil, failed, err
 	}
 	tree, err := readTree(&buf)
-	return tree, failed, err
+	return tree, diagURLs(graph), failed, err
+}
+
+// diagURLs returns the Diagnostic.URL of every finding of graph's root
+// actions, by urlKey: the JSON printer of x/tools drops it.
+func diagURLs(graph *checker.Graph) map[string]string {
+	urls := make(map[string]string)
+	for act := range graph.All() {
+		if !act.IsRoot {
+			continue
+		}
+		for _, d := range act.Diagnostics {
+			if d.URL != "" {
+				posn := act.Package.Fset.Position(d.Pos).String()
+				urls[urlKey(posn, d.Message)] = d.URL
+			}
+		}
+	}
+	return urls
 }
 
 // startCPUProfile starts a CPU profile written to the file name; stop ends

@@ -18,6 +18,7 @@ type options struct {
 	tests   bool     // -test: report findings in test files (default true)
 	vet     bool     // -vet: run through go vet -vettool (cached per package)
 	context int      // -c: lines of context around each finding (-1: none)
+	url     bool     // -url: the documentation link after every finding, not only a category's first
 	tags    string   // -tags: build tags, passed to the go command
 	cpuprof string   // -cpuprofile: write a CPU profile of the in-process run
 	memprof string   // -memprofile: write a heap profile after the in-process run
@@ -42,6 +43,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.tests, "test", true, "also load and check the packages' tests")
 	fs.BoolVar(&o.vet, "vet", false, "check through go vet -vettool, which caches the results per package")
 	fs.IntVar(&o.context, "c", -1, "show this many lines of context around each finding")
+	fs.BoolVar(&o.url, "url", false, "print the documentation link after every finding (default: after the first of each category)")
 	fs.StringVar(&o.tags, "tags", "", "comma-separated build tags, for the go command")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile to this file (not with -vet or -fix)")
 	fs.StringVar(&o.memprof, "memprofile", "", "write a heap profile to this file after the analysis (not with -vet or -fix)")
@@ -55,9 +57,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	})
 	fs.Usage = func() {
 		paras := strings.Split(analyzer.Analyzer.Doc, "\n\n")
-		fmt.Fprintf(stderr, "natssend-lint: %s\n\nUsage: natssend-lint [-flag] package...\n\n", paras[0])
+		fmt.Fprintf(stderr, "natssend-lint: %s\n\nUsage: natssend-lint [-flag] package...\n       natssend-lint help [category...]\n\n", paras[0])
 		fmt.Fprintln(stderr, strings.Join(paras[1:], "\n\n"))
-		fmt.Fprintln(stderr, "\nExit status: 3 when there are findings, 1 on errors, 2 on usage errors,\n0 otherwise. See go doc github.com/natssend/natssend/cmd/natssend-lint.\n\nFlags:")
+		fmt.Fprintln(stderr, "\nEach finding's category is documented at "+checksURL+"<category>;\nthe text output links the first finding of each category (-url: every one),\n-json gives each finding its \"url\".")
+		fmt.Fprintln(stderr, "\nExit status: 3 when there are findings (also after -fix, when some remain),\n1 on errors, 2 on usage errors, 0 otherwise.\nSee go doc github.com/natssend/natssend/cmd/natssend-lint.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

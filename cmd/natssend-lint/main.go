@@ -11,8 +11,8 @@ import (
 
 func main() {
 	if vetProtocol(os.Args[1:]) {
-		// Invoked by the go command (-V=full, -flags, one unit.cfg) or
-		// for help: x/tools' own unitchecker, through singlechecker.
+		// Invoked by the go command (-V=full, -flags, one unit.cfg):
+		// x/tools' own unitchecker, through singlechecker.
 		singlechecker.Main(analyzer.Analyzer)
 		return
 	}
@@ -21,8 +21,8 @@ func main() {
 
 // vetProtocol reports whether args are those of the vet tool protocol that
 // the go command speaks to a -vettool (-V=full, -flags, a single *.cfg
-// after the tool's flags), or a request for the analyzer's help, rather
-// than a user's package patterns. (The go command passes the tool's flags
+// after the tool's flags), rather than a user's package patterns or
+// "help" (which drive answers). (The go command passes the tool's flags
 // and then the unit's vet.cfg; no package pattern ends in ".cfg".)
 func vetProtocol(args []string) bool {
 	for _, a := range args {
@@ -34,10 +34,8 @@ func vetProtocol(args []string) bool {
 			return true
 		}
 	}
-	if n := len(args); n > 0 && strings.HasSuffix(args[n-1], ".cfg") {
-		return true
-	}
-	return firstArg(args) == "help"
+	n := len(args)
+	return n > 0 && strings.HasSuffix(args[n-1], ".cfg")
 }
 
 // firstArg returns the first argument that is not a flag, or "". A flag's

@@ -251,8 +251,16 @@ func TestFix(t *testing.T) {
 	bin := buildLint(t)
 	dir := setup(t)
 	code, _, stderr := run(t, dir, bin, "-fix", "./app")
-	if code != 0 {
-		t.Fatalf("-fix: exit %d, want 0\n%s", code, stderr)
+	// Fixed: the raw Publish and the test's PublishMsg; left: the
+	// connection and the retry, listed, so the exit status stays 3.
+	if code != 3 {
+		t.Fatalf("-fix: exit %d, want 3 (findings without a fix remain)\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "natssend-lint: -fix: fixed 2 findings; 2 findings without a fix remain:\n") ||
+		!strings.Contains(stderr, ": nats.Connect without nats.ReconnectBufSize(-1)") ||
+		!strings.Contains(stderr, ": call of wrap.Notify (which sends through shim.Publish) is retried on failure") ||
+		strings.Contains(stderr, "raw (*nats.Conn).Publish") {
+		t.Errorf("-fix: want the summary and the connect and retry findings, not the fixed publish:\n%s", stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "app", "app.go"))
 	if err != nil {
@@ -266,6 +274,15 @@ func TestFix(t *testing.T) {
 	}
 	if code, _, stderr := run(t, dir, "go", "build", "./..."); code != 0 {
 		t.Errorf("go build after -fix: exit %d\n%s", code, stderr)
+	}
+	// Nothing left to fix: the same summary, nothing fixed.
+	code, _, stderr = run(t, dir, bin, "-fix", "./app")
+	if code != 3 || !strings.Contains(stderr, "fixed 0 findings; 2 findings without a fix remain:") {
+		t.Errorf("-fix again: exit %d, want 3 and nothing fixed\n%s", code, stderr)
+	}
+	// A package with no findings: silent, exit 0.
+	if code, _, stderr := run(t, dir, bin, "-fix", "./wrap"); code != 0 || stderr != "" {
+		t.Errorf("-fix ./wrap: exit %d, want 0 and no output\n%s", code, stderr)
 	}
 }
 

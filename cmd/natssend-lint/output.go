@@ -24,6 +24,7 @@ type jsonDiag struct {
 	Posn     string `json:"posn"`
 	End      string `json:"end"`
 	Message  string `json:"message"`
+	URL      string `json:"url,omitempty"`
 	Related  []struct {
 		Posn    string `json:"posn"`
 		End     string `json:"end"`
@@ -89,8 +90,11 @@ type results struct {
 // message (a finding in a file that two vetted packages share is reported
 // once) and, unless tests is set, drops those in _test.go files. Packages
 // are visited in order of their IDs, so the package that keeps a finding
-// does not depend on the order go vet finished them in.
-func (t jsonTree) results(tests bool) (*results, error) {
+// does not depend on the order go vet finished them in. Every diagnostic
+// gets its documentation link ("url", see docURL), which x/tools' JSON
+// output drops: urls maps urlKey(posn, message) to the Diagnostic.URL the
+// analyzer set, when it ran in this process.
+func (t jsonTree) results(tests bool, urls map[string]string) (*results, error) {
 	res := &results{tree: make(jsonTree)}
 	type key struct{ analyzer, posn, end, message string }
 	seen := make(map[key]bool)
@@ -124,6 +128,12 @@ func (t jsonTree) results(tests bool) (*results, error) {
 					continue
 				}
 				seen[k] = true
+				if d.URL == "" {
+					if d.URL = urls[urlKey(d.Posn, d.Message)]; d.URL == "" {
+						d.URL = docURL(name, d.Category)
+					}
+					raw = withURL(raw, d.URL)
+				}
 				kept = append(kept, raw)
 				res.diags = append(res.diags, finding{pkg: id, analyzer: name, raw: raw, d: d, posn: p})
 			}
@@ -162,14 +172,60 @@ func (r *results) printJSON(w io.Writer) error {
 
 // printText prints the findings as file:line:col: message lines, each
 // related position on its own line after a tab, with context lines lines
-// of source around each when context >= 0.
-func (r *results) printText(w io.Writer, context int) {
+// of source around each when context >= 0. The first finding of each
+// category (every finding, with allURLs) is followed by its documentation
+// link, indented by a tab: "\trawsend: https://...#rawsend".
+func (r *results) printText(w io.Writer, context int, allURLs bool) {
+	linked := make(map[string]bool)
 	for _, f := range r.diags {
 		printPlain(w, f.d.Posn, f.d.End, f.d.Message, context)
 		for _, rel := range f.d.Related {
 			printPlain(w, rel.Posn, rel.End, "\t"+rel.Message, context)
 		}
+		if f.d.URL != "" && (allURLs || !linked[f.d.URL]) {
+			linked[f.d.URL] = true
+			fmt.Fprintf(w, "\t%s: %s\n", cmp.Or(f.d.Category, f.analyzer), f.d.URL)
+		}
 	}
+}
+
+// checksURL is the page with one section per natssend category, the
+// Diagnostic.URL the analyzer gives every finding.
+const checksURL = "https://github.com/natssend/natssend/blob/main/docs/checks.md#"
+
+// docURL returns the documentation link of a finding of analyzer name
+// whose URL was lost on the way (go vet -json, like x/tools' own JSON
+// output, does not carry it): the section of its category in
+// docs/checks.md. TestURLs checks that it is the analyzer's own.
+func docURL(name, category string) string {
+	if name != "natssend" || category == "" {
+		return ""
+	}
+	return checksURL + category
+}
+
+// urlKey identifies a diagnostic for the URL lookup of results.
+func urlKey(posn, message string) string { return posn + "\x00" + message }
+
+// withURL returns the JSON object raw with a "url" field set to url.
+func withURL(raw json.RawMessage, url string) json.RawMessage {
+	if url == "" {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	b, _ := json.Marshal(url)
+	trimmed := strings.TrimRight(string(raw), " \t\r\n")
+	if !strings.HasSuffix(trimmed, "}") {
+		return raw
+	}
+	sep := ","
+	if len(obj) == 0 {
+		sep = ""
+	}
+	return json.RawMessage(trimmed[:len(trimmed)-1] + sep + `"url":` + string(b) + "}")
 }
 
 func printPlain(w io.Writer, posn, end, message string, context int) {

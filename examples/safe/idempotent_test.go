@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	orders "github.com/natssend/natssend/examples/safe"
-	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -20,10 +19,10 @@ import (
 // has passed); the client sends again under the same operation ID and gets
 // the same order back, and exactly one order exists.
 func TestCreateOnceReplyLost(t *testing.T) {
-	s := natstest.Start(t, natstest.JetStream())
+	url := startServer(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	svc, err := orders.Connect(s.URL())
+	svc, err := orders.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func TestCreateOnceReplyLost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	nc, err := orders.Connect(s.URL())
+	nc, err := orders.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,9 +107,12 @@ func Lookup(ctx context.Context, c *shim.Client, id string) (*Receipt, error) {
 // Serve answers order creation and lookup requests. Undecodable requests
 // get INVALID_ARGUMENT before create runs; create's *shim.Error codes reach
 // the caller; a reply too large for the broker becomes a PAYLOAD_TOO_LARGE
-// error reply instead of a silent timeout.
+// error reply instead of a silent timeout. The handlers are given their
+// connection (shim.Conn: a subscription does not expose it), so that their
+// replies are checked against that connection's current limit, which the
+// error states, and wait for it after a reconnect.
 func Serve(nc *nats.Conn, create func(context.Context, Order) (Receipt, error), lookup func(context.Context, string) (Receipt, error)) ([]*nats.Subscription, error) {
-	s1, err := nc.Subscribe("orders.create", shim.JSONHandler(create))
+	s1, err := nc.Subscribe("orders.create", shim.JSONHandler(create, shim.Conn(nc)))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,7 @@ func Serve(nc *nats.Conn, create func(context.Context, Order) (Receipt, error), 
 			return nil, err
 		}
 		return json.Marshal(r)
-	}))
+	}, shim.Conn(nc)))
 	if err != nil {
 		_ = s1.Unsubscribe()
 		return nil, err

@@ -13,7 +13,6 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	orders "github.com/natssend/natssend/examples/safe"
-	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -23,11 +22,11 @@ const limit = 64 << 10
 // 64 KiB max_payload and sends orders ten times that size through every
 // path that carries them.
 func TestServiceEndToEnd(t *testing.T) {
-	s := natstest.Start(t, natstest.MaxPayload(limit), natstest.JetStream())
+	url := startServer(t, limit)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	svc, err := orders.Connect(s.URL())
+	svc, err := orders.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestServiceEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	nc, err := orders.Connect(s.URL())
+	nc, err := orders.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}

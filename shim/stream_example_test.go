@@ -10,16 +10,16 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
 func ExampleClient_RequestStream() {
-	s, stop := exampleServer(natstest.MaxPayload(64 << 10))
+	url, stop := exampleServer(&server.Options{MaxPayload: 64 << 10})
 	defer stop()
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,9 +55,9 @@ func ExampleClient_RequestStream() {
 }
 
 func ExampleClient_RequestMany() {
-	s, stop := exampleServer()
+	url, stop := exampleServer(&server.Options{})
 	defer stop()
-	nc, err := shim.Connect(s.URL())
+	nc, err := shim.Connect(url)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), failover)
 			defer cancel()
 			err := e.cst.PublishMsg(ctx, &nats.Msg{Subject: "ev.data", Data: data})
-			trig.Wait(t, time.Second)
+			trig.Wait(t, failover)
 			switch {
 			case err == nil: // stored on the new leader, then published
 				select {
@@ -127,7 +127,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			trig := e.loseLeader(consumerUp)
 			start := time.Now()
 			got, err := e.cst.Resolve(ctx, ref)
-			trig.Wait(t, time.Second)
+			trig.Wait(t, failover)
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("read %d bytes, err %v; want the %d stored", len(got), err, len(data))
 			}
@@ -152,7 +152,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			defer cancel()
 			c := shim.NewClient(e.caller, shim.WithClaimChecks(e.cst), shim.WithTimeout(2*failover))
 			reply, err := c.Request(ctx, subject, []byte("q"))
-			trig.Wait(t, time.Second)
+			trig.Wait(t, failover)
 			if err != nil || !bytes.Equal(reply.Data, big) {
 				t.Fatalf("err %v; want the %d-byte reply", err, len(big))
 			}

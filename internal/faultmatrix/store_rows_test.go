@@ -50,9 +50,7 @@ func runStoreRows(t *testing.T, rows []storeRow) {
 				r.fault(e, c)
 			}
 			r.run(t, e, ctx)
-			for _, f := range c.then {
-				f()
-			}
+			c.afterCall()
 			e.checkFaults()
 		}
 	}

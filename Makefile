@@ -6,6 +6,7 @@
 #   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
 #   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
+#   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7)
 #   make bench-lint natssend-lint against the no-op and go vet floors on real dependency graphs
 #                   (BENCH_MODS=dir,... adds checkouts of public modules, BENCH_RUNS=5)
 #   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
@@ -19,7 +20,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint golangci golangci-build golangci-test bench bench-fast bench-lint fuzz stress race ci clean faults
 
 all: build test
 
@@ -55,6 +56,12 @@ golangci-test: golangci-build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shim/ ./claimcheck/
+
+# The hot path against raw nats.go, server in a child process: the best of
+# BENCH_COUNT rounds of each call and its ratio to the raw call.
+BENCH_COUNT ?= 7
+bench-fast:
+	$(GO) test -run '^$$' -bench '^BenchmarkFastPath$$' -benchmem -count $(BENCH_COUNT) ./shim/ | tee /dev/stderr | awk -f internal/benchratio/benchratio.awk
 
 # This repository, generated modules of 50/200/800 packages on the real nats.go
 # and large std packages, and BENCH_MODS; warm, cold vet cache, one edit.

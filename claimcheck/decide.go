@@ -87,12 +87,6 @@ func checkMsg(m *nats.Msg) error {
 	return nil
 }
 
-// fits reports whether a message with header h and body n, plus reserve
-// header bytes, is within limit (the server refuses sizes > limit).
-func fits(h nats.Header, n int, reserve, limit int64) bool {
-	return int64(wire.MsgSize(h, n))+reserve <= limit
-}
-
 // streamLimit is a cached stream max_msg_size for one subject.
 type streamLimit struct {
 	max     int64 // 0: no limit, or unknown

@@ -10,13 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 )
-
-// maxDecisions bounds how often one send decides again after nats.go
-// refused it with nats.ErrMaxPayload (the connection's limit fell between
-// the decision and the send, by a reconnect; nothing was written). Each
-// new decision waits for the new link's limit, so more than two are rare.
-const maxDecisions = 8
 
 // Prepare returns m itself when it fits the connection's effective
 // max_payload with reserve more header bytes, which the caller will still
@@ -42,7 +37,7 @@ const maxDecisions = 8
 // Prepare publishes nothing, so every error it returns matches
 // ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
-	ref, err := s.prepare(ctx, m, reserve, 0)
+	ref, err := s.prepare(ctx, m, reserve, 0, false)
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -52,7 +47,7 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 // prepare is Prepare, and PrepareLimit when capLimit is positive: the
 // decision is made against the lower of the connection's limit and
 // capLimit, while chunks are sized to the connection's limit.
-func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64) (*nats.Msg, error) {
+func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, reply bool) (*nats.Msg, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, err
 	}
@@ -80,7 +75,11 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 	case connlimit.Refuse:
 		return nil, err
 	}
-	ref, _, err := s.reference(ctx, m, m.Header, limit)
+	name := ""
+	if reply {
+		name = ReplyObjectName(m.Subject)
+	}
+	ref, _, err := s.referenceNamed(ctx, m, m.Header, limit, name)
 	return ref, err
 }
 
@@ -108,33 +107,27 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for attempt := 1; ; attempt++ {
-		limit, err := s.limit.Limit(ctx)
-		if err != nil {
-			return err
-		}
-		v, err := s.decide(m, m.Header, 0, limit, limit)
-		switch v {
-		case connlimit.Refuse:
-			return err
-		case connlimit.Fits:
-			s.limit.BeforeSend()
-			err := s.nc.PublishMsg(m)
-			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-				// The link changed between the decision and the send
-				// (nats.go holds 0 until a new link's limit arrives);
-				// nothing was written. Decide again on the new limit.
-				s.limit.Redecided()
-				continue
-			}
-			return err
-		}
-		ref, name, err := s.reference(ctx, m, m.Header, limit)
-		if err != nil {
-			return err
-		}
-		return s.publishRef(ctx, ref, name)
+	var refuse error
+	v, limit, err := s.limit.Send(ctx, connlimit.Send{
+		Decide: func(limit int64) (v connlimit.Verdict) {
+			v, refuse = s.decide(m, m.Header, 0, limit, limit)
+			return v
+		},
+		Write: func() error { return s.nc.PublishMsg(m) },
+	})
+	switch {
+	case err != nil:
+		return err
+	case v == connlimit.Refuse:
+		return refuse
+	case v == connlimit.Fits:
+		return nil
 	}
+	ref, name, err := s.reference(ctx, m, m.Header, limit)
+	if err != nil {
+		return err
+	}
+	return s.publishRef(ctx, ref, name)
 }
 
 // publishRef publishes a reference whose payload is stored, deleting the
@@ -142,114 +135,25 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 // nats.go refuses for its size because the link changed during the
 // upload is sent once the new link's limit is known, if it fits that.
 func (s *Store) publishRef(ctx context.Context, ref *nats.Msg, name string) error {
-	for attempt := 1; ; attempt++ {
-		err := s.nc.PublishMsg(ref)
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			s.limit.Redecided()
-			if limit, lerr := s.limit.Limit(ctx); lerr == nil && fits(ref.Header, 0, 0, limit) {
-				continue
-			}
-		}
+	v, limit, err := s.limit.Send(ctx, refSend(ref, func() error { return s.nc.PublishMsg(ref) }))
+	if err == nil && v != connlimit.Fits {
+		err = fmt.Errorf("%w: the claim check's reference (%d bytes) does not fit the new link's max_payload of %d bytes", ErrTooLarge, wire.MsgSize(ref.Header, 0), limit)
+	}
+	if err != nil {
 		return s.abandon(ctx, name, err)
 	}
+	return nil
 }
 
-// PublishJetStream publishes m to a stream: unchanged when it fits,
-// otherwise as a claim check. Fitting takes into account the headers the
-// given options add (message ID, expectations, TTL, schedules), computed
-// by nats.go itself, and the target stream's max_msg_size when it is
-// below the connection's max_payload (looked up by subject and cached for
-// a while). When the stream still refuses the message as too large
-// (jetstream.ErrStreamMessageExceedsMaximum: nothing was stored), it is
-// sent once more, as a claim check.
-//
-// The reference carries the same options, so de-duplication and
-// expectations apply to it. When the reference is not stored (the server
-// refused it, or there was no stream), the payload is deleted. When the
-// outcome is unknown (a timeout or disconnect while waiting for the
-// acknowledgement), the payload is kept (TTL removes it) so that a stored
-// reference never points at nothing; retry with a message ID. When the
-// acknowledgement reports a duplicate, the payload just stored is deleted
-// (the stream keeps the earlier message). m is never modified.
-//
-// Errors match ErrNotPublished when nothing was stored: invalid input,
-// ErrTooLarge, ErrClosed, a failed upload, and a publish that failed in a
-// way that proves the stream did not store it (an API error such as a
-// failed expectation, no responders, a refusal by nats.go). A timeout or
-// disconnect while waiting for the acknowledgement does not match: the
-// outcome is unknown.
-func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if err := s.checkPublish(m); err != nil {
-		return nil, notPublished(err)
+// refSend is the send of a reference whose payload is stored: it fits, or
+// (the link changed during the upload and its limit fell) it is refused.
+func refSend(ref *nats.Msg, write func() error) connlimit.Send {
+	return connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(int64(wire.MsgSize(ref.Header, 0)), limit, connlimit.NoClaimCheck)
+		},
+		Write: write,
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, notPublished(err)
-	}
-	sent, err := s.jsHeaders(m, opts)
-	if err != nil {
-		return nil, notPublished(err)
-	}
-	var limit, eff int64
-	for attempt := 1; ; attempt++ {
-		if limit, err = s.limit.Limit(ctx); err != nil {
-			return nil, notPublished(err)
-		}
-		eff = limit
-		if sl := s.streamMaxMsgSize(ctx, m.Subject); sl > 0 && sl < eff {
-			eff = sl
-		}
-		v, err := s.decide(m, sent, 0, eff, limit)
-		if v == connlimit.Refuse {
-			return nil, notPublished(err)
-		}
-		if v == connlimit.ClaimCheck {
-			break
-		}
-		// The loop sends again only after an error proving that nothing
-		// was stored (the stream's size refusal, nats.go's ErrMaxPayload).
-		ack, err := s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...) //natssend:reviewed retry: sent again only after a refusal that stored nothing
-		switch {
-		case err == nil:
-			return ack, nil
-		case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) && attempt < maxDecisions:
-			// Nothing was stored. Our idea of the stream's limit was stale.
-			s.forgetStream(m.Subject)
-			continue
-		case errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions:
-			// nats.go sent nothing: the link changed. Decide again.
-			s.limit.Redecided()
-			continue
-		case notStored(err):
-			return nil, notPublished(err)
-		default:
-			return nil, err // outcome unknown
-		}
-	}
-	ref, name, err := s.reference(ctx, m, sent, limit)
-	if err != nil {
-		return nil, notPublished(err)
-	}
-	ack, err := s.js.PublishMsg(ctx, ref, opts...)
-	if err != nil {
-		if notStored(err) {
-			return nil, s.abandon(ctx, name, err)
-		}
-		return nil, fmt.Errorf("claimcheck: publishing the claim check %q: %w (it may have been stored; the payload is kept until the bucket's TTL)", name, err)
-	}
-	if ack.Duplicate {
-		// The stream already holds this message ID; nothing refers to the
-		// payload we just stored.
-		cctx, cancel := s.cleanupContext(ctx)
-		_ = s.deleteObject(cctx, name)
-		cancel()
-	}
-	return ack, nil
 }
 
 // Discard deletes the payload a reference from Prepare points to. Call it
@@ -276,7 +180,11 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	name := vals[0]
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
-	info, err := s.obs.GetInfo(cctx, name)
+	var info *jetstream.ObjectInfo
+	err := s.readCall(cctx, func(ctx context.Context) (err error) {
+		info, err = s.obs.GetInfo(ctx, name)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil
 	}
@@ -307,8 +215,14 @@ func (s *Store) abandon(ctx context.Context, name string, perr error) error {
 // object name; decide has said ClaimCheck. connLimit is the connection's
 // max_payload, which sizes the chunks.
 func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64) (*nats.Msg, string, error) {
+	return s.referenceNamed(ctx, m, sent, connLimit, "")
+}
+
+// referenceNamed is reference storing the object as name ("" for a new
+// random name).
+func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64, name string) (*nats.Msg, string, error) {
 	sizeStr := strconv.Itoa(len(m.Data))
-	name, err := s.store(ctx, m.Subject, m.Data, connLimit)
+	name, err := s.store(ctx, m.Subject, m.Data, connLimit, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -336,56 +250,4 @@ func cloneHeader(h nats.Header) nats.Header {
 		c[k] = append([]string(nil), v...)
 	}
 	return c
-}
-
-// copyForPublish returns a message jetstream.PublishMsg may modify (it
-// sets headers on it when options are given).
-func copyForPublish(m *nats.Msg, opts []jetstream.PublishOpt) *nats.Msg {
-	if len(opts) == 0 {
-		return m // not modified without options
-	}
-	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: cloneHeader(m.Header), Data: m.Data}
-}
-
-// notStored reports whether a JetStream publish error proves that the
-// message was not stored: the server answered with an error, nothing
-// answered at all, or nats.go refused to send it.
-func notStored(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrMaxPayload) ||
-		errors.Is(err, nats.ErrBadHeaderMsg) ||
-		errors.Is(err, nats.ErrBadSubject) ||
-		errors.Is(err, nats.ErrReconnectBufExceeded) ||
-		errors.Is(err, jetstream.ErrInvalidOption)
-}
-
-// jsHeaders returns the header block a JetStream publish of m with opts
-// sends: m's headers with what the options add, computed by nats.go
-// itself. It runs jetstream's own PublishMsg on a copy with an empty
-// subject and an already cancelled context: nats.go applies the options'
-// headers and then stops at the context check before anything is written
-// to the connection (and an empty subject could not be sent anyway). An
-// option error (for example a stall wait on a synchronous publish) is
-// returned as the real publish would return it. TestJetStreamHeadersExact
-// proves, against a real stream, that the result equals the stored
-// headers for every option and that the dry run sends nothing.
-func (s *Store) jsHeaders(m *nats.Msg, opts []jetstream.PublishOpt) (nats.Header, error) {
-	if len(opts) == 0 {
-		return m.Header, nil
-	}
-	probe := &nats.Msg{Header: cloneHeader(m.Header)}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := s.pub.PublishMsg(ctx, probe, opts...)
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, nats.ErrBadSubject):
-		return probe.Header, nil
-	case err == nil:
-		return nil, errors.New("claimcheck: internal error: the header dry run was acknowledged")
-	default:
-		return nil, err
-	}
 }

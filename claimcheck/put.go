@@ -29,6 +29,32 @@ func newName() string {
 	return nameEncoding.EncodeToString(b[:])
 }
 
+// ReplyObjectName is the object name of a claim-checked reply to the reply
+// subject subject (see PrepareReply): derived from the subject, so that a
+// caller that never received the reply (its connection dropped while the
+// reference was on its way, or it gave up) can still delete the payload.
+// Reply subjects are inboxes, unique per request.
+func ReplyObjectName(subject string) string {
+	sum := sha256.Sum256([]byte("natssend reply\x00" + subject))
+	return nameEncoding.EncodeToString(sum[:16])
+}
+
+// nameFree refuses a chosen name that is already stored: a reply subject
+// is used once, so an object of its name belongs to someone else.
+func (s *Store) nameFree(ctx context.Context, name string) error {
+	err := s.readCall(ctx, func(ctx context.Context) error {
+		_, err := s.obs.GetInfo(ctx, name)
+		return err
+	})
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+		return nil
+	case err == nil:
+		return fmt.Errorf("%w: an object named %q is already stored (a reply subject used twice?)", ErrReservedHeader, name)
+	}
+	return err
+}
+
 // validName reports whether name has the form newName produces.
 func validName(name string) bool {
 	if len(name) != nameLen {
@@ -123,7 +149,7 @@ func (e *storeError) Is(target error) bool { return target == ErrNotPublished }
 // context ends while it waits for the last acknowledgements, or when the
 // connection drops) cannot be found and purged. Everything else (reads,
 // deletes, TTL, bucket management) is the object store's.
-func (s *Store) store(ctx context.Context, subject string, data []byte, limit int64) (string, error) {
+func (s *Store) store(ctx context.Context, subject string, data []byte, limit int64, name string) (string, error) {
 	if err := s.beginUpload(); err != nil {
 		return "", err
 	}
@@ -132,7 +158,11 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	if ml := s.bucketMaxMsgSize(); ml > 0 && int64(chunk) > ml {
 		chunk = chunkSize(ml, s.cfg.maxChunk)
 	}
-	name := newName()
+	if name == "" {
+		name = newName()
+	} else if err := s.nameFree(ctx, name); err != nil {
+		return "", &storeError{len(data), err}
+	}
 	id := newName() // the chunk subject token, like the object store's NUID
 	nchunks := (len(data) + chunk - 1) / chunk
 	info := &jetstream.ObjectInfo{
@@ -319,6 +349,12 @@ func (s *Store) bucketMaxMsgSize() int64 {
 // deleteObject removes a stored object that no reference points to: its
 // chunks and its meta message are purged, leaving no delete marker.
 func (s *Store) deleteObject(ctx context.Context, name string) error {
+	// Deleting is idempotent: each step is repeated after a transient
+	// failure (a restart, a lost link) within ctx.
+	return s.readCall(ctx, func(ctx context.Context) error { return s.deleteObjectOnce(ctx, name) })
+}
+
+func (s *Store) deleteObjectOnce(ctx context.Context, name string) error {
 	info, err := s.obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil

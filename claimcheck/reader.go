@@ -76,7 +76,11 @@ func (r *objReader) wrap(err error) error {
 
 func (r *objReader) start() error {
 	s := r.s
-	info, err := s.obs.GetInfo(r.ctx, r.ref.name)
+	var info *jetstream.ObjectInfo
+	err := s.readCall(r.ctx, func(ctx context.Context) (err error) {
+		info, err = s.obs.GetInfo(ctx, r.ref.name)
+		return err
+	})
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return r.fail(ErrMissing, "not in bucket %q (expired, deleted or never stored)", s.cfg.bucket)
@@ -151,7 +155,11 @@ func (r *objReader) consume(from uint64) error {
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
-	cons, err := r.s.js.CreateConsumer(r.ctx, streamName(r.s.cfg.bucket), cfg)
+	var cons jetstream.Consumer
+	err := r.s.readCall(r.ctx, func(ctx context.Context) (err error) {
+		cons, err = r.s.js.CreateConsumer(ctx, streamName(r.s.cfg.bucket), cfg)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -299,7 +307,11 @@ func (r *objReader) chunksGone() (bool, error) {
 	if r.cons == nil {
 		return false, nil
 	}
-	info, err := r.cons.Info(r.ctx)
+	var info *jetstream.ConsumerInfo
+	err := r.s.readCall(r.ctx, func(ctx context.Context) (err error) {
+		info, err = r.cons.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return false, nil
 	}
@@ -322,7 +334,11 @@ const replicaLagWait = 100 * time.Millisecond
 // object it stores.
 func (r *objReader) storedChunks() (uint64, error) {
 	subj := chunkSubject(r.s.cfg.bucket, r.info.NUID)
-	si, err := r.s.stream.Info(r.ctx, jetstream.WithSubjectFilter(subj))
+	var si *jetstream.StreamInfo
+	err := r.s.readCall(r.ctx, func(ctx context.Context) (err error) {
+		si, err = r.s.stream.Info(ctx, jetstream.WithSubjectFilter(subj))
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}

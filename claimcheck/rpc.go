@@ -13,7 +13,7 @@ import (
 // connection's one limit state; chunks are still sized to the connection's
 // max_payload. limit <= 0 means no cap (Prepare).
 func (s *Store) PrepareLimit(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
-	ref, err := s.prepare(ctx, m, reserve, limit)
+	ref, err := s.prepare(ctx, m, reserve, limit, false)
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -23,3 +23,16 @@ func (s *Store) PrepareLimit(ctx context.Context, m *nats.Msg, reserve int, limi
 // Conn returns the connection the Store publishes on (that of the
 // JetStream context given to New).
 func (s *Store) Conn() *nats.Conn { return s.nc }
+
+// PrepareReply is PrepareLimit for a reply: m.Subject is the request's
+// reply subject, and a payload is stored under ReplyObjectName(m.Subject)
+// instead of a random name, so that the caller can delete it even when
+// the reference never reached it. It refuses (ErrReservedHeader, nothing
+// stored) when an object of that name is already stored.
+func (s *Store) PrepareReply(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
+	ref, err := s.prepare(ctx, m, reserve, limit, true)
+	if err != nil {
+		return nil, notPublished(err)
+	}
+	return ref, nil
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
 )
 
 // HeaderOperationID carries a call's operation ID (see OperationID).
@@ -54,8 +56,10 @@ func badOperationID(id string) string {
 	return ""
 }
 
-// Attempts lets one call send the request up to n times, all within the
-// call's one deadline (never beyond it). Which failures are sent again:
+// Attempts is a call-level CallOption of Client.Request and RequestMsg: it
+// lets this one call send the request up to n times, all within the call's
+// one deadline (never beyond it). For code that is not a single Client
+// call, use Retry, whose RetryOption MaxAttempts is its counterpart. Which failures are sent again:
 //
 //   - not run (no responders, the connection reconnecting or lost before
 //     the send): always;
@@ -67,13 +71,20 @@ func badOperationID(id string) string {
 //     too large, a closed connection, the caller's context done), and a
 //     PAYLOAD_TOO_LARGE reply: never.
 //
-// With an OperationID each attempt waits for its share of the time left
-// (the time left divided by the attempts left, so the last one gets all of
-// it) and tells the responder that share in HeaderTimeout, so that a reply
-// that does not come leaves time to send again. Without one, an attempt
-// that was sent is never repeated, so each waits for all the time left. Between attempts the call waits a
-// backoff with jitter (from 20 ms, doubling, at most 500 ms, each wait
-// between half and all of that), never past the deadline.
+// The schedule (see the package doc, "Attempts: the schedule"): every
+// attempt of a call answers to the same reply inbox, so a reply to any
+// attempt answers the call, however late within the deadline. Each
+// attempt tells the responder all the time the call has left
+// (HeaderTimeout). With an OperationID an attempt that was sent waits
+// AttemptTimeout (DefaultAttemptTimeout unless set) for a reply before the
+// request is sent again, and the last attempt waits for all the time
+// left; without one, an attempt that was sent is never repeated, so it
+// waits for all the time left. After a failure that did not run the call
+// waits a backoff with jitter (from 20 ms, doubling, at most 500 ms, each
+// wait between half and all of that), never past the deadline. So
+// Attempts never fails a call that a single attempt would have completed
+// within the same deadline, and n may be as large as you like
+// (math.MaxInt included): the deadline bounds the call.
 //
 // When the call fails after more than one attempt, the error is a *Error
 // whose Attempts lists every attempt's error and whose message says how
@@ -81,8 +92,10 @@ func badOperationID(id string) string {
 // fields Code, Remote, Sent see the last attempt's error. Its Outcome is
 // OutcomeUnknown when any attempt's was, otherwise the last one's.
 //
-// A claim-checked request (WithClaimChecks) is stored again for each
-// attempt, and each copy deleted when its attempt ends.
+// A claim-checked request (WithClaimChecks) is stored once per call, sent
+// as the same reference by every attempt, and deleted once when the call
+// ends. A claim-checked reply to an attempt the call no longer waits for
+// is deleted by the caller when it arrives.
 //
 // n must be at least 1; the default, 1, is one send as without Attempts.
 func Attempts(n int) CallOption {
@@ -103,44 +116,6 @@ const (
 	attemptBackoffMax = 500 * time.Millisecond
 )
 
-// requestAttempts makes up to co.attempts sends of m within callCtx.
-func (c *Client) requestAttempts(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
-	var errs []error
-	wait := attemptBackoff
-	for attempt := 1; ; attempt++ {
-		left := co.attempts - attempt + 1
-		share := time.Until(deadline) / time.Duration(left)
-		attemptDeadline := deadline
-		actx := callCtx
-		var cancel context.CancelFunc = func() {}
-		if left > 1 && co.opID != "" {
-			attemptDeadline = time.Now().Add(share)
-			actx, cancel = context.WithDeadline(callCtx, attemptDeadline)
-		}
-		reply, err := c.send(ctx, actx, attemptDeadline, m, co.opID) //natssend:reviewed retry: Attempts sends again only after a not-run failure, or an unknown one under an operation ID (resendable)
-		cancel()
-		if err == nil {
-			return reply, nil
-		}
-		errs = append(errs, err)
-		if left == 1 || !resendable(err, co.opID != "") || ctx.Err() != nil {
-			return nil, attemptsError(errs)
-		}
-		d := jitter(wait)
-		wait = min(2*wait, attemptBackoffMax)
-		if time.Until(deadline) <= d {
-			return nil, attemptsError(errs)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-callCtx.Done():
-			t.Stop()
-			return nil, attemptsError(errs)
-		}
-	}
-}
-
 // jitter returns a wait between d/2 and d.
 func jitter(d time.Duration) time.Duration {
 	if d <= 1 {
@@ -152,23 +127,35 @@ func jitter(d time.Duration) time.Duration {
 // resendable reports whether a call that failed with err may be sent
 // again (see Attempts); withID says whether it carries an OperationID.
 func resendable(err error, withID bool) bool {
-	var e *Error
-	if !errors.As(err, &e) {
-		return false
-	}
-	switch e.Outcome() {
+	switch Classify(err) {
 	case OutcomeNotRun:
-		switch e.Code {
-		case CodeNoResponders:
-			return true
-		case CodeUnavailable:
-			return !errors.Is(err, nats.ErrConnectionClosed)
-		}
-		return false // the same refusal again
+		return worthRepeating(err)
 	case OutcomeUnknown:
-		return withID && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
+		var e *Error
+		return withID && errors.As(err, &e) && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
 	}
 	return false
+}
+
+// worthRepeating is the one rule, shared by Attempts and Retry, for a
+// failure that certainly did not run: it is worth repeating unless the
+// same refusal would come again (invalid input or option, a message too
+// large, the caller's own cancellation, a closed connection or store).
+func worthRepeating(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Outcome() != OutcomeNotRun {
+		return false
+	}
+	switch e.Code {
+	case CodeInvalidArgument, CodePayloadTooLarge, CodeCanceled:
+		return false
+	}
+	for _, permanent := range []error{nats.ErrConnectionClosed, ErrInvalidOption, claimcheck.ErrClosed, context.Canceled, nats.ErrMaxPayload} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return true
 }
 
 // attemptsError is the error of an operation tried len(errs) times: the

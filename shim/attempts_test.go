@@ -3,6 +3,7 @@ package shim_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,19 +78,22 @@ func TestAttemptsTimeoutWithoutOperationID(t *testing.T) {
 	stays(t, 600*time.Millisecond, func() bool { return runs.get() == 1 }, "one run")
 }
 
+// With an operation ID, an attempt whose reply has not come within
+// AttemptTimeout is sent again; an earlier attempt's late error reply
+// does not end the call.
 func TestAttemptsTimeoutWithOperationID(t *testing.T) {
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var log idLog
 	serve(t, s, "svc", shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
 		if log.add(shim.OperationIDFrom(ctx)) == 1 {
-			<-ctx.Done() // the first attempt's reply never comes in time
-			return nil, ctx.Err()
+			time.Sleep(500 * time.Millisecond) // past the attempt's wait
+			return nil, errors.New("lost")
 		}
 		return []byte("done"), nil
 	}))
 	c := shim.NewClient(nc)
-	reply, err := c.Request(context.Background(), "svc", nil, shim.OperationID("op-42"), shim.Attempts(3), shim.Timeout(3*time.Second))
+	reply, err := c.Request(context.Background(), "svc", nil, shim.OperationID("op-42"), shim.Attempts(2), shim.AttemptTimeout(200*time.Millisecond), shim.Timeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +102,36 @@ func TestAttemptsTimeoutWithOperationID(t *testing.T) {
 	}
 	if got := log.all(); len(got) != 2 || got[0] != "op-42" || got[1] != "op-42" {
 		t.Fatalf("responder saw %q, want op-42 twice", got)
+	}
+}
+
+// Attempts never fails a call that one attempt completes within the same
+// deadline: a healthy responder slower than the attempt's wait answers the
+// call with its reply to the first attempt, whatever n is.
+func TestAttemptsNeverFailACallOneAttemptCompletes(t *testing.T) {
+	s := natstest.Start(t)
+	nc := connect(t, s.URL())
+	var runs counter
+	serve(t, s, "svc", shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
+		runs.inc()
+		time.Sleep(100 * time.Millisecond)
+		return []byte("ok"), nil
+	}))
+	c := shim.NewClient(nc)
+	for _, n := range []int{2, 200, math.MaxInt} {
+		for _, wait := range []time.Duration{0, 30 * time.Millisecond} {
+			opts := []shim.CallOption{shim.OperationID("op-slow"), shim.Attempts(n), shim.Timeout(4 * time.Second)}
+			if wait > 0 {
+				opts = append(opts, shim.AttemptTimeout(wait))
+			}
+			reply, err := c.Request(context.Background(), "svc", nil, opts...)
+			if err != nil || string(reply.Data) != "ok" {
+				t.Fatalf("Attempts(%d), AttemptTimeout(%v): %v", n, wait, err)
+			}
+		}
+	}
+	if runs.get() < 6 {
+		t.Fatalf("%d runs for 6 calls", runs.get())
 	}
 }
 
@@ -162,7 +196,7 @@ func TestAttemptsMixedOutcomeIsUnknown(t *testing.T) {
 		_ = rnc.Flush()
 	}()
 	c := shim.NewClient(nc)
-	_, err = c.Request(context.Background(), "svc", nil, shim.OperationID("op-7"), shim.Attempts(2), shim.Timeout(time.Second))
+	_, err = c.Request(context.Background(), "svc", nil, shim.OperationID("op-7"), shim.Attempts(2), shim.AttemptTimeout(300*time.Millisecond), shim.Timeout(3*time.Second))
 	var se *shim.Error
 	if !errors.As(err, &se) || len(se.Attempts) != 2 || !errors.Is(err, nats.ErrNoResponders) || shim.Classify(err) != shim.OutcomeUnknown {
 		t.Fatalf("want 2 attempts, the last no responders, unknown overall; got %v", err)

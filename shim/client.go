@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -39,8 +38,10 @@ func (c *Client) optionError(format string, args ...any) {
 	}
 }
 
-// WithTimeout sets the client's default deadline per call (DefaultTimeout
-// if not set). It must be positive.
+// WithTimeout is a client-level Option: it sets the deadline of every call
+// of the Client (DefaultTimeout if not set). To set one call's deadline,
+// pass the call-level Timeout to Request or RequestMsg (or give the call a
+// context with a deadline); the earliest applies. It must be positive.
 func WithTimeout(d time.Duration) Option {
 	return func(c *Client) {
 		if d <= 0 {
@@ -86,15 +87,17 @@ func WithHeader(key, value string) Option {
 type CallOption func(*callOpts)
 
 type callOpts struct {
-	timeout  time.Duration
-	opID     string // OperationID
-	attempts int    // Attempts; 0 or 1: one send
-	err      error
+	timeout     time.Duration
+	opID        string        // OperationID
+	attempts    int           // Attempts; 0 or 1: one send
+	attemptWait time.Duration // AttemptTimeout; 0: DefaultAttemptTimeout
+	err         error
 }
 
-// Timeout sets this call's timeout. The call's deadline is the earliest of
-// the context's deadline, this timeout and the client's default. It must
-// be positive.
+// Timeout is a call-level CallOption: it sets this one call's timeout. The
+// call's deadline is the earliest of the context's deadline, this timeout
+// and the client-level WithTimeout (or DefaultTimeout). It must be
+// positive.
 func Timeout(d time.Duration) CallOption {
 	return func(o *callOpts) {
 		if d <= 0 {
@@ -140,6 +143,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	c.fixStatic()
 	return c
 }
 
@@ -175,10 +179,7 @@ func (c *Client) Limit(ctx context.Context) (int64, error) {
 		// Nothing but a PING was sent.
 		return 0, sendError(ctx, err, false)
 	}
-	if c.payloadCap > 0 && c.payloadCap < limit {
-		limit = c.payloadCap
-	}
-	return limit, nil
+	return c.capLimit(limit), nil
 }
 
 // Request sends data to subject and waits for one reply. See RequestMsg.
@@ -246,8 +247,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		deadline = d
 	}
 
-	if co.attempts > 1 {
-		return c.requestAttempts(ctx, callCtx, deadline, m, co)
+	if co.attempts > 1 || c.store != nil {
+		return c.call(ctx, callCtx, deadline, m, co)
 	}
 	return c.send(ctx, callCtx, deadline, m, co.opID)
 }
@@ -261,45 +262,51 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 	case c.nc.IsReconnecting():
 		return nil, notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
 	}
-	for attempt := 1; ; attempt++ {
-		limit, err := c.Limit(callCtx)
-		if err != nil {
-			return nil, err
-		}
-
-		// What is left after the limit check, which may have taken a round trip.
-		hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), opID)
-		if err != nil {
-			return nil, err
-		}
-		size := int64(hdrSize + len(m.Data))
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			if c.store == nil {
-				return nil, tooLarge("request", size, limit, nil)
+	var (
+		req    nats.Msg
+		size   int64
+		capped int64
+		hdrErr error
+		reply  *nats.Msg
+	)
+	v, _, err := c.st.Send(callCtx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			capped = c.capLimit(limit)
+			// What is left after the limit check, which may have taken a round trip.
+			hdr, hdrSize, err := c.header(m.Header, timeoutMS(time.Until(deadline)), opID)
+			if err != nil {
+				hdrErr = err
+				return connlimit.Refuse
 			}
-			// The Store decides between a claim check and a refusal.
-			return c.requestClaimCheck(ctx, callCtx, deadline, m, limit, opID)
-		}
-		req := nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
-		c.st.BeforeSend()
-		reply, err := c.nc.RequestMsgWithContext(callCtx, &req)
-		if err != nil {
-			if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-				// The link changed between the decision and the send;
-				// nothing was written. Decide again on the new limit.
-				c.st.Redecided()
-				continue
-			}
-			return nil, sendError(ctx, err, true)
-		}
-		if rerr := remoteError(reply); rerr != nil {
-			return nil, rerr
-		}
-		if c.store != nil {
-			return c.resolveReply(ctx, callCtx, reply)
-		}
-		return reply, nil
+			size = int64(hdrSize + len(m.Data))
+			req = nats.Msg{Subject: m.Subject, Data: m.Data, Header: hdr}
+			return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
+		},
+		Write: func() (err error) {
+			reply, err = c.nc.RequestMsgWithContext(callCtx, &req)
+			return err
+		},
+	})
+	switch {
+	case hdrErr != nil:
+		return nil, hdrErr
+	case err != nil:
+		return nil, sendError(ctx, err, true)
+	case v != connlimit.Fits:
+		return nil, tooLarge("request", size, capped, nil)
 	}
+	if rerr := remoteError(reply); rerr != nil {
+		return nil, rerr
+	}
+	return c.resolveReply(ctx, callCtx, reply)
+}
+
+// capLimit is the connection's limit lowered to the payload cap.
+func (c *Client) capLimit(limit int64) int64 {
+	if c.payloadCap > 0 && c.payloadCap < limit {
+		return c.payloadCap
+	}
+	return limit
 }
 
 // header returns the header map to send and its wire size: the client's
@@ -316,16 +323,12 @@ func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Hea
 			return t.h, t.size, nil
 		}
 	}
-	h := make(nats.Header, len(c.static)+len(own)+1)
-	for k, v := range c.static {
-		h[k] = v
-	}
-	for k, v := range own {
-		h[k] = v
-	}
-	h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS, 10)}
+	ms := strconv.FormatInt(timeoutMS, 10)
+	var h nats.Header
 	if opID != "" {
-		h[HeaderOperationID] = []string{opID}
+		h = c.requestHeader(own, HeaderTimeout, ms, HeaderOperationID, opID)
+	} else {
+		h = c.requestHeader(own, HeaderTimeout, ms)
 	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return nil, 0, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)

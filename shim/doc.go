@@ -107,6 +107,33 @@
 // one atomic step that both checks the ID and makes the effect closes the
 // gap. examples/safe shows an order service built that way.
 //
+// # Attempts: the schedule
+//
+// A call with Attempts(n) (or with WithClaimChecks) answers to one reply
+// inbox of its own, shared by all its attempts: a reply to any attempt
+// answers the call. Each attempt is sent with all the time the call has
+// left in HeaderTimeout. Then:
+//
+//   - With an OperationID, an attempt that was sent waits AttemptTimeout
+//     (DefaultAttemptTimeout, 2 s, unless set) for a reply, and the request
+//     is sent again when none came; the last attempt waits for all the time
+//     left. A slow responder still answers the call: its reply to the
+//     first attempt is taken whenever it comes within the deadline.
+//   - Without an OperationID, an attempt that was sent is never repeated:
+//     it waits for all the time left.
+//   - A failure that certainly did not run (no responders, the connection
+//     down before the send, a failed upload of a claim-checked request) is
+//     sent again after a backoff with jitter (20 ms doubling to 500 ms),
+//     with or without an OperationID. A refusal that would be the same again
+//     (invalid input, too large, a closed connection, the caller's own
+//     cancellation) and a rejection end the call. Retry follows the same
+//     rule for not-run failures.
+//   - A claim-checked request is stored once per call, sent by every
+//     attempt as the same reference, and deleted once when the call ends.
+//
+// So Attempts never fails a call that one attempt would have completed
+// within the same deadline; n only bounds how often the request is sent.
+//
 // # RPC overflow
 //
 // A request or reply above the limit can travel as a claim check, opt-in
@@ -130,7 +157,13 @@
 // CodeReplyLost (ErrReplyLost): the operation completed, its reply was
 // lost. The caller owns both payloads and deletes them (the request's when
 // the call ends, the reply's after reading it); a responder never deletes
-// a request's payload.
+// a request's payload. A caller that gave up (cancelled, out of time, or
+// an attempt it no longer waits for) still deletes a claim-checked reply
+// that arrives up to a few seconds after its deadline, and a responder
+// whose deadline (HeaderTimeout) has passed does not store its reply, or
+// deletes it instead of sending it when the deadline passed during the
+// upload. Only a crash of one side can leave a payload behind, until the
+// bucket's TTL.
 //
 // Peers that do not opt in behave as before: a Client without
 // WithClaimChecks refuses an oversized request locally and does not

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // Error codes. A responder may use any code (micro services commonly use
@@ -266,7 +268,7 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	if sent && refusedBeforeWrite(err) {
+	if sent && connlimit.Unwritten(err) {
 		// nats.go returns these only before it writes anything.
 		sent = false
 	}
@@ -280,7 +282,7 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	case errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionReconnecting):
 		code, msg = CodeUnavailable, "connection is reconnecting"
 		if !errors.Is(err, nats.ErrConnectionReconnecting) {
-			err = errors.Join(nats.ErrConnectionReconnecting, err)
+			err = fmt.Errorf("%w; %w", nats.ErrConnectionReconnecting, err)
 		}
 	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection),
@@ -291,14 +293,14 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	case cancelled:
 		code, msg = CodeCanceled, "cancelled"
 		if ctx != nil && !errors.Is(err, context.Canceled) {
-			err = errors.Join(ctx.Err(), err)
+			err = fmt.Errorf("%w; %w", ctx.Err(), err)
 		}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		code, msg = CodeDeadlineExceeded, "deadline exceeded"
 		if sent {
 			msg = "no reply before the deadline"
 		}
-		err = errors.Join(nats.ErrTimeout, context.DeadlineExceeded)
+		err = fmt.Errorf("%w; %w", nats.ErrTimeout, context.DeadlineExceeded)
 	default:
 		code, msg = CodeInternal, "failed"
 	}
@@ -342,22 +344,4 @@ func remoteError(m *nats.Msg) *Error {
 // isClientErrorCode reports whether code is an HTTP-style 4xx code.
 func isClientErrorCode(code string) bool {
 	return len(code) == 3 && code[0] == '4' && code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9'
-}
-
-// refusedBeforeWrite reports whether err is one that nats.go returns from
-// a publish or request only before anything of the message is written to
-// the connection: a refused argument, a size over the limit it holds, or
-// a connection that cannot take the message now (reconnecting without a
-// buffer, draining, closed before the send).
-func refusedBeforeWrite(err error) bool {
-	for _, target := range []error{
-		nats.ErrBadSubject, nats.ErrBadHeaderMsg, nats.ErrInvalidMsg, nats.ErrInvalidContext,
-		nats.ErrInvalidConnection, nats.ErrHeadersNotSupported, nats.ErrMaxPayload,
-		nats.ErrReconnectBufExceeded, nats.ErrConnectionDraining,
-	} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -48,6 +49,17 @@ func BaseContext(f func() context.Context) HandlerOption {
 		o.base = f
 	}
 }
+
+// ErrNoConn is reported once to OnError, on the first request with a
+// reply subject, by a Handler made without the Conn option. nats.go's
+// Subscription does not expose its connection, so such a Handler cannot
+// know the responder connection's limit: its size refusals say Limit 0, a
+// reply made right after a reconnect is retried for UnboundReplyWait
+// instead of waiting for the new link's limit, and a reply ready while
+// the connection is reconnecting is dropped instead of waiting for the
+// reconnect (ReplyReconnectWait). Pass Conn(nc) with the subscription's
+// connection.
+var ErrNoConn = errors.New("natssend: Handler made without the Conn option: replies cannot use the responder connection's limit (pass shim.Conn(nc) with the subscription's connection)")
 
 // Conn tells the Handler the connection it is subscribed on. Its replies
 // then use that connection's limit state: a reply over the limit is
@@ -95,7 +107,8 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     INTERNAL error reply ("handler misconfigured") and reports the error
 //     to OnError; a nil request is reported and ignored.
 //   - With Conn, replies use the responder connection's limit state (see
-//     Conn); without it, see Respond.
+//     Conn); without it, see Respond and ErrNoConn, which the Handler
+//     reports once to OnError.
 //   - With ServeClaimChecks, a claim-checked request is resolved before fn
 //     runs and a reply over the limit goes as a claim check when the
 //     caller accepts them (see ServeClaimChecks). Without it, a
@@ -113,7 +126,11 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			o.onError(req, err)
 		}
 	}
+	var noConn sync.Once
 	return func(req *nats.Msg) {
+		if o.st == nil && req != nil && req.Reply != "" {
+			noConn.Do(func() { report(req, ErrNoConn) })
+		}
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
 			return

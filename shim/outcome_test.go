@@ -148,9 +148,14 @@ func TestBoundResponderReportsItsLimit(t *testing.T) {
 		}
 	}
 	limits := map[string]int64{}
+	noConn := map[string]int{}
 	for len(limits) < 2 {
 		select {
 		case r := <-reported:
+			if errors.Is(r[1].(error), shim.ErrNoConn) {
+				noConn[r[0].(string)]++
+				continue
+			}
 			var e *shim.Error
 			if !errors.As(r[1].(error), &e) || e.Code != shim.CodePayloadTooLarge {
 				t.Fatalf("%s reported %v, want PAYLOAD_TOO_LARGE", r[0], r[1])
@@ -162,6 +167,10 @@ func TestBoundResponderReportsItsLimit(t *testing.T) {
 	}
 	if limits["bound"] != 4096 || limits["unbound"] != 0 {
 		t.Fatalf("limits reported: %v, want bound 4096 and unbound 0", limits)
+	}
+	// The Handler without Conn said once what it lacks, before its reply.
+	if noConn["unbound"] != 1 || noConn["bound"] != 0 {
+		t.Fatalf("ErrNoConn reports: %v, want one from the unbound Handler", noConn)
 	}
 	select {
 	case r := <-reported:

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
-	"github.com/natssend/natssend/internal/connlimit"
-	"github.com/natssend/natssend/internal/wire"
 )
 
 // HeaderAcceptClaimCheck is sent with every request of a Client made with
@@ -71,11 +68,7 @@ func WithClaimChecks(st *claimcheck.Store) Option {
 			c.optionError("WithClaimChecks(nil): a nil store")
 			return
 		}
-		c.store = st
-		if c.static == nil {
-			c.static = nats.Header{}
-		}
-		c.static[HeaderAcceptClaimCheck] = []string{st.Bucket()}
+		c.store = st // NewClient adds HeaderAcceptClaimCheck
 	}
 }
 
@@ -121,78 +114,6 @@ func timeoutMS(d time.Duration) int64 {
 	return int64(ms)
 }
 
-// requestClaimCheck sends m, which does not fit limit, through the
-// client's store: upload, then one send of the reference, then the reply.
-// ctx is the caller's context, callCtx carries the call's deadline.
-func (c *Client) requestClaimCheck(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, limit int64, opID string) (*nats.Msg, error) {
-	h := make(nats.Header, len(c.static)+len(m.Header)+2)
-	for k, v := range c.static {
-		h[k] = v
-	}
-	for k, v := range m.Header {
-		h[k] = v
-	}
-	if opID != "" {
-		h[HeaderOperationID] = []string{opID}
-	}
-	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
-	// The timeout header is added after the upload; its value can only
-	// shrink, so reserving its present size is enough.
-	reserve := wire.LineSize(HeaderTimeout, strconv.FormatInt(timeoutMS(time.Until(deadline)), 10))
-	ref, err := c.store.PrepareLimit(callCtx, pm, reserve, limit)
-	if err != nil {
-		return nil, uploadError(ctx, pm, limit, err)
-	}
-	stored := ref != pm // pm itself: the limit rose meanwhile and it fits
-	if !stored {
-		ref = &nats.Msg{Subject: pm.Subject, Header: h, Data: pm.Data}
-	}
-	done := make(chan struct{})
-	discard := func() {
-		defer close(done)
-		if stored {
-			_ = c.store.Discard(ctx, ref) // on failure the bucket's TTL removes it
-		}
-	}
-	remaining := time.Until(deadline)
-	if remaining <= 0 {
-		discard()
-		return nil, notSent(CodeDeadlineExceeded, "deadline passed while storing the request as a claim check; not sent", errors.Join(nats.ErrTimeout, context.DeadlineExceeded))
-	}
-	ref.Header[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(remaining), 10)}
-	var reply *nats.Msg
-	for attempt := 1; ; attempt++ {
-		c.st.BeforeSend()
-		reply, err = c.nc.RequestMsgWithContext(callCtx, ref)
-		if err == nil || !errors.Is(err, nats.ErrMaxPayload) || attempt >= maxDecisions {
-			break
-		}
-		// The link changed between the decision and the send; nothing
-		// was written. The reference goes if it fits the new limit.
-		c.st.Redecided()
-		nl, lerr := c.Limit(callCtx)
-		if lerr != nil {
-			discard()
-			return nil, lerr
-		}
-		if size := int64(MsgSize(ref)); connlimit.Decide(size, nl, connlimit.NoClaimCheck) != connlimit.Fits {
-			discard()
-			return nil, tooLarge("claim-check reference of the request", size, nl, nil)
-		}
-	}
-	// The call has ended: the responder has read the request, or will not
-	// be waited for. Delete the request payload while the reply is read.
-	go discard()
-	defer func() { <-done }()
-	if err != nil {
-		return nil, sendError(ctx, err, true)
-	}
-	if rerr := remoteError(reply); rerr != nil {
-		return nil, rerr
-	}
-	return c.resolveReply(ctx, callCtx, reply)
-}
-
 // uploadError maps a failure of the request upload: nothing was sent.
 func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error {
 	switch {
@@ -200,24 +121,41 @@ func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error
 		return &Error{
 			Code:    CodePayloadTooLarge,
 			Message: fmt.Sprintf("request of %d bytes does not fit the %d-byte limit even as a claim check: %v; not sent", MsgSize(m), limit, err),
-			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: errors.Join(nats.ErrMaxPayload, err),
+			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: fmt.Errorf("%w; %w", nats.ErrMaxPayload, err),
 		}
 	case errors.Is(err, claimcheck.ErrReservedHeader):
 		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
 	}
 	mapped := sendError(ctx, err, false)
+	code, msg := CodeUnavailable, "the claim check store or its connection failed; not sent"
 	var e *Error
-	if errors.As(mapped, &e) && !e.Sent {
-		return &Error{Code: e.Code, Message: "storing the request as a claim check failed: " + e.Message, outcome: OutcomeNotRun, err: err}
+	if errors.As(mapped, &e) && e.Code != CodeInternal {
+		code, msg = e.Code, e.Message
 	}
-	return notSent(CodeInternal, "storing the request as a claim check failed; not sent", err)
+	if errors.Is(err, claimcheck.ErrClosed) {
+		code, msg = CodeInvalidArgument, "the claim check store is closed; not sent"
+	}
+	// Nothing of the request was sent: whatever failed during the upload
+	// (a dropped connection, a stream without a leader), the responder saw
+	// nothing. UNAVAILABLE is what Attempts and Retry send again.
+	return &Error{Code: code, Message: "storing the request as a claim check failed: " + msg, outcome: OutcomeNotRun, err: err}
 }
 
 // resolveReply returns reply with a claim-checked body resolved, and
 // deletes the reply payload. A reply that cannot be read is CodeReplyLost.
 func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*nats.Msg, error) {
-	if c.store == nil || !claimcheck.IsClaimCheck(reply) {
+	if !claimcheck.IsClaimCheck(reply) {
 		return reply, nil
+	}
+	if c.store == nil {
+		// This Client did not ask for a claim-checked reply and cannot
+		// read one: the responder ran, the reply is out of reach. Never
+		// hand the reference back as if it were the reply.
+		return nil, &Error{
+			Code:    CodeReplyLost,
+			Message: fmt.Sprintf("the operation completed but the responder answered with a claim-checked reply (%s bytes) that this Client cannot read (it has no WithClaimChecks store)", reply.Header.Get(claimcheck.HeaderSize)),
+			Sent:    true, outcome: OutcomeUnknown, err: ErrReplyLost,
+		}
 	}
 	data, err := c.store.Resolve(callCtx, reply)
 	_ = c.store.Discard(ctx, reply) // the caller owns the reply payload; TTL is the backstop
@@ -225,7 +163,7 @@ func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*n
 		return nil, &Error{
 			Code:    CodeReplyLost,
 			Message: fmt.Sprintf("the operation completed but its claim-checked reply (%s bytes) could not be read: %v", reply.Header.Get(claimcheck.HeaderSize), err),
-			Sent:    true, outcome: OutcomeUnknown, err: errors.Join(ErrReplyLost, err),
+			Sent:    true, outcome: OutcomeUnknown, err: fmt.Errorf("%w; %w", ErrReplyLost, err),
 		}
 	}
 	return resolved(reply, data), nil
@@ -278,39 +216,15 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 // handler's store when it does not fit and the request accepts claim
 // checks, otherwise with respond.
 func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byte) error {
-	if o.store == nil || req.Header.Get(HeaderAcceptClaimCheck) != o.store.Bucket() {
-		return respond(ctx, o.st, req, data, nil)
-	}
-	var limit int64
-	if o.st != nil {
-		l, err := o.st.Limit(ctx)
-		if err != nil {
-			return sendError(ctx, err, false)
-		}
-		limit = l
-		if connlimit.Decide(int64(len(data)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
-			return respond(ctx, o.st, req, data, nil)
-		}
-	}
-	rm := &nats.Msg{Subject: req.Reply, Data: data}
-	ref, err := o.store.PrepareLimit(ctx, rm, 0, limit)
-	switch {
-	case errors.Is(err, claimcheck.ErrTooLarge):
-		return respond(ctx, o.st, req, data, nil) // PAYLOAD_TOO_LARGE, as without claim checks
-	case err != nil:
-		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
-		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
-		if serr := respondError(ctx, o.st, req, CodeInternal, msg, false); serr != nil {
-			e.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
-		}
-		return e
-	case ref == rm:
-		return respond(ctx, o.st, req, data, nil)
-	}
-	_, err = sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
-	if err != nil {
-		_ = o.store.Discard(ctx, ref) // nothing was sent: nobody can read it
-		return sendError(ctx, err, false)
-	}
-	return nil
+	return replyClaimCheck(ctx, o.store, req.Header.Get(HeaderAcceptClaimCheck), req.Reply, data, nil, replyPeer{
+		ls:    o.st,
+		plain: func() error { return respond(ctx, o.st, req, data, nil) },
+		errorReply: func(code, msg string) error {
+			return respondError(ctx, o.st, req, code, msg, false)
+		},
+		sendRef: func(ref *nats.Msg) error {
+			_, err := sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
+			return err
+		},
+	})
 }

@@ -119,20 +119,3 @@ func benchSmallCalls(b *testing.B, where string, nc *nats.Conn, st *claimcheck.S
 		})
 	}
 }
-
-// TestChildSmallResponder is the child process of BenchmarkRequestClaimChecks:
-// the 64 KiB JetStream server and a raw responder on "svc". It does nothing
-// in a normal test run.
-func TestChildSmallResponder(t *testing.T) {
-	natstest.ServeChild(t, func(t *testing.T) string {
-		s := natstest.Start(t, natstest.MaxPayload(overflowLimit), natstest.JetStream())
-		rnc := connect(t, s.URL())
-		if _, err := rnc.Subscribe("svc", func(m *nats.Msg) { _ = m.Respond([]byte("ok")) }); err != nil { //natssend:reviewed benchmark responder
-			t.Fatal(err)
-		}
-		if err := rnc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		return s.URL()
-	})
-}

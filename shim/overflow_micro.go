@@ -54,7 +54,7 @@ func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) 
 	if req.Reply() != "" {
 		if serr := req.Error(CodeClaimCheckUnresolved, truncate(rerr.Message, maxErrorMessage), nil,
 			micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}})); serr != nil {
-			rerr.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
+			rerr.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
 		}
 	}
 	return nil, rerr
@@ -77,32 +77,16 @@ func RespondMicroClaimCheck(ctx context.Context, st *claimcheck.Store, req micro
 		return notSent(CodeInvalidArgument, "nil Store; not sent", ErrInvalidOption)
 	}
 	hdr := nats.Header(req.Headers())
-	if hdr.Get(HeaderAcceptClaimCheck) != st.Bucket() || req.Reply() == "" {
-		return RespondMicro(req, data, h)
-	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, cancel := requestContext(ctx, &nats.Msg{Header: hdr})
 	defer cancel()
-	rm := &nats.Msg{Subject: req.Reply(), Header: h, Data: data}
-	ref, err := st.Prepare(ctx, rm, 0)
-	switch {
-	case errors.Is(err, claimcheck.ErrTooLarge) || errors.Is(err, nats.ErrBadHeaderMsg) || errors.Is(err, claimcheck.ErrReservedHeader):
-		return RespondMicro(req, data, h)
-	case err != nil:
-		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
-		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
-		if serr := RespondMicroError(req, CodeInternal, msg); serr != nil {
-			e.err = errors.Join(err, fmt.Errorf("error reply not sent either: %w", serr))
-		}
-		return e
-	case ref == rm:
-		return RespondMicro(req, data, h)
-	}
-	if err := microMaxPayload(req.Respond(nil, micro.WithHeaders(micro.Headers(ref.Header)))); err != nil {
-		_ = st.Discard(ctx, ref) // nothing was sent: nobody can read it
-		return sendError(ctx, err, false)
-	}
-	return nil
+	return replyClaimCheck(ctx, st, hdr.Get(HeaderAcceptClaimCheck), req.Reply(), data, h, replyPeer{
+		plain:      func() error { return RespondMicro(req, data, h) },
+		errorReply: func(code, msg string) error { return RespondMicroError(req, code, msg) },
+		sendRef: func(ref *nats.Msg) error {
+			return microMaxPayload(req.Respond(nil, micro.WithHeaders(micro.Headers(ref.Header))))
+		},
+	})
 }

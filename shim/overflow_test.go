@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -304,43 +305,51 @@ func TestOverflowConcurrent(t *testing.T) {
 	}
 }
 
-// Attempts with an operation ID and a claim-checked request: the request
-// is stored again for the second attempt, the responder sees the same ID
-// and the whole body both times, and both copies are deleted.
+// Attempts with an operation ID and claim checks. The first attempt's
+// reply comes after the attempt's wait and answers the call. With a small
+// request the second attempt runs too and its claim-checked reply, which
+// comes after the call ended, is deleted by the caller. With a
+// claim-checked request the request is stored once and sent twice; the
+// second attempt may find it deleted (the call ended) and then does not
+// run. Either way nothing is left stored.
 func TestOverflowAttempts(t *testing.T) {
-	e := newOverflowEnv(t)
-	var log idLog
-	var lens sync.Map
-	e.serveHandler(t, shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
-		n := log.add(shim.OperationIDFrom(ctx))
-		lens.Store(n, len(m.Data))
-		if n == 1 {
-			<-ctx.Done()
-			time.Sleep(200 * time.Millisecond) // the first reply comes too late
-		}
-		return payload(2*overflowLimit, 2), nil
-	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
-	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
-	body := payload(4*overflowLimit, 11)
-	reply, err := c.Request(context.Background(), "svc", body, shim.OperationID("op-cc"), shim.Attempts(2), shim.Timeout(4*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(reply.Data, payload(2*overflowLimit, 2)) {
-		t.Fatal("reply differs")
-	}
-	if ids := log.all(); len(ids) != 2 || ids[0] != "op-cc" || ids[1] != "op-cc" {
-		t.Fatalf("responder saw %q", ids)
-	}
-	for _, k := range []int{1, 2} {
-		if v, _ := lens.Load(k); v != len(body) {
-			t.Fatalf("run %d saw %v bytes, want %d", k, v, len(body))
-		}
-	}
-	// The first run's reply was not stored (its deadline had passed: an
-	// INTERNAL error reply went instead), both request payloads were
-	// deleted by the caller, the second reply's after reading it.
-	if n := e.stored(t); n != 0 {
-		t.Fatalf("%d messages left in the bucket", n)
+	for _, large := range []bool{false, true} {
+		t.Run(map[bool]string{false: "small request", true: "claim-checked request"}[large], func(t *testing.T) {
+			e := newOverflowEnv(t)
+			var log idLog
+			var lens sync.Map
+			e.serveHandler(t, shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+				n := log.add(shim.OperationIDFrom(ctx))
+				lens.Store(n, len(m.Data))
+				if n == 1 {
+					time.Sleep(500 * time.Millisecond) // past the attempt's wait
+				}
+				return payload(2*overflowLimit, 2), nil
+			}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+			c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
+			body := payload(100, 11)
+			if large {
+				body = payload(4*overflowLimit, 11)
+			}
+			reply, err := c.Request(context.Background(), "svc", body, shim.OperationID("op-cc"), shim.Attempts(2), shim.AttemptTimeout(200*time.Millisecond), shim.Timeout(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(reply.Data, payload(2*overflowLimit, 2)) {
+				t.Fatal("reply differs")
+			}
+			if !large {
+				natstest.Eventually(t, 10*time.Second, func() bool { return len(log.all()) == 2 }, "the second attempt ran")
+			}
+			for i, id := range log.all() {
+				if v, _ := lens.Load(i + 1); id != "op-cc" || v != len(body) {
+					t.Fatalf("run %d saw ID %q and %v bytes, want op-cc and %d", i+1, id, v, len(body))
+				}
+			}
+			if claim, plain := e.tap.count(t, "svc", len(body)); large && (claim != 2 || plain != 0) || !large && plain != 2 {
+				t.Fatalf("%d claim-checked and %d plain requests on the wire, want the request twice", claim, plain)
+			}
+			natstest.Eventually(t, 10*time.Second, func() bool { return e.stored(t) == 0 }, "an empty bucket")
+		})
 	}
 }

@@ -20,23 +20,21 @@ import (
 // Use PublishContext or PublishMsgContext for another deadline.
 const DefaultPublishTimeout = time.Minute
 
-// Publish publishes data on subject. See PublishMsgContext.
+// Publish publishes data on subject. See PublishMsgContext; a claim check
+// upload is bounded by DefaultPublishTimeout.
 func Publish(nc *nats.Conn, subject string, data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultPublishTimeout)
-	defer cancel()
-	return PublishMsgContext(ctx, nc, &nats.Msg{Subject: subject, Data: data})
+	return publish(context.Background(), nc, &nats.Msg{Subject: subject, Data: data}, true)
 }
 
-// PublishMsg publishes m. See PublishMsgContext.
+// PublishMsg publishes m. See PublishMsgContext; a claim check upload is
+// bounded by DefaultPublishTimeout.
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultPublishTimeout)
-	defer cancel()
-	return PublishMsgContext(ctx, nc, m)
+	return publish(context.Background(), nc, m, true)
 }
 
 // PublishContext publishes data on subject. See PublishMsgContext.
 func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
-	return PublishMsgContext(ctx, nc, &nats.Msg{Subject: subject, Data: data})
+	return publish(ctx, nc, &nats.Msg{Subject: subject, Data: data}, false)
 }
 
 // PublishMsgContext publishes m (subject, reply, headers, body) once.
@@ -48,35 +46,53 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 // is published instead; receivers get the body back with
 // claimcheck.(*Store).Resolve or the claimcheck subscription helpers. A
 // body over claimcheck.MaxSize, or a connection without JetStream, gives a
-// PAYLOAD_TOO_LARGE error and nothing is published.
+// PAYLOAD_TOO_LARGE error and nothing is published. ctx bounds the wait
+// for the connection's limit and the claim check; a message that fits is
+// handed to nats.go without waiting for anything.
 //
 // For another bucket, TTL or storage, make a claimcheck.Store and use its
 // PublishMsg.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
+	return publish(ctx, nc, m, false)
+}
+
+// publish is every Publish function; bounded says whether a claim check
+// gets DefaultPublishTimeout (the calls without a context).
+//
+// The fast path (connlimit.State.SendExact): on a connection made by
+// Connect, nats.go's own check is the decision for a message that fits.
+// Only a refusal (nothing was written) takes the one send loop
+// (connlimit.State.Send): wait for the link's limit, then send, claim
+// check or refuse.
+func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
 	}
 	st := connlimit.For(nc)
-	for attempt := 1; ; attempt++ {
-		limit, err := st.Limit(ctx)
-		if err != nil {
-			return sendError(ctx, err, false)
-		}
-		size := int64(MsgSize(m))
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
-			// The store decides between a claim check and a refusal.
-			break
-		}
-		st.BeforeSend()
-		err = nc.PublishMsg(m)
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			// The link changed between the decision and the send; nothing
-			// was written. Decide again on the new link's limit.
-			st.Redecided()
-			continue
-		}
+	if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
 		return sendError(ctx, err, false)
 	}
+	v, _, err := st.Send(ctx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(int64(MsgSize(m)), limit, connlimit.NoClaimCheck)
+		},
+		Write: func() error { return nc.PublishMsg(m) },
+	})
+	if v == connlimit.Fits || err != nil {
+		return sendError(ctx, err, false)
+	}
+	// It does not fit: the store decides between a claim check and a refusal.
+	if _, ok := ctx.Deadline(); bounded && !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultPublishTimeout)
+		defer cancel()
+	}
+	return publishClaimCheck(ctx, nc, st, m)
+}
+
+// publishClaimCheck sends m, which does not fit, through the connection's
+// claim check store.
+func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg) error {
 	store, err := claimStore(ctx, st)
 	if err != nil {
 		size := int64(MsgSize(m))
@@ -85,7 +101,7 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 			Code:    CodePayloadTooLarge,
 			Message: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit and the claim check store is unavailable; not sent", size, limit),
 			Size:    size, Limit: limit, outcome: OutcomeNotRun,
-			err: errors.Join(nats.ErrMaxPayload, err),
+			err: fmt.Errorf("%w; %w", nats.ErrMaxPayload, err),
 		}
 	}
 	if err := store.PublishMsg(ctx, m); err != nil {
@@ -93,11 +109,6 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	}
 	return nil
 }
-
-// maxDecisions bounds how often one send decides again after nats.go
-// refused it with nats.ErrMaxPayload because the link changed (see
-// package connlimit); each decision waits for the new link's limit.
-const maxDecisions = 8
 
 // checkSend is the input check every publish makes before anything else:
 // the context, the connection, the message, its subjects and header keys.

@@ -89,22 +89,56 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 		}
 		return 0, err
 	}
-	for attempt := 1; ; attempt++ {
-		limit, err := st.Limit(ctx)
-		if err != nil {
-			return 0, err
+	waited := false
+	// A reply (an error reply above all) goes even when the request's
+	// context is done: the caller may still be waiting. The wait for the
+	// link's limit is bounded by connlimit's round trip timeout.
+	sctx := context.WithoutCancel(ctx)
+	for {
+		v, limit, err := st.Send(sctx, connlimit.Send{
+			Decide: func(limit int64) connlimit.Verdict { return connlimit.Decide(size, limit, connlimit.NoClaimCheck) },
+			Write:  send,
+		})
+		if errors.Is(err, nats.ErrConnectionReconnecting) && errors.Is(err, connlimit.ErrNotSent) && !waited {
+			// The reply is ready but the link is down: wait for the
+			// reconnect (nats.go's reconnect buffer is off, so nothing
+			// would hold it), then decide on the new link's limit.
+			waited = true
+			if waitConnected(ctx, st.Conn(), ReplyReconnectWait) == nil {
+				continue
+			}
 		}
-		if connlimit.Decide(size, limit, connlimit.NoClaimCheck) != connlimit.Fits {
+		if v != connlimit.Fits && err == nil {
 			return limit, nats.ErrMaxPayload
-		}
-		st.BeforeSend()
-		err = send()
-		if errors.Is(err, nats.ErrMaxPayload) && attempt < maxDecisions {
-			st.Redecided()
-			continue
 		}
 		return limit, err
 	}
+}
+
+// ReplyReconnectWait bounds how long a Handler given Conn waits for its
+// connection to reconnect when a reply is ready while the connection is
+// reconnecting (the request's deadline bounds it too). nats.go subscribes
+// the caller's reply inbox again after the caller's own reconnect, so a
+// reply sent then still reaches a caller that is waiting. When the wait
+// ends without a connection the reply is not sent (UNAVAILABLE, reported
+// to OnError) and the caller's outcome is unknown.
+const ReplyReconnectWait = 5 * time.Second
+
+// waitConnected waits until nc is connected, at most d and until ctx ends.
+func waitConnected(ctx context.Context, nc *nats.Conn, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for !nc.IsConnected() {
+		switch {
+		case nc.IsClosed():
+			return nats.ErrConnectionClosed
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return nats.ErrConnectionReconnecting
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
 }
 
 // replyTooLarge tells the caller that the reply of size bytes could not be
@@ -117,7 +151,7 @@ func replyTooLarge(size, limit int64, sendErr func(code, msg string) error) erro
 	}
 	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, Limit: limit, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
 	if err := sendErr(CodePayloadTooLarge, msg); err != nil {
-		e.err = errors.Join(nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
+		e.err = fmt.Errorf("%w; %w", nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
 	}
 	return e
 }
@@ -212,7 +246,7 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 // Respond, which formats its cause with %s so that only the text is left.
 func microMaxPayload(err error) error {
 	if err != nil && errors.Is(err, micro.ErrRespond) && strings.Contains(err.Error(), nats.ErrMaxPayload.Error()) {
-		return errors.Join(nats.ErrMaxPayload, err)
+		return fmt.Errorf("%w; %w", nats.ErrMaxPayload, err)
 	}
 	return err
 }

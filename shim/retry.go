@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,8 +32,10 @@ const (
 	DefaultRetryBackoffMax = 2 * time.Second
 )
 
-// MaxAttempts sets how often Retry runs op at most (DefaultRetryAttempts
-// unless set). n must be at least 1.
+// MaxAttempts is a RetryOption of Retry: it sets how often Retry runs op
+// at most (DefaultRetryAttempts unless set). It is Retry's counterpart of
+// the call option Attempts, which a single Client call takes. n must be at
+// least 1.
 func MaxAttempts(n int) RetryOption {
 	return func(o *retryOpts) {
 		if n < 1 {
@@ -65,8 +66,10 @@ func Backoff(initial, maxWait time.Duration) RetryOption {
 // between runs, at most MaxAttempts times in all and never after ctx is
 // done. An error that says the operation may have run (OutcomeUnknown), a
 // rejection and success end it at once: those are not safe to repeat
-// blindly. A not-run refusal that would be the same again (INVALID_ARGUMENT,
-// such as an invalid option or a bad subject) ends it too.
+// blindly. A not-run refusal that would be the same again ends it too:
+// INVALID_ARGUMENT (an invalid option, a bad subject), a local
+// PAYLOAD_TOO_LARGE, a closed connection or store, the caller's own
+// cancellation. Attempts follows the same rule.
 //
 // Use it for code that is not a single Client call: a publish, a claim
 // check, a sequence of sends that only fails before its first effect. For
@@ -105,8 +108,7 @@ func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...Retr
 			return nil
 		}
 		errs = append(errs, err)
-		var e *Error
-		if run >= o.max || Classify(err) != OutcomeNotRun || (errors.As(err, &e) && e.Code == CodeInvalidArgument) {
+		if run >= o.max || !worthRepeating(err) {
 			return attemptsError(errs)
 		}
 		t := time.NewTimer(jitter(wait))

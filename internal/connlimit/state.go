@@ -64,6 +64,18 @@ func (s *State) SetBeforeSend(f func()) {
 	s.beforeSend.Store(&f)
 }
 
+// Link identifies the connection's current link on a guarded connection
+// (see Guarded): it changes with every dial. Senders that let nats.go's
+// own check decide read it before the send, to tell a refusal because the
+// link changed (a decision taken again) from one because the message is
+// too large. It is 0 on a connection that is not guarded.
+func (s *State) Link() uint64 {
+	if s.d == nil {
+		return 0
+	}
+	return s.d.dials.Load()
+}
+
 // Redecided records that nats.go refused a message with nats.ErrMaxPayload
 // after the sender's decision said it fits: the link changed in between,
 // nothing was written, and the sender decides again.

@@ -1,0 +1,278 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
+)
+
+// DefaultAttemptTimeout is how long an attempt of a call with Attempts
+// and OperationID waits for its reply before the request is sent again
+// (see AttemptTimeout).
+const DefaultAttemptTimeout = 2 * time.Second
+
+// AttemptTimeout sets how long one attempt of a call with Attempts and
+// OperationID waits for a reply before the request is sent again
+// (DefaultAttemptTimeout unless set). It does not end the attempt: the
+// call keeps listening for the replies of every attempt, and whichever
+// comes first answers it, so a responder slower than d still completes
+// the call (it just sees the request again, with the same operation ID).
+// Set it above the time your handler usually takes, so that a healthy
+// responder is not sent duplicates. The last attempt waits for all the
+// time left. It must be positive; it has no effect without Attempts and
+// OperationID.
+func AttemptTimeout(d time.Duration) CallOption {
+	return func(o *callOpts) {
+		if d <= 0 {
+			if o.err == nil {
+				o.err = notSent(CodeInvalidArgument, fmt.Sprintf("AttemptTimeout(%v): the timeout must be positive; not sent", d), ErrInvalidOption)
+			}
+			return
+		}
+		o.attemptWait = d
+	}
+}
+
+// call is a request sent through the connection's reply inbox (replyMux):
+// every call of a Client with WithClaimChecks and every call with
+// Attempts. It sends m up to co.attempts times within callCtx (see
+// Attempts for which failures are sent again), stores a claim-checked
+// request once and deletes it once at the end, and takes a reply to any
+// of its attempts.
+func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
+	mux, err := muxFor(c.st)
+	if err != nil {
+		return nil, sendError(ctx, err, false)
+	}
+	token, mc := mux.register(c.store)
+	tried := 0
+	defer func() { mux.end(token, mc, deadline, tried) }()
+
+	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co}
+	defer cs.discard()
+	n := max(co.attempts, 1)
+	attemptWait := co.attemptWait
+	if attemptWait <= 0 {
+		attemptWait = DefaultAttemptTimeout
+	}
+	var errs []error
+	backoff := attemptBackoff
+	for attempt := 1; ; attempt++ {
+		last := attempt >= n
+		tried = attempt
+		err := cs.sendAttempt(mux.subject(token, attempt))
+		if err == nil {
+			wait := time.Until(deadline)
+			if !last && co.opID != "" {
+				wait = min(wait, attemptWait)
+			}
+			var reply *nats.Msg
+			reply, err = cs.await(mux, mc, attempt, wait)
+			if err == nil {
+				cs.discardAsync() // the responder read the request
+				return c.resolveReply(ctx, callCtx, reply)
+			}
+		}
+		errs = append(errs, err)
+		if last || !resendable(err, co.opID != "") || callCtx.Err() != nil {
+			return nil, attemptsError(errs)
+		}
+		if Classify(err) == OutcomeUnknown && errors.Is(err, errAttemptWait) {
+			continue // the attempt's wait ended: send again at once
+		}
+		d := jitter(backoff)
+		backoff = min(2*backoff, attemptBackoffMax)
+		if time.Until(deadline) <= d {
+			return nil, attemptsError(errs)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-callCtx.Done():
+			t.Stop()
+			return nil, attemptsError(errs)
+		}
+	}
+}
+
+// errAttemptWait marks an attempt whose wait for a reply ended before the
+// call's deadline (AttemptTimeout).
+var errAttemptWait = errors.New("natssend: no reply within the attempt's wait")
+
+// callState is what the attempts of one call share.
+type callState struct {
+	c                *Client
+	ctx, callCtx     context.Context
+	deadline         time.Time
+	m                *nats.Msg
+	co               callOpts
+	ref              *nats.Msg // the stored claim check of the request, once made
+	discarded        chan struct{}
+	discardRequested bool
+}
+
+// sendAttempt sends one attempt with the reply subject reply. An error
+// means nothing of this attempt was written.
+func (cs *callState) sendAttempt(reply string) error {
+	c, m := cs.c, cs.m
+	for {
+		var msg *nats.Msg
+		var size, capped int64
+		var msLen int
+		var bad error
+		v, _, err := c.st.Send(cs.callCtx, connlimit.Send{
+			Decide: func(limit int64) connlimit.Verdict {
+				capped = c.capLimit(limit)
+				ms := strconv.FormatInt(timeoutMS(time.Until(cs.deadline)), 10)
+				msLen = len(ms)
+				msg = &nats.Msg{Subject: m.Subject, Reply: reply}
+				if cs.ref != nil {
+					msg.Header = cloneHeader(cs.ref.Header)
+					msg.Header[HeaderTimeout] = []string{ms}
+				} else {
+					msg.Header, msg.Data = c.requestHeader(m.Header, HeaderTimeout, ms), m.Data
+					if cs.co.opID != "" {
+						msg.Header[HeaderOperationID] = []string{cs.co.opID}
+					}
+					if k, isBad := wire.InvalidHeaderKey(msg.Header); isBad {
+						bad = notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
+						return connlimit.Refuse
+					}
+				}
+				size = int64(MsgSize(msg))
+				return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
+			},
+			Write: func() error { return c.nc.PublishMsg(msg) },
+		})
+		switch {
+		case bad != nil:
+			return bad
+		case err != nil:
+			// nats.go's publish fails only before it writes anything.
+			return sendError(cs.ctx, err, false)
+		case v == connlimit.Fits:
+			return nil
+		case c.store == nil:
+			return tooLarge("request", size, capped, nil)
+		case cs.ref != nil:
+			return tooLarge("claim-check reference of the request", size, capped, nil)
+		}
+		if err := cs.upload(capped, msLen); err != nil {
+			return err
+		}
+		// Send the reference (or, when the limit rose meanwhile, the request).
+	}
+}
+
+// upload stores the request as a claim check (once per call). msLen is the
+// length of the timeout header's value, reserved in the decision.
+func (cs *callState) upload(limit int64, msLen int) error {
+	c, m := cs.c, cs.m
+	h := c.requestHeader(m.Header)
+	if cs.co.opID != "" {
+		h[HeaderOperationID] = []string{cs.co.opID}
+	}
+	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
+	// The timeout header is added to the reference; its value only shrinks.
+	reserve := wire.LineSize(HeaderTimeout, strings.Repeat("9", msLen))
+	ref, err := c.store.PrepareLimit(cs.callCtx, pm, reserve, limit)
+	if err != nil {
+		return uploadError(cs.ctx, pm, limit, err)
+	}
+	if ref == pm {
+		// The limit rose meanwhile and the request fits: send it whole.
+		return nil
+	}
+	cs.ref = ref
+	return nil
+}
+
+// await waits up to wait for a reply to any attempt of the call; attempt
+// is the one just sent.
+func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Duration) (*nats.Msg, error) {
+	lost, lostErr := mux.lostLink()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-mc.ch:
+			if isNoResponders(r.msg) {
+				if r.attempt == attempt {
+					return nil, &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: nats.ErrNoResponders}
+				}
+				continue // an earlier attempt's
+			}
+			if rerr := remoteError(r.msg); rerr != nil {
+				if r.attempt == attempt {
+					return nil, rerr
+				}
+				continue // an earlier attempt failed; this one is still out
+			}
+			return r.msg, nil
+		case <-t.C:
+			if time.Now().Before(cs.deadline) {
+				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptWait}
+			}
+			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
+		case <-cs.callCtx.Done():
+			return nil, sendError(cs.ctx, cs.callCtx.Err(), true)
+		case <-lost:
+			return nil, sendError(cs.ctx, lostErr(), true)
+		}
+	}
+}
+
+// isNoResponders reports whether m is the server's no-responders status.
+func isNoResponders(m *nats.Msg) bool {
+	return len(m.Data) == 0 && m.Header.Get("Status") == "503"
+}
+
+// discardAsync starts deleting the stored request, if any.
+func (cs *callState) discardAsync() {
+	if cs.ref == nil || cs.discardRequested {
+		return
+	}
+	cs.discardRequested = true
+	cs.discarded = make(chan struct{})
+	ref := cs.ref
+	go func() {
+		defer close(cs.discarded)
+		_ = cs.c.store.Discard(cs.ctx, ref) // on failure the bucket's TTL removes it
+	}()
+}
+
+// discard deletes the stored request, if any, and waits until it is gone.
+// It waits at most discardWait: a deletion slowed by a restart goes on
+// in the background and does not hold up the call.
+func (cs *callState) discard() {
+	cs.discardAsync()
+	if cs.discarded != nil {
+		t := time.NewTimer(discardWait)
+		defer t.Stop()
+		select {
+		case <-cs.discarded:
+		case <-t.C:
+		}
+	}
+}
+
+// discardWait bounds how long a call waits for its request payload's
+// deletion before it returns.
+const discardWait = time.Second
+
+// cloneHeader copies h and its value slices.
+func cloneHeader(h nats.Header) nats.Header {
+	c := make(nats.Header, len(h)+1)
+	for k, v := range h {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}

@@ -1,0 +1,74 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// replyPeer is how one kind of responder (a Handler, a micro endpoint)
+// sends the three replies a claim-checked reply can turn into.
+type replyPeer struct {
+	ls         *connlimit.State                 // the responder connection's limit state; nil when unknown
+	plain      func() error                     // the reply as without claim checks (PAYLOAD_TOO_LARGE when too large)
+	errorReply func(code, message string) error // an error reply
+	sendRef    func(ref *nats.Msg) error        // the claim check's reference
+}
+
+// replyClaimCheck is the one reply claim check of Handler, JSONHandler
+// and RespondMicroClaimCheck: the reply data (headers h) to a request
+// whose reply subject is replySubj and whose HeaderAcceptClaimCheck is
+// accept goes through store when it does not fit.
+//
+// The fallback rule: the reply goes as without claim checks (plain) when
+// the request does not accept claim checks from store's bucket, when it
+// fits the responder's limit, and when the store refuses it for what it
+// is, before storing anything (claimcheck.ErrTooLarge: above the maximum
+// object size, or headers that alone do not fit; nats.ErrBadHeaderMsg or
+// claimcheck.ErrReservedHeader: headers a claim check cannot carry); the
+// plain reply then answers PAYLOAD_TOO_LARGE if it does not fit. A failed
+// upload (or a deadline that passed: nothing is stored for a caller that
+// gave up) answers INTERNAL. A reference that cannot be sent is deleted.
+// The payload is stored under claimcheck.ReplyObjectName(replySubj), so
+// that the caller can delete it even if the reference never reaches it.
+func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
+	if store == nil || replySubj == "" || accept != store.Bucket() {
+		return p.plain()
+	}
+	var limit int64 // 0: the store's connection's limit
+	if p.ls != nil {
+		l, err := p.ls.Limit(ctx)
+		if err != nil {
+			return sendError(ctx, err, false)
+		}
+		limit = l
+	}
+	rm := &nats.Msg{Subject: replySubj, Header: h, Data: data}
+	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
+		return p.plain()
+	}
+	ref, err := store.PrepareReply(ctx, rm, 0, limit)
+	switch {
+	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
+		return p.plain()
+	case err != nil:
+		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
+		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
+		if serr := p.errorReply(CodeInternal, msg); serr != nil {
+			e.err = fmt.Errorf("%w; error reply not sent either: %w", err, serr)
+		}
+		return e
+	case ref == rm:
+		return p.plain() // the limit rose meanwhile
+	}
+	if err := p.sendRef(ref); err != nil {
+		_ = store.Discard(ctx, ref) // nothing was sent: nobody can read it
+		return sendError(ctx, err, false)
+	}
+	return nil
+}

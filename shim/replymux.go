@@ -1,0 +1,217 @@
+package shim
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// replyMux is a connection's reply inbox for calls that need more than
+// nats.go's request: every attempt of one call answers to the same inbox
+// (a reply to any attempt answers the call), and a claim-checked reply
+// that arrives after its call gave up is deleted instead of being left in
+// the bucket until its TTL. One wildcard subscription serves every such
+// call on the connection; a goroutine per connection watches for lost
+// links so that waiting calls learn of them at once.
+//
+// A call's reply subject is prefix + token + "." + attempt.
+type replyMux struct {
+	nc     *nats.Conn
+	prefix string
+
+	mu      sync.Mutex
+	sub     *nats.Subscription
+	next    uint64
+	calls   map[string]*muxCall
+	lost    chan struct{} // closed when the link is lost; then replaced
+	lostErr error
+	swept   time.Time
+}
+
+// muxCall is one call's registration.
+type muxCall struct {
+	ch    chan muxReply
+	store *claimcheck.Store // deletes late claim-checked replies; nil: none can come
+	until time.Time         // after the call ended: how long late replies are watched for
+	ended bool
+	got   uint64 // attempts 1 to 64 whose reply arrived, one bit each
+}
+
+// muxReply is a reply and the attempt it answers.
+type muxReply struct {
+	msg     *nats.Msg
+	attempt int
+}
+
+// muxKey is the key of a connection's replyMux in its connlimit.State.
+type muxKey struct{}
+
+// lateReplyGrace is how long after its call's deadline a late reply is
+// still watched for: the responder measures the deadline from when it
+// starts (HeaderTimeout), so it can answer after the caller's deadline.
+const lateReplyGrace = 5 * time.Second
+
+// muxFor returns the connection's replyMux, subscribing on first use.
+func muxFor(st *connlimit.State) (*replyMux, error) {
+	m := st.Attach(muxKey{}, func() any {
+		return &replyMux{nc: st.Conn(), calls: map[string]*muxCall{}, lost: make(chan struct{})}
+	}).(*replyMux)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sub != nil && m.sub.IsValid() {
+		return m, nil
+	}
+	m.prefix = m.nc.NewInbox() + "."
+	sub, err := m.nc.Subscribe(m.prefix+">", m.handle)
+	if err != nil {
+		return nil, err
+	}
+	m.sub = sub
+	status := m.nc.StatusChanged(nats.DISCONNECTED, nats.CLOSED)
+	go m.watch(status)
+	return m, nil
+}
+
+// watch fails the waits of every call when the link is lost.
+func (m *replyMux) watch(status chan nats.Status) {
+	for s := range status {
+		err := nats.ErrDisconnected
+		if s == nats.CLOSED {
+			err = nats.ErrConnectionClosed
+		}
+		m.mu.Lock()
+		m.lostErr = err
+		close(m.lost)
+		m.lost = make(chan struct{})
+		m.mu.Unlock()
+		if s == nats.CLOSED {
+			m.nc.RemoveStatusListener(status)
+			return
+		}
+	}
+}
+
+// register starts a call; store deletes claim-checked replies that arrive
+// after the call ended (nil when the call cannot get any).
+func (m *replyMux) register(store *claimcheck.Store) (string, *muxCall) {
+	c := &muxCall{ch: make(chan muxReply, 4), store: store}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.next++
+	token := strconv.FormatUint(m.next, 36)
+	m.calls[token] = c
+	if now := time.Now(); now.Sub(m.swept) > time.Second {
+		m.swept = now
+		for k, v := range m.calls {
+			if v.ended && now.After(v.until) {
+				delete(m.calls, k)
+			}
+		}
+	}
+	return token, c
+}
+
+// subject is the reply subject of one attempt of a call.
+func (m *replyMux) subject(token string, attempt int) string {
+	return m.prefix + token + "." + strconv.Itoa(attempt)
+}
+
+// lostLink returns the channel closed at the next loss of the link.
+func (m *replyMux) lostLink() (chan struct{}, func() error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch := m.lost
+	return ch, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.lostErr
+	}
+}
+
+// end ends a call. With a store, the call stays registered until its
+// deadline plus lateReplyGrace, so that a claim-checked reply that still
+// comes (to an attempt that was not waited for, or after the caller gave
+// up) is deleted.
+//
+// A reply to an attempt that never arrived may still have been stored (the
+// reference was lost on the way: the caller's link dropped); its payload
+// is stored under claimcheck.ReplyObjectName of the attempt's reply
+// subject, so end deletes those names once the responder's deadline has
+// passed (until). attempts is how many attempts the call made.
+func (m *replyMux) end(token string, c *muxCall, deadline time.Time, attempts int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.store == nil {
+		delete(m.calls, token)
+		return
+	}
+	c.ended, c.until = true, deadline.Add(lateReplyGrace)
+	var missing []string
+	for a := 1; a <= attempts; a++ {
+		if a > 64 || c.got&(1<<(a-1)) == 0 {
+			missing = append(missing, m.subject(token, a))
+		}
+	}
+	if len(missing) > 0 {
+		store := c.store
+		time.AfterFunc(time.Until(c.until), func() {
+			for _, subj := range missing {
+				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimcheck.ReplyObjectName(subj)}}}
+				_ = store.Discard(context.Background(), ref) // nothing there: one look-up
+			}
+		})
+	}
+	// Replies that came while the call was busy with another one.
+	for {
+		select {
+		case r := <-c.ch:
+			m.discardLate(c, r.msg)
+		default:
+			return
+		}
+	}
+}
+
+// discardLate deletes the payload of a claim-checked reply nobody reads.
+func (m *replyMux) discardLate(c *muxCall, msg *nats.Msg) {
+	if c.store != nil && claimcheck.IsClaimCheck(msg) {
+		// The caller owns it: nobody else deletes it before the TTL.
+		go func() { _ = c.store.Discard(context.Background(), msg) }()
+	}
+}
+
+// handle routes a reply to its call, and deletes the payload of a
+// claim-checked reply whose call has ended.
+func (m *replyMux) handle(msg *nats.Msg) {
+	rest, ok := strings.CutPrefix(msg.Subject, m.prefix)
+	if !ok {
+		return
+	}
+	token, n, _ := strings.Cut(rest, ".")
+	attempt, _ := strconv.Atoi(n)
+	m.mu.Lock()
+	c := m.calls[token]
+	if c != nil && attempt >= 1 && attempt <= 64 {
+		c.got |= 1 << (attempt - 1)
+	}
+	if c != nil && !c.ended {
+		// Under the lock, so that end cannot miss it.
+		select {
+		case c.ch <- muxReply{msg, attempt}:
+			m.mu.Unlock()
+			return
+		default: // more replies than the call reads: it has one already
+		}
+	}
+	m.mu.Unlock()
+	if c != nil {
+		m.discardLate(c, msg)
+	}
+}

@@ -149,9 +149,12 @@ func leftoverIn(st *claimcheck.Store) (uint64, []string, error) {
 		return 0, nil, err
 	}
 	msgs := status.(*jetstream.ObjectBucketStatus).StreamInfo().State.Msgs
+	if msgs == 0 {
+		return 0, nil, nil // nothing to list (a list racing a purge can wait for a message that is gone)
+	}
 	infos, err := st.ObjectStore().List(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return 0, nil, err
+		return msgs, nil, err
 	}
 	names := make([]string, 0, len(infos))
 	for _, in := range infos {

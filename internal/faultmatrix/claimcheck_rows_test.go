@@ -84,9 +84,9 @@ func TestClaimCheckedReply(t *testing.T) {
 				e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Match: e.replyMsg, Hook: func(f natstest.Frame) { callerGone(e, c, f) }}))
 			}, want: unknownTimeout},
 		{name: "ctx cancelled during the download", bigReply: true, ran: 1, fast: true,
-			fault: on(callerP, chunkDown(2), doCancel), want: replyLost(context.Canceled)},
+			fault: on(callerP, withAction(chunkDown(2), natstest.Drop), doCancel), want: replyLost(context.Canceled)},
 		{name: "deadline during the download", bigReply: true, deadline: 2 * short, ran: 1,
-			fault: on(callerP, chunkDown(2), waitDeadline), want: replyLost(context.DeadlineExceeded)},
+			fault: on(callerP, withAction(chunkDown(2), natstest.Drop), waitDeadline), want: replyLost(context.DeadlineExceeded)},
 		{name: "server restart when the download starts", bigReply: true, ran: 1, fast: true,
 			fault: on(callerP, consumerUp, doRestart), want: ok},
 		{name: "server restart while chunks are delivered", bigReply: true, ran: 1, fast: true,

@@ -138,7 +138,14 @@ func TestClusterLeaderLoss(t *testing.T) {
 			data := payload(bigSize, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*failover)
 			defer cancel()
-			ref, err := e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0)
+			var ref *nats.Msg
+			var err error
+			for { // set-up: the new stream may not answer at once
+				if ref, err = e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0); err == nil || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
@@ -113,5 +112,3 @@ func TestClaimCheckedReply(t *testing.T) {
 		{name: "no fault", bigReply: true, ran: 1, fast: true, want: ok},
 	})
 }
-
-var _ = claimcheck.ErrNotPublished

@@ -141,6 +141,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			var ref *nats.Msg
 			var err error
 			for { // set-up: the new stream may not answer at once
+				//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it
 				if ref, err = e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0); err == nil || ctx.Err() != nil {
 					break
 				}

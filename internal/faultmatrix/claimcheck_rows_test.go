@@ -6,7 +6,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
@@ -41,9 +40,9 @@ func TestClaimCheckedRequest(t *testing.T) {
 		{name: "ctx cancelled while waiting", bigReq: true, beh: behave{block: true}, ran: 1, fast: true,
 			fault: cancelInHandler,
 			want:  wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: yes}},
-		{name: "deadline while waiting", bigReq: true, beh: behave{block: true}, deadline: 2 * short, ran: 1, want: unknownTimeout},
+		{name: "deadline while waiting", bigReq: true, beh: behave{stuck: true}, deadline: 2 * short, ran: 1, want: unknownTimeout},
 		{name: "server restart while waiting", bigReq: true, deadline: 2 * short, ran: 1, fault: restartInHandler, want: unknownTimeout},
-		{name: "caller connection dropped after the server had the request", bigReq: true, beh: behave{block: true}, deadline: 2 * short, ran: 1,
+		{name: "caller connection dropped after the server had the request", bigReq: true, beh: behave{stuck: true}, deadline: 2 * short, ran: 1,
 			fault: on(callerP, reqSent, callerGoneUntilDeadline), want: unknownTimeout},
 		{name: "responder connection dropped when the request is delivered", bigReq: true, deadline: 2 * short, ran: 0,
 			fault: on(respP, withAction(reqDelivered, natstest.Cut), responderGone), want: unknownTimeout},
@@ -84,9 +83,9 @@ func TestClaimCheckedReply(t *testing.T) {
 				e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Match: e.replyMsg, Hook: func(f natstest.Frame) { callerGone(e, c, f) }}))
 			}, want: unknownTimeout},
 		{name: "ctx cancelled during the download", bigReply: true, ran: 1, fast: true,
-			fault: on(callerP, chunkDown(2), doCancel), want: replyLost(context.Canceled)},
+			fault: on(callerP, withAction(chunkDown(2), natstest.Drop), doCancel), want: replyLost(context.Canceled)},
 		{name: "deadline during the download", bigReply: true, deadline: 2 * short, ran: 1,
-			fault: on(callerP, chunkDown(2), waitDeadline), want: replyLost(context.DeadlineExceeded)},
+			fault: on(callerP, withAction(chunkDown(2), natstest.Drop), waitDeadline), want: replyLost(context.DeadlineExceeded)},
 		{name: "server restart when the download starts", bigReply: true, ran: 1, fast: true,
 			fault: on(callerP, consumerUp, doRestart), want: ok},
 		{name: "server restart while chunks are delivered", bigReply: true, ran: 1, fast: true,
@@ -113,5 +112,3 @@ func TestClaimCheckedReply(t *testing.T) {
 		{name: "no fault", bigReply: true, ran: 1, fast: true, want: ok},
 	})
 }
-
-var _ = claimcheck.ErrNotPublished

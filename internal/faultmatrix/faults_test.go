@@ -67,7 +67,9 @@ func replyDown(e *env, a natstest.Action) natstest.Rule {
 
 func doCancel(_ *env, c *call, _ natstest.Frame) { c.cancel() }
 
-// waitDeadline stalls the link until the call's deadline has passed.
+// waitDeadline stalls the link until the call's deadline has passed. On
+// a download, rows drop the chunk too: one delivered at the deadline
+// could still complete the read in time.
 func waitDeadline(_ *env, c *call, _ natstest.Frame) { <-c.ctx.Done() }
 
 func doRestart(e *env, _ *call, _ natstest.Frame) { e.restart() }

@@ -9,12 +9,16 @@ type fnRow struct {
 	run  func(t *testing.T)
 }
 
-func runFnRows(t *testing.T, rows []fnRow) {
+// runFnRows runs rows, rowsAtOnce at a time.
+func runFnRows(t *testing.T, rows []fnRow) { runFnRowsAtOnce(t, rowsAtOnce(), rows) }
+
+// runFnRowsAtOnce runs rows, n at a time.
+func runFnRowsAtOnce(t *testing.T, n int, rows []fnRow) {
 	fns := make(map[string]func(*testing.T), len(rows))
 	names := make([]string, 0, len(rows))
 	for _, r := range rows {
 		names = append(names, r.name)
 		fns[r.name] = r.run
 	}
-	runRows(t, names, fns)
+	runRowsAtOnce(t, n, names, fns)
 }

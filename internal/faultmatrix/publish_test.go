@@ -130,9 +130,7 @@ func (r pubRow) run(t *testing.T) {
 	}
 	r.want.check(t, err)
 	t.Logf("err: %v", err)
-	for _, f := range c.then {
-		f()
-	}
+	c.afterCall()
 	rc.check(data, r.recv)
 	checkLeftIn(t, rc.st, r.left)
 	e.checkFaults()

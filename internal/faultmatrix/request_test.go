@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,10 +42,28 @@ type reqRow struct {
 type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	mu     sync.Mutex
 	then   []func()
 }
 
-func (c *call) after(f func()) { c.then = append(c.then, f) }
+// after registers f to run once the call returned. Faults may call it
+// from proxy hooks.
+func (c *call) after(f func()) {
+	c.mu.Lock()
+	c.then = append(c.then, f)
+	c.mu.Unlock()
+}
+
+// afterCall runs what faults registered with after.
+func (c *call) afterCall() {
+	c.mu.Lock()
+	fs := c.then
+	c.then = nil
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
 
 // runReqRows runs rows as concurrent subtests.
 func runReqRows(t *testing.T, rows []reqRow) {
@@ -127,9 +146,7 @@ func (r reqRow) run(t *testing.T) {
 		t.Errorf("the call took %v (deadline %v); it must end within %v", took, deadline, settle)
 	}
 	h.releaseAll()
-	for _, f := range c.then {
-		f()
-	}
+	c.afterCall()
 	h.settle(t)
 	runs, ops := h.runs()
 	switch {

@@ -22,7 +22,12 @@ func rowsAtOnce() int {
 // order given, and returns when all are done. Each group's test runs in
 // parallel with the other groups (t.Parallel).
 func runRows(t *testing.T, names []string, fns map[string]func(*testing.T)) {
-	sem := make(chan struct{}, rowsAtOnce())
+	runRowsAtOnce(t, rowsAtOnce(), names, fns)
+}
+
+// runRowsAtOnce is runRows with n rows at a time.
+func runRowsAtOnce(t *testing.T, n int, names []string, fns map[string]func(*testing.T)) {
+	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for _, name := range names {
 		if fns[name] == nil {

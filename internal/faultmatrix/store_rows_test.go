@@ -50,9 +50,7 @@ func runStoreRows(t *testing.T, rows []storeRow) {
 				r.fault(e, c)
 			}
 			r.run(t, e, ctx)
-			for _, f := range c.then {
-				f()
-			}
+			c.afterCall()
 			e.checkFaults()
 		}
 	}
@@ -296,9 +294,9 @@ func TestStore(t *testing.T) {
 				}
 				e.checkLeft(1) // the repeat's payload is deleted, the first one's kept
 			}},
-		{name: "Resolve: ctx cancelled during the download", fault: on(callerP, chunkDown(2), doCancel),
+		{name: "Resolve: ctx cancelled during the download", fault: on(callerP, withAction(chunkDown(2), natstest.Drop), doCancel),
 			run: resolveRow(false, readFails(false, context.Canceled))},
-		{name: "Resolve: deadline during the download", deadline: short, fault: on(callerP, chunkDown(2), waitDeadline),
+		{name: "Resolve: deadline during the download", deadline: short, fault: on(callerP, withAction(chunkDown(2), natstest.Drop), waitDeadline),
 			run: resolveRow(false, readFails(false, context.DeadlineExceeded))},
 		{name: "Resolve: server restart at the object's lookup", fault: on(callerP, withAction(lookupUp, natstest.Cut), doRestart),
 			run: resolveRow(false, recovers)},
@@ -316,9 +314,9 @@ func TestStore(t *testing.T) {
 			run: resolveRow(true, recovers)},
 		{name: "Open: server restart while chunks are delivered", fault: on(callerP, withAction(chunkDown(3), natstest.Cut), doRestart),
 			run: resolveRow(true, recovers)},
-		{name: "Open: ctx cancelled while reading", fault: on(callerP, chunkDown(2), doCancel),
+		{name: "Open: ctx cancelled while reading", fault: on(callerP, withAction(chunkDown(2), natstest.Drop), doCancel),
 			run: resolveRow(true, readFails(true, context.Canceled))},
-		{name: "Open: deadline while reading", deadline: short, fault: on(callerP, chunkDown(2), waitDeadline),
+		{name: "Open: deadline while reading", deadline: short, fault: on(callerP, withAction(chunkDown(2), natstest.Drop), waitDeadline),
 			run: resolveRow(true, readFails(true, context.DeadlineExceeded))},
 	})
 }

@@ -46,21 +46,24 @@ const (
 // matches the first message (PUB, HPUB, MSG or HMSG) in either direction
 // and only fires its Trigger.
 type Rule struct {
-	Dir     Dir              // the direction; 0 for both
-	Op      string           // the operation ("PUB", "MSG", "PING", "SUB"...); "" for any message
-	Subject string           // a subject pattern with * and >; "" for any
-	Match   func(Frame) bool // more conditions on the frame; nil for none
-	Link    int              // only on this link (see Frame.Link); 0 for any
-	Nth     int              // fire on the Nth matching frame (1-based; 0 means 1)
-	Every   bool             // fire on the Nth and on every later match, not once
-	When    Point            // Before or After forwarding
-	Action  Action           // what to do
-	Delay   time.Duration    // for Delay
+	Dir     Dir    // the direction; 0 for both
+	Op      string // the operation ("PUB", "MSG", "PING", "SUB"...); "" for any message
+	Subject string // a subject pattern with * and >; "" for any
+	// Match adds conditions on the frame (nil for none). It runs under
+	// the proxy's lock: it must not call the Proxy.
+	Match  func(Frame) bool
+	Link   int           // only on this link (see Frame.Link); 0 for any
+	Nth    int           // fire on the Nth matching frame (1-based; 0 means 1)
+	Every  bool          // fire on the Nth and on every later match, not once
+	When   Point         // Before or After forwarding
+	Action Action        // what to do
+	Delay  time.Duration // for Delay
 	// Hook runs at the rule's point, in the link's forwarding goroutine,
 	// before the Action: nothing more passes in that direction of the link
 	// until it returns, so it can restart the server, cancel a context,
 	// cut another proxy, or block to stall the link. It must not wait for
-	// traffic in the same direction of the same link.
+	// traffic in the same direction of the same link. Close waits for
+	// running hooks to return.
 	Hook func(Frame)
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	orders "github.com/natssend/natssend/examples/safe"
@@ -15,9 +16,10 @@ import (
 )
 
 // TestCreateOnceReplyLost: the first attempt writes the order but its
-// reply is lost (it comes only after the attempt's share of the deadline
-// has passed); the client sends again under the same operation ID and gets
-// the same order back, and exactly one order exists.
+// reply is lost (the service instance dies right after the write); after
+// the attempt's wait (shim.DefaultAttemptTimeout) the client sends again
+// under the same operation ID, a new instance answers with the same order,
+// and exactly one order exists.
 func TestCreateOnceReplyLost(t *testing.T) {
 	url := startServer(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -27,7 +29,14 @@ func TestCreateOnceReplyLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	js, err := jetstream.New(svc)
+	// The database: its own connection, which outlives the service
+	// instances.
+	db, err := orders.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	js, err := jetstream.New(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,24 +45,39 @@ func TestCreateOnceReplyLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	create := orders.CreateInKV(kv)
+	lookup := func(context.Context, string) (orders.Receipt, error) {
+		return orders.Receipt{}, shim.Reject("NOT_FOUND", "lookups are not part of this test")
+	}
 	var mu sync.Mutex
 	var ids []string
-	if _, err := orders.Serve(svc, func(ctx context.Context, o orders.Order) (orders.Receipt, error) {
-		r, err := create(ctx, o)
-		mu.Lock()
-		ids = append(ids, shim.OperationIDFrom(ctx))
-		first := len(ids) == 1
-		mu.Unlock()
-		if first {
-			// Written; the reply comes only after the caller's attempt has
-			// given up on it, so it is lost.
-			<-ctx.Done()
-			time.Sleep(200 * time.Millisecond)
-		}
-		return r, err
-	}, func(context.Context, string) (orders.Receipt, error) {
-		return orders.Receipt{}, shim.Reject("NOT_FOUND", "lookups are not part of this test")
-	}); err != nil {
+	var serve func(nc *nats.Conn) error
+	serve = func(nc *nats.Conn) error {
+		_, err := orders.Serve(nc, func(ctx context.Context, o orders.Order) (orders.Receipt, error) {
+			r, err := create(ctx, o)
+			mu.Lock()
+			ids = append(ids, shim.OperationIDFrom(ctx))
+			first := len(ids) == 1
+			mu.Unlock()
+			if first {
+				// The order is written, then this instance dies before it
+				// replies: its reply is lost. A new instance takes over.
+				svc2, cerr := orders.Connect(url)
+				if cerr != nil {
+					t.Error(cerr)
+					return r, err
+				}
+				t.Cleanup(svc2.Close)
+				if serr := serve(svc2); serr != nil {
+					t.Error(serr)
+				}
+				_ = svc2.Flush()
+				nc.Close()
+			}
+			return r, err
+		}, lookup)
+		return err
+	}
+	if err := serve(svc); err != nil {
 		t.Fatal(err)
 	}
 	if err := svc.Flush(); err != nil {
@@ -69,7 +93,7 @@ func TestCreateOnceReplyLost(t *testing.T) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	opID := hex.EncodeToString(b[:])
-	callCtx, callCancel := context.WithTimeout(ctx, 3*time.Second)
+	callCtx, callCancel := context.WithTimeout(ctx, 15*time.Second)
 	defer callCancel()
 	r, err := orders.CreateOnce(callCtx, c, opID, orders.Order{ID: "o-1", Items: []orders.Item{{SKU: "tea", Qty: 2}}})
 	if err != nil {

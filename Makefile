@@ -88,7 +88,7 @@ bench:
 # BENCH_COUNT rounds of each call and its ratio to the raw call.
 BENCH_COUNT ?= 7
 bench-fast:
-	$(GO) test -run '^$$' -bench '^BenchmarkFastPath$$' -benchmem -count $(BENCH_COUNT) ./shim/ | tee /dev/stderr | awk -f internal/benchratio/benchratio.awk
+	$(GO) test -run '^$$' -bench '^BenchmarkFastPath(Respond)?$$' -benchmem -count $(BENCH_COUNT) ./shim/ | tee /dev/stderr | awk -f internal/benchratio/benchratio.awk
 
 # This repository, generated modules of 50/200/800 packages on the real nats.go
 # and large std packages, and BENCH_MODS; warm, cold vet cache, one edit.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -67,6 +68,32 @@ func BenchmarkFastPath(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkFastPathRespond compares shim.Respond with (*nats.Msg).Respond
+// on one received request, replied to b.N times (the reply subject has no
+// subscriber: what is timed is the responder's own cost), server in a
+// child process.
+func BenchmarkFastPathRespond(b *testing.B) {
+	nc := connect(b, natstest.StartChild(b, "TestChildServer", nil, nil).URL)
+	sub, err := nc.SubscribeSync("respond.bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := nc.PublishRequest("respond.bench", "respond.nobody", []byte("req")); err != nil { //natssend:reviewed benchmark set-up: one request to reply to
+		b.Fatal(err)
+	}
+	req, err := sub.NextMsg(10 * time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 128)
+	b.Run("raw", func(b *testing.B) {
+		runPar(b, 1, len(data), func() error { return req.Respond(data) }) //natssend:reviewed benchmark baseline
+	})
+	b.Run("Respond", func(b *testing.B) {
+		runPar(b, 1, len(data), func() error { return shim.Respond(req, data, nil) })
+	})
 }
 
 // runPar runs fn b.N times in all, from par goroutines.

@@ -2,7 +2,7 @@
 # rounds) and prints, per benchmark, the best ns/op and allocs/op and the
 # ratio to its baseline in the same run: "raw" for Publish and
 # PublishContext, "rawMsg" for PublishMsg and PublishMsgContext,
-# "raw+header" for Client.Request.
+# "raw+header" for Client.Request, "raw" for Respond.
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	ns = 0; allocs = 0
@@ -21,6 +21,7 @@ END {
 		if (call == "Publish" || call == "PublishContext") base = grp "/raw"
 		if (call == "PublishMsg" || call == "PublishMsgContext") base = grp "/rawMsg"
 		if (call == "Client.Request") base = grp "/raw+header"
+		if (call == "Respond") base = grp "/raw"
 		if (base != "" && (base in best) && best[base] > 0)
 			printf "%-70s %10.1f ns/op %4d allocs  %.2fx (allocs %+d)\n", name, best[name], al[name], best[name] / best[base], al[name] - al[base]
 		else

@@ -93,7 +93,10 @@
 //     the same function (or function variable) with the same body,
 //     written the same and not changed on the way, is reported at the
 //     first send (msg, err := primary.Request(subj, data, d); if err ==
-//     nil { return msg, nil }; return backup.Request(subj, data, d)). The
+//     nil { return msg, nil }; return backup.Request(subj, data, d)). A
+//     call in between that can change the connection but not the body
+//     (b.reconnect(), on the b of b.nc.Request, when the body is not read
+//     from b) keeps it the same operation: reconnect, then re-send. The
 //     same call after a success too is a fan-out, not a retry. In a
 //     function with a loop, a first try before the loop is not reported
 //     apart from the loop's send.
@@ -187,7 +190,10 @@
 // twin (an async publish refused locally), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
 // claimcheck.ErrTooLarge and jetstream.ErrStreamMessageExceedsMaximum
 // (refused), claimcheck.ErrNotPublished and claimcheck.ErrClosed (nothing
-// published), shim.Classify(err) == shim.OutcomeNotRun or
+// published), nats.ErrConnectionClosed from a (*nats.Conn) Publish,
+// PublishMsg or PublishRequest (nats.go's publish returns it before
+// writing anything; a request's may come after the request went out, so
+// it proves nothing there), shim.Classify(err) == shim.OutcomeNotRun or
 // shim.OutcomeRejected, and a jetstream.APIError or nats.APIError whose
 // ErrorCode is one by which the stream refused the message: a failed
 // expectation (wrong last sequence or last message ID, wrong stream:

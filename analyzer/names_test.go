@@ -95,6 +95,14 @@ func TestNamesExist(t *testing.T) {
 		_, ok := objs[key].(*types.Var)
 		check("error variable", key, ok)
 	}
+	for key, sends := range notWrittenErrors {
+		_, ok := objs[key].(*types.Var)
+		check("error variable", key, ok)
+		for send := range sends {
+			_, ok := rawSends[send]
+			check("raw send", send, ok)
+		}
+	}
 	for name := range shimOutcomes {
 		_, ok := objs[shimPath+"."+name].(*types.Const)
 		check("outcome constant", shimPath+"."+name, ok)

@@ -264,7 +264,11 @@
 // its predicate accepts (the same reading), and RetryOnConflict only
 // Kubernetes conflict errors, which no NATS send returns, so it is not
 // reported; a wait.Poll* or ExponentialBackoff condition polls again on
-// (false, nil) and stops on an error. As in loops, a literal that asks
+// (false, nil) and stops on an error, so a request whose error returns
+// (false, nil) is reported, also when the success path answers from the
+// reply (return r.Ready, nil; if string(msg.Data) == "ready" { return
+// true, nil }; return false, nil: "not yet" is the responder's answer, as
+// "busy" is in a loop). As in loops, a literal that asks
 // for another attempt after a success too (return errors.New("not yet")
 // once the send worked, until some other condition holds) repeats rather
 // than retries and is not reported, and a send whose error the literal
@@ -294,15 +298,30 @@
 // non-negative constant size (0 also means the 8 MiB default): while
 // reconnecting, nats.go buffers outgoing messages and delivers a request
 // after its caller already timed out. The message points to shim.Connect.
-// Only what is visible in the function is judged: options spread from a
-// slice built there (opts := []nats.Option{...}; opts = append(opts, ...))
-// are read; a slice from elsewhere or changed by index, option values held
-// in variables, options built by other functions and non-constant sizes
-// make the outcome unknown, and unknown is not reported. Function-literal options are read for assignments to
-// ReconnectBufSize and AllowReconnect. (nats.Options).Connect is reported
-// for a composite literal that allows reconnecting, for
-// nats.GetDefaultOptions(), and for a local variable initialized from
-// either, taking later field assignments into account.
+// Options are followed where they are built: a slice built in the
+// function (opts := []nats.Option{...}; opts = append(opts, ...), also
+// append(base, authOpts(cfg)...)); a function or method of the package
+// returning options (cfg.connectOptions(), optionsFrom(cfg)), judged by
+// its return statements, and another package's through a fact; a field of
+// option type (nats.Options, []nats.Option) of the package, judged by
+// every store to it (s.natsOpts = nats.GetDefaultOptions() in a
+// constructor, then opts := s.natsOpts; opts.Connect()); and options a
+// function takes as parameters and passes to a connect (func dial(url
+// string, opts ...nats.Option)), judged at each call of that function with
+// the caller's options ("call of dial connects without ..."), in other
+// packages through a fact. Function-literal options are read for
+// assignments to ReconnectBufSize and AllowReconnect. (nats.Options).Connect
+// is judged for a composite literal (one that allows reconnecting is
+// reported), nats.GetDefaultOptions(), a field and a local variable
+// initialized from them, taking later field assignments into account.
+//
+// Not judged, and not reported: a non-constant size, a slice changed by
+// index or by an option on some paths only (if tls { opts = append(opts,
+// ...) }), options from a function value, a pointer, a field that other
+// packages may set (exported, of an exported type) or that is changed in
+// place, and options from a parameter of an exported function (judged
+// where it is called, in analyzed code). With [Config.Audit] each such
+// connect is listed (category "unjudged") with why.
 //
 // # What the analyzer cannot see
 //
@@ -367,6 +386,11 @@
 //
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
+//
+// It also lists each connect whose options the reconnectbuf check cannot
+// judge, as a diagnostic of category "unjudged" saying why:
+//
+//	unjudged nats.Connect: a non-constant ReconnectBufSize
 //
 // # Flags
 //

@@ -40,7 +40,7 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 		if r.expectsFailure {
 			continue
 		}
-		if r.reached(labelFailure, true, false, false) && !r.reached(labelSuccess, true, false, true) && !r.reached(labelNone, true, false, true) &&
+		if r.reached(labelFailure, false, false) && !r.reached(labelSuccess, false, true) && !r.reached(labelNone, false, true) &&
 			!touched(d, r.region(l.b, true)[l.i+1:], sends[k].call) {
 			return k, r, true
 		}

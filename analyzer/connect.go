@@ -22,12 +22,25 @@ const (
 const reconnectWhy = "a buffered request goes out after its timeout"
 
 // connectSite is a call that connects: nats.Connect, (nats.Options).Connect,
-// or a function that connects with the options its caller passes (via).
+// or a function that connects with the options its caller passes (via, or
+// a function value every value of which does: value).
 type connectSite struct {
 	call    *ast.CallExpr
 	fb      *fnBody
 	options bool
 	via     *types.Func
+	value   bool
+}
+
+// addValueCall records a call of a function value taking connection
+// options (pool.connectFunc(addr, opts...)): a connect if the values it
+// holds connect with them.
+func (co *connOpts) addValueCall(call *ast.CallExpr, fb *fnBody) {
+	sig := sigOf(co.info, call.Fun)
+	if sig == nil || !hasOptionParamSig(sig) {
+		return
+	}
+	co.sites = append(co.sites, connectSite{call: call, fb: fb, value: true})
 }
 
 // addConnect records a call that may connect (the scan calls it): a
@@ -50,9 +63,10 @@ func (co *connOpts) addConnect(call *ast.CallExpr, fn *types.Func, fb *fnBody) {
 // hasOptionParam reports whether fn takes connection options.
 func hasOptionParam(fn *types.Func) bool {
 	sig, _ := fn.Type().(*types.Signature)
-	if sig == nil {
-		return false
-	}
+	return sig != nil && hasOptionParamSig(sig)
+}
+
+func hasOptionParamSig(sig *types.Signature) bool {
 	for i := range sig.Params().Len() {
 		if optionKind(sig.Params().At(i).Type()) != optNone {
 			return true
@@ -65,6 +79,12 @@ func hasOptionParam(fn *types.Func) bool {
 func (co *connOpts) siteSum(s connectSite) optSum {
 	call := s.call
 	switch {
+	case s.value:
+		sum, ok := co.valueConnects(call.Fun)
+		if !ok {
+			return fixedSum(bufDisabled, 0) // not a connect, or not followed
+		}
+		return co.callSum(s.fb, call, sum)
 	case s.via != nil:
 		sum, ok := co.connectsOf(s.via)
 		if !ok {
@@ -119,6 +139,62 @@ func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
 	return found, found.Param >= 0
 }
 
+// valueConnects returns how the function values e holds connect with
+// their caller's options: every value is a function literal or a function,
+// and those that connect (not a test's stub) do it the same way. The
+// literals so followed are marked judged.
+func (co *connOpts) valueConnects(e ast.Expr) (optSum, bool) {
+	vals, ok := co.vals.valuesOf(e)
+	if !ok {
+		return optSum{}, false
+	}
+	var sum optSum
+	var lits []*ast.FuncLit
+	n := 0
+	for _, v := range vals {
+		var s optSum
+		switch v := ast.Unparen(v).(type) {
+		case *ast.FuncLit:
+			s, ok = co.litConnects(v)
+			lits = append(lits, v)
+		default:
+			fn, isFn := objectOf(co.info, v).(*types.Func)
+			if !isFn {
+				return optSum{}, false
+			}
+			s, ok = co.connectsOf(fn)
+		}
+		if !ok {
+			continue // a value that does not connect
+		}
+		if n > 0 && s != sum {
+			return optSum{}, false
+		}
+		sum = s
+		n++
+	}
+	if n == 0 {
+		return optSum{}, false
+	}
+	for _, lit := range lits {
+		co.judgedLits[lit] = true
+	}
+	return sum, true
+}
+
+// litConnects returns how the function literal lit connects with its
+// caller's options, if it does.
+func (co *connOpts) litConnects(lit *ast.FuncLit) (optSum, bool) {
+	for _, s := range co.sites {
+		if s.fb != nil && s.fb.lit == lit {
+			if sum := co.siteSum(s); sum.Param >= 0 {
+				return sum, true
+			}
+		}
+	}
+	return optSum{}, false
+}
+
 // checkConnects reports the connects that leave outgoing reconnect
 // buffering on, after the scan: a connect whose options come from the
 // caller is judged at the calls of its function (here, and in other
@@ -126,17 +202,31 @@ func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
 // with -audit (category unjudged).
 func (st *state) checkConnects() {
 	co := st.conn
-	for _, s := range co.sites {
-		sum := co.siteSum(s)
+	co.judgedLits = make(map[*ast.FuncLit]bool)
+	sums := make([]optSum, len(co.sites))
+	for i, s := range co.sites {
+		sums[i] = co.siteSum(s)
+	}
+	for i, s := range co.sites {
+		sum := sums[i]
 		api, name := "nats.Connect", "nats.Connect"
 		switch {
 		case s.via != nil:
 			name = "call of " + s.via.Name()
 			api = name + " connects"
+		case s.value:
+			name = "call of " + types.ExprString(s.call.Fun)
+			api = name + " connects"
 		case s.options:
 			api, name = "(nats.Options).Connect", "(nats.Options).Connect"
 		}
 		if sum.Param >= 0 {
+			if s.fb.lit != nil {
+				if !co.judgedLits[s.fb.lit] {
+					st.rep.unjudged(s.call, name+": its options come from the caller of a function literal whose calls are not followed")
+				}
+				continue
+			}
 			if fn := s.fb.self; fn.Exported() {
 				st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
 				st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", judged where it is called")
@@ -147,7 +237,7 @@ func (st *state) checkConnects() {
 		switch sum.Buf {
 		case bufDefault:
 			switch {
-			case s.via != nil:
+			case s.via != nil || s.value:
 				msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1): %s; use shim.Connect", api, reconnectWhy)
 			case s.options:
 				msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default (8 MiB): %s; use shim.Connect", api, reconnectWhy)

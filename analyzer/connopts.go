@@ -142,7 +142,8 @@ type connOpts struct {
 	fields      map[*types.Var]*optSum
 	funcs       map[*types.Func]*optSum
 	conns       map[*types.Func]*optSum
-	sites       []connectSite // the connects of the package, in scan order
+	sites       []connectSite         // the connects of the package, in scan order
+	judgedLits  map[*ast.FuncLit]bool // literals whose connects are judged at value calls
 }
 
 // optStore is a value stored in a field of option type.
@@ -359,12 +360,18 @@ func (co *connOpts) judgeReturns(fn *types.Func) optSum {
 }
 
 // paramIndex returns the index of v among the parameters of the function
-// declaration of fb, or -1.
-func paramIndex(fb *fnBody, v *types.Var) int {
-	if fb == nil || fb.self == nil || v == nil {
+// (declaration or literal) of fb, or -1.
+func (co *connOpts) paramIndex(fb *fnBody, v *types.Var) int {
+	if fb == nil || v == nil {
 		return -1
 	}
-	sig, _ := fb.self.Type().(*types.Signature)
+	var sig *types.Signature
+	switch {
+	case fb.self != nil:
+		sig, _ = fb.self.Type().(*types.Signature)
+	case fb.lit != nil:
+		sig, _ = co.info.TypeOf(fb.lit).(*types.Signature)
+	}
 	if sig == nil {
 		return -1
 	}
@@ -383,8 +390,7 @@ func (co *connOpts) callSum(fb *fnBody, call *ast.CallExpr, s optSum) optSum {
 	if s.Param < 0 {
 		return s
 	}
-	fn := calleeFunc(co.info, call)
-	sig, _ := fn.Type().(*types.Signature)
+	sig := sigOf(co.info, call.Fun)
 	if sig == nil || s.Param >= sig.Params().Len() {
 		return unknownSum("options passed in a way not followed")
 	}
@@ -438,7 +444,7 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		if !ok {
 			return unknownSum("options in " + x.Name + ", not followed")
 		}
-		if i := paramIndex(fb, v); i >= 0 {
+		if i := co.paramIndex(fb, v); i >= 0 {
 			if kind == optOptions {
 				return unknownSum("options value from parameter " + v.Name())
 			}
@@ -670,4 +676,14 @@ func topLevel(body *ast.BlockStmt) map[ast.Node]bool {
 		}
 	}
 	return top
+}
+
+// sigOf returns the signature of the function e denotes, or nil.
+func sigOf(info *types.Info, e ast.Expr) *types.Signature {
+	t := info.TypeOf(e)
+	if t == nil {
+		return nil
+	}
+	sig, _ := t.Underlying().(*types.Signature)
+	return sig
 }

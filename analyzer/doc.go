@@ -309,7 +309,11 @@
 // function takes as parameters and passes to a connect (func dial(url
 // string, opts ...nats.Option)), judged at each call of that function with
 // the caller's options ("call of dial connects without ..."), in other
-// packages through a fact. Function-literal options are read for
+// packages through a fact; a call of a function value (an unexported
+// field or a variable) every value of which is such a function or a
+// literal passing its options on (p.connect(addr, opts...) with p.connect
+// set to func(url string, o ...nats.Option) { return nats.Connect(url,
+// o...) }) is judged the same way. Function-literal options are read for
 // assignments to ReconnectBufSize and AllowReconnect. (nats.Options).Connect
 // is judged for a composite literal (one that allows reconnecting is
 // reported), nats.GetDefaultOptions(), a field and a local variable
@@ -332,7 +336,12 @@
 // from another package's exported field or function result is not
 // followed); sends through reflection, maps and channels of functions; a
 // retry spread over goroutines, channels or a scheduler other than
-// time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// time.AfterFunc (an RPC framework's client calling its own transport
+// interface in go func() { ch <- t.Call(req) }() and sending again when
+// the value received from ch is a timeout is not seen, even where the
+// transport's implementation in the module sends through nats.go: only
+// the conversion of the connection into the transport interface is
+// reported, as a rawsend); loop counters (for i := 0; i < 3 is read as "may loop");
 // a function that does not return or a retry helper declared in another
 // module's package that imports no nats.go, directly or not (an
 // organisation's shared toolbox): facts are inferred only in packages

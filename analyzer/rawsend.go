@@ -75,10 +75,10 @@ const (
 )
 
 // replyUse tells how the PublishRequest call in the body fb uses its reply
-// subject: a fresh inbox (nats.NewInbox, nc.NewRespInbox) whose
-// subscription in the function auto-unsubscribes after other than one
-// message or is read by NextMsg in a loop gathers replies; a reply
-// subject not made in the function by an inbox call is long-lived.
+// subject: one whose subscription in the function auto-unsubscribes after
+// other than one message or is read by NextMsg in a loop gathers replies;
+// one with no subscription in the function, not made there by an inbox
+// call (nats.NewInbox, nc.NewRespInbox), is long-lived.
 func (st *state) replyUse(call *ast.CallExpr, fb *fnBody) replyKind {
 	if len(call.Args) < 2 || fb == nil {
 		return replyOne
@@ -92,7 +92,7 @@ func (st *state) replyUse(call *ast.CallExpr, fb *fnBody) replyKind {
 		return replyOne
 	}
 	v := localVar(st.info, reply)
-	if v == nil || !isInbox(st.vals.def(v)) {
+	if v == nil {
 		return replyLongLived
 	}
 	// The subscriptions on the inbox, and how they are read.
@@ -135,8 +135,11 @@ func (st *state) replyUse(call *ast.CallExpr, fb *fnBody) replyKind {
 		}
 		return !gather
 	})
-	if gather {
+	switch {
+	case gather:
 		return replyGather
+	case len(subs) == 0 && !isInbox(st.vals.def(v)):
+		return replyLongLived // replies go to a subscription made elsewhere
 	}
 	return replyOne
 }

@@ -55,6 +55,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 			if fb != nil {
 				fb.calls = append(fb.calls, call)
 			}
+			st.conn.addValueCall(call, fb)
 		}
 		return
 	}

@@ -94,3 +94,28 @@ func callers(url string, c *config) {
 	_, _ = connectlib.Dial(url)                     // want `call of Dial connects without nats.ReconnectBufSize\(-1\)`
 	_, _ = connectlib.Dial(url, c.safeOptions()...)
 }
+
+// A connection pool keeps its connect function in a field, filled in the
+// constructor with a literal that passes the caller's options on.
+type connectFunc func(url string, options ...nats.Option) (*nats.Conn, error)
+
+type pool struct {
+	connect connectFunc
+}
+
+func newPool() *pool {
+	return &pool{connect: func(url string, options ...nats.Option) (*nats.Conn, error) {
+		return nats.Connect(url, options...)
+	}}
+}
+
+func (p *pool) acquire(addr string) {
+	_, _ = p.connect(addr, nats.Timeout(time.Second)) // want `call of p.connect connects without nats.ReconnectBufSize\(-1\)`
+	_, _ = p.connect(addr, nats.ReconnectBufSize(-1))
+}
+
+// A test's stub stored in the same field does not connect: the call is
+// judged by the value that does.
+func stubbed(p *pool) {
+	p.connect = func(string, ...nats.Option) (*nats.Conn, error) { return nil, nil }
+}

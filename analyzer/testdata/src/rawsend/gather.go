@@ -77,3 +77,18 @@ func askRounds(nc *nats.Conn, qs [][]byte) { // want askRounds:`sends via \(\*na
 		_, _ = sub.NextMsg(time.Second)
 	}
 }
+
+func (a *agent) voteSubject(id string) string { return "vote." + id }
+
+// A vote gathered from the cluster on a subject of its own.
+func (a *agent) requestVote(id string, size int, vr []byte) error { // want requestVote:`sends via \(\*nats.Conn\).PublishRequest`
+	inbox := a.voteSubject(id)
+	sub, err := a.nc.Subscribe(inbox, func(*nats.Msg) {})
+	if err != nil {
+		return err
+	}
+	if size > 0 {
+		_ = sub.AutoUnsubscribe(size)
+	}
+	return a.nc.PublishRequest("vote.req", inbox, vr) // want `PublishRequest gathers replies`
+}

@@ -228,7 +228,10 @@ func (st *state) checkConnects() {
 				continue
 			}
 			if fn := s.fb.self; fn.Exported() {
-				st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
+				if first, _ := co.connectsOf(fn); first == sum {
+					// The one its calls are judged by (connectsOf).
+					st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
+				}
 				st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", judged where it is called")
 			}
 			continue

@@ -245,8 +245,10 @@
 // shim.OperationID and shim.Attempts is the shim's own retry and not
 // reported; nor is shim.Retry, which runs its function again only while
 // the error says it did not run. The retry message says what to use: a
-// fixed shim.OperationID with Attempts for requests, a message ID for
-// JetStream, shim.Retry for the rest.
+// fixed shim.OperationID with Attempts for requests, which protects only
+// when the responder de-duplicates by the ID (shim.OperationIDFrom in its
+// handler; docs/checks.md#operation-ids shows that half), a message ID
+// for JetStream, shim.Retry for the rest.
 //
 // Retry helpers. A send inside a function literal passed to a retry helper
 // (directly, converted to the helper's function type, or through a

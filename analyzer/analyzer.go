@@ -49,7 +49,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact), new(optionsFact), new(connectFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -87,6 +87,8 @@ func (f *sendsFact) String() string { return "sends via " + f.Via }
 //   - flow: error-flow labels and the package's safe predicates (retry);
 //   - ids: fixed message and operation IDs (retry);
 //   - flows: NATS values flowing into the user's interfaces (the scan);
+//   - conn: connects and the connection options they are given (after
+//     the scan: checkConnects);
 //   - retry: the retry check, with its helper calls.
 type state struct {
 	pass *analysis.Pass
@@ -102,6 +104,7 @@ type state struct {
 	ids   *idCheck
 	flows *flowCheck
 	retry *retryCheck
+	conn  *connOpts
 }
 
 // newState returns the parts of a pass with settings set, wired
@@ -116,6 +119,7 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.flow = newErrFlow(pass, st.vals)
 	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
 	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.conn = &connOpts{pass: pass, info: pass.TypesInfo, vals: st.vals}
 	st.retry = &retryCheck{
 		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,
 		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
@@ -142,6 +146,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
+		st.checkConnects()
 		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.flow.inferPredicates()

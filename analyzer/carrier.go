@@ -29,6 +29,9 @@ type carrier struct {
 	// reading the result (resp, err := decode(reply.Data)); a success
 	// path's condition on it then looks at the reply.
 	errDecodes bool
+	// send is the funcKey of the send API called, which decides the
+	// errors judged per call (notWrittenErrors).
+	send string
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -61,7 +64,7 @@ func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bo
 		}
 	}
 	if lhs == nil {
-		return carrier{call: call}, true
+		return carrier{call: call, send: funcKey(calleeFunc(info, call))}, true
 	}
 	if len(lhs) != n {
 		return carrier{}, false
@@ -83,6 +86,7 @@ func carrierOf(info *types.Info, node ast.Node, call *ast.CallExpr) (carrier, bo
 	if c.v == nil && c.reply == nil {
 		return carrier{}, false
 	}
+	c.send = funcKey(calleeFunc(info, call))
 	return c, true
 }
 

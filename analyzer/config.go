@@ -24,6 +24,10 @@ const (
 	// CategoryReviewed marks an audit entry: a finding suppressed by a
 	// //natssend:reviewed directive, reported only when Config.Audit is set.
 	CategoryReviewed = "reviewed"
+	// CategoryUnjudged marks an audit entry: a connect whose options the
+	// analyzer cannot judge, with why, reported only when Config.Audit is
+	// set.
+	CategoryUnjudged = "unjudged"
 )
 
 // categories returns the categories Config.Categories may name.

@@ -6,7 +6,6 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-	"slices"
 )
 
 // bufState is what the analyzer can tell about a connection's reconnect
@@ -22,66 +21,264 @@ const (
 
 const reconnectWhy = "a buffered request goes out after its timeout"
 
-// checkConnect reports nats.Connect and (nats.Options).Connect calls that
-// leave outgoing reconnect buffering on. Only what is visible at the call is
-// judged: a spread option slice not built in the function, an option built by another function, an
-// Options value that is a parameter or escapes by address all make the
-// state unknown, and unknown is not reported.
-func (st *state) checkConnect(call *ast.CallExpr, options bool, stack []ast.Node) {
-	var state bufState
-	var size int64
-	var api string
-	if options {
-		api = "(nats.Options).Connect"
-		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-		if !ok {
-			return
-		}
-		state, size = optionsValue(st.vals, sel.X, stack)
-	} else {
-		api = "nats.Connect"
-		args := call.Args[min(1, len(call.Args)):]
-		if call.Ellipsis.IsValid() {
-			// opts := []nats.Option{...}; opts = append(opts, ...);
-			// nats.Connect(url, opts...): the elements built here.
-			elems, ok := optionSlice(st.vals, args[len(args)-1])
-			if !ok {
-				return
-			}
-			args = append(args[:len(args)-1:len(args)-1], elems...)
-		}
-		state, size = bufDefault, 0
-		for _, arg := range args {
-			s, n := optionArg(st.info, arg)
-			if s == bufUnknown {
-				return
-			}
-			if s != bufDefault {
-				state, size = s, n
-			}
-		}
-	}
-	var msg string
-	switch state {
-	case bufDefault:
-		if options {
-			msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default (8 MiB): %s; use shim.Connect", api, reconnectWhy)
-		} else {
-			msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the reconnect buffer: %s; use shim.Connect", api, reconnectWhy)
-		}
-	case bufSet:
-		msg = fmt.Sprintf("%s with ReconnectBufSize(%d) still buffers (-1 disables it): %s; use shim.Connect", api, size, reconnectWhy)
-	default:
+// connectSite is a call that connects: nats.Connect, (nats.Options).Connect,
+// or a function that connects with the options its caller passes (via, or
+// a function value every value of which does: value).
+type connectSite struct {
+	call    *ast.CallExpr
+	fb      *fnBody
+	options bool
+	via     *types.Func
+	value   bool
+}
+
+// addValueCall records a call of a function value taking connection
+// options (pool.connectFunc(addr, opts...)): a connect if the values it
+// holds connect with them.
+func (co *connOpts) addValueCall(call *ast.CallExpr, fb *fnBody) {
+	sig := sigOf(co.info, call.Fun)
+	if sig == nil || !hasOptionParamSig(sig) {
 		return
 	}
-	st.rep.add(&finding{
-		category: CategoryReconnectBuf,
-		pos:      call.Pos(),
-		end:      call.End(),
-		api:      api,
-		message:  msg,
-		report:   st.rep.reported(CategoryReconnectBuf),
-	})
+	co.sites = append(co.sites, connectSite{call: call, fb: fb, value: true})
+}
+
+// addConnect records a call that may connect (the scan calls it): a
+// connect API, or a call of a function with a parameter of option type,
+// which connects if it passes them on to a connect (judged after the scan).
+func (co *connOpts) addConnect(call *ast.CallExpr, fn *types.Func, fb *fnBody) {
+	if options, ok := isConnect(fn); ok {
+		co.sites = append(co.sites, connectSite{call: call, fb: fb, options: options})
+		return
+	}
+	if fn.Pkg() == nil || isNATSPackage(fn.Pkg().Path()) || !hasOptionParam(fn) {
+		return
+	}
+	if fn.Pkg() != co.pass.Pkg && !co.pass.ImportObjectFact(fn, new(connectFact)) {
+		return
+	}
+	co.sites = append(co.sites, connectSite{call: call, fb: fb, via: fn})
+}
+
+// hasOptionParam reports whether fn takes connection options.
+func hasOptionParam(fn *types.Func) bool {
+	sig, _ := fn.Type().(*types.Signature)
+	return sig != nil && hasOptionParamSig(sig)
+}
+
+func hasOptionParamSig(sig *types.Signature) bool {
+	for i := range sig.Params().Len() {
+		if optionKind(sig.Params().At(i).Type()) != optNone {
+			return true
+		}
+	}
+	return false
+}
+
+// siteSum judges the options of one connect.
+func (co *connOpts) siteSum(s connectSite) optSum {
+	call := s.call
+	switch {
+	case s.value:
+		sum, ok := co.valueConnects(call.Fun)
+		if !ok {
+			return fixedSum(bufDisabled, 0) // not a connect, or not followed
+		}
+		return co.callSum(s.fb, call, sum)
+	case s.via != nil:
+		sum, ok := co.connectsOf(s.via)
+		if !ok {
+			return fixedSum(bufDisabled, 0) // not a connect after all
+		}
+		return co.callSum(s.fb, call, sum)
+	case s.options:
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return unknownSum("a method value")
+		}
+		x := ast.Unparen(sel.X)
+		if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			x = u.X
+		}
+		return co.exprSum(s.fb, x)
+	}
+	args := call.Args[min(1, len(call.Args)):]
+	if call.Ellipsis.IsValid() && len(args) > 0 {
+		return co.seqSum(s.fb, args[:len(args)-1]).then(co.exprSum(s.fb, args[len(args)-1]))
+	}
+	return co.seqSum(s.fb, args)
+}
+
+// connectsOf returns how the function fn of the package connects with
+// its caller's options, if it does: the first of its connects that depends
+// on a parameter; for another package's function, its connectFact.
+func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
+	if fn.Pkg() != co.pass.Pkg {
+		var f connectFact
+		ok := co.pass.ImportObjectFact(fn, &f)
+		return f.Sum, ok
+	}
+	if s, ok := co.conns[fn]; ok {
+		return *s, s.Param >= 0
+	}
+	if co.conns == nil {
+		co.conns = make(map[*types.Func]*optSum)
+	}
+	co.conns[fn] = &busy
+	found := fixedSum(bufDisabled, 0)
+	for _, s := range co.sites {
+		if s.fb == nil || s.fb.self != fn {
+			continue
+		}
+		if sum := co.siteSum(s); sum.Param >= 0 {
+			found = sum
+			break
+		}
+	}
+	co.conns[fn] = &found
+	return found, found.Param >= 0
+}
+
+// valueConnects returns how the function values e holds connect with
+// their caller's options: every value is a function literal or a function,
+// and those that connect (not a test's stub) do it the same way. The
+// literals so followed are marked judged.
+func (co *connOpts) valueConnects(e ast.Expr) (optSum, bool) {
+	vals, ok := co.vals.valuesOf(e)
+	if !ok {
+		return optSum{}, false
+	}
+	var sum optSum
+	var lits []*ast.FuncLit
+	n := 0
+	for _, v := range vals {
+		var s optSum
+		switch v := ast.Unparen(v).(type) {
+		case *ast.FuncLit:
+			s, ok = co.litConnects(v)
+			lits = append(lits, v)
+		default:
+			fn, isFn := objectOf(co.info, v).(*types.Func)
+			if !isFn {
+				return optSum{}, false
+			}
+			s, ok = co.connectsOf(fn)
+		}
+		if !ok {
+			continue // a value that does not connect
+		}
+		if n > 0 && s != sum {
+			return optSum{}, false
+		}
+		sum = s
+		n++
+	}
+	if n == 0 {
+		return optSum{}, false
+	}
+	for _, lit := range lits {
+		co.judgedLits[lit] = true
+	}
+	return sum, true
+}
+
+// litConnects returns how the function literal lit connects with its
+// caller's options, if it does.
+func (co *connOpts) litConnects(lit *ast.FuncLit) (optSum, bool) {
+	for _, s := range co.sites {
+		if s.fb != nil && s.fb.lit == lit {
+			if sum := co.siteSum(s); sum.Param >= 0 {
+				return sum, true
+			}
+		}
+	}
+	return optSum{}, false
+}
+
+// checkConnects reports the connects that leave outgoing reconnect
+// buffering on, after the scan: a connect whose options come from the
+// caller is judged at the calls of its function (here, and in other
+// packages through a connectFact); one the analyzer cannot judge is listed
+// with -audit (category unjudged).
+func (st *state) checkConnects() {
+	co := st.conn
+	co.judgedLits = make(map[*ast.FuncLit]bool)
+	sums := make([]optSum, len(co.sites))
+	for i, s := range co.sites {
+		sums[i] = co.siteSum(s)
+	}
+	for i, s := range co.sites {
+		sum := sums[i]
+		api, name := "nats.Connect", "nats.Connect"
+		switch {
+		case s.via != nil:
+			name = "call of " + s.via.Name()
+			api = name + " connects"
+		case s.value:
+			name = "call of " + types.ExprString(s.call.Fun)
+			api = name + " connects"
+		case s.options:
+			api, name = "(nats.Options).Connect", "(nats.Options).Connect"
+		}
+		if sum.Param >= 0 {
+			if s.fb.lit != nil {
+				if !co.judgedLits[s.fb.lit] {
+					st.rep.unjudged(s.call, name+": its options come from the caller of a function literal whose calls are not followed")
+				}
+				continue
+			}
+			if fn := s.fb.self; fn.Exported() {
+				if first, _ := co.connectsOf(fn); first == sum {
+					// The one its calls are judged by (connectsOf).
+					st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
+				}
+				st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", judged where it is called")
+			}
+			continue
+		}
+		var msg string
+		switch sum.Buf {
+		case bufDefault:
+			switch {
+			case s.via != nil || s.value:
+				msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1): %s; use shim.Connect", api, reconnectWhy)
+			case s.options:
+				msg = fmt.Sprintf("%s leaves ReconnectBufSize at its default (8 MiB): %s; use shim.Connect", api, reconnectWhy)
+			default:
+				msg = fmt.Sprintf("%s without nats.ReconnectBufSize(-1) keeps the reconnect buffer: %s; use shim.Connect", api, reconnectWhy)
+			}
+		case bufSet:
+			msg = fmt.Sprintf("%s with ReconnectBufSize(%d) still buffers (-1 disables it): %s; use shim.Connect", api, sum.Size, reconnectWhy)
+		case bufUnknown:
+			st.rep.unjudged(s.call, name+": "+sum.Why)
+			continue
+		default:
+			continue
+		}
+		st.rep.add(&finding{
+			category: CategoryReconnectBuf,
+			pos:      s.call.Pos(),
+			end:      s.call.End(),
+			api:      name,
+			message:  msg,
+			report:   st.rep.reported(CategoryReconnectBuf),
+		})
+	}
+	co.exportOptionFacts()
+}
+
+// exportOptionFacts exports an optionsFact for each exported function of
+// the package that returns options the analyzer can judge.
+func (co *connOpts) exportOptionFacts() {
+	for _, fb := range co.vals.list {
+		fn := fb.self
+		if fn == nil || !fn.Exported() {
+			continue
+		}
+		if s, ok := co.funcSum(fn); ok && s.Buf != bufUnknown {
+			co.pass.ExportObjectFact(fn, &optionsFact{Sum: s})
+		}
+	}
 }
 
 // intConst returns the constant integer value of e, if it has one.
@@ -145,7 +342,7 @@ const (
 // result turns an optState into the state of the reconnect buffer.
 func (o optState) result() (bufState, int64) {
 	switch {
-	case o.allow == triFalse:
+	case o.allow == triFalse || o.buf == bufDisabled:
 		return bufDisabled, 0
 	case o.allow == triUnknown || o.buf == bufUnknown:
 		return bufUnknown, 0
@@ -216,83 +413,6 @@ func assignedBuf(info *types.Info, body ast.Node) (bufState, int64) {
 	return o.result()
 }
 
-// optionsValue classifies the nats.Options value whose Connect method is
-// called: a composite literal, nats.GetDefaultOptions(), or a local
-// variable initialized from one of them in the enclosing function.
-func optionsValue(vi *valueIndex, x ast.Expr, stack []ast.Node) (bufState, int64) {
-	info := vi.info
-	x = ast.Unparen(x)
-	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
-		x = ast.Unparen(u.X)
-	}
-	switch e := x.(type) {
-	case *ast.CompositeLit, *ast.CallExpr:
-		return optionsInit(info, e).result()
-	case *ast.Ident:
-		v, ok := info.Uses[e].(*types.Var)
-		if !ok {
-			return bufUnknown, 0
-		}
-		fb := vi.innermost(stack)
-		if fb == nil || v.Pos() < fb.body.Pos() || v.Pos() >= fb.body.End() {
-			return bufUnknown, 0 // a parameter, global or captured variable
-		}
-		return localOptions(info, fb, v)
-	}
-	return bufUnknown, 0
-}
-
-// localOptions classifies a local nats.Options variable v declared in the
-// body fb: its initializer, then assignments to its fields in source order
-// (from the body's assignment index). Taking its address or assigning it
-// again makes the state unknown.
-func localOptions(info *types.Info, fb *fnBody, v *types.Var) (bufState, int64) {
-	idx := indexOf(info, fb)
-	if idx.whole[v] {
-		return bufUnknown, 0 // its address escapes
-	}
-	o := optState{}
-	inits := 0
-	for _, a := range idx.byVar[v] {
-		if !a.whole {
-			continue
-		}
-		inits++
-		switch n := a.node.(type) {
-		case *ast.AssignStmt:
-			o = optState{}
-			if a.rhs != nil {
-				o = optionsInit(info, a.rhs)
-			}
-		case *ast.ValueSpec:
-			switch {
-			case a.rhs != nil:
-				o = optionsInit(info, a.rhs)
-			case len(n.Values) == 0:
-				o = optState{allow: triFalse, buf: bufDefault} // zero Options
-			}
-		}
-	}
-	if inits != 1 {
-		return bufUnknown, 0
-	}
-	for _, a := range idx.byVar[v] {
-		as, ok := a.node.(*ast.AssignStmt)
-		if !ok {
-			continue
-		}
-		sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr)
-		if !ok {
-			continue
-		}
-		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || info.Uses[id] != v {
-			continue
-		}
-		assignField(info, &o, as, sel, slices.Index(as.Lhs, a.lhs))
-	}
-	return o.result()
-}
-
 // optionsInit classifies an expression of type nats.Options: a composite
 // literal, whose omitted fields are zero (AllowReconnect false), or
 // nats.GetDefaultOptions(), which allows reconnecting with the default
@@ -317,50 +437,4 @@ func optionsInit(info *types.Info, e ast.Expr) optState {
 		}
 	}
 	return optState{}
-}
-
-// optionSlice returns the options a local slice variable is built from in
-// its function: the elements of its literals and of append(opts, ...) to
-// itself, in source order. Any other assignment, an element assignment or
-// its address taken makes it unknown.
-func optionSlice(vi *valueIndex, e ast.Expr) ([]ast.Expr, bool) {
-	v := localVar(vi.info, e)
-	body := vi.bodyOf(v)
-	if v == nil || body == nil || v.Pos() < body.Pos() || v.Pos() >= body.End() {
-		return nil, false // a parameter: built elsewhere
-	}
-	var elems []ast.Expr
-	ok, assigned := true, false
-	vi.valuesAssigned(body, v, func(rhs ast.Expr) {
-		assigned = true
-		switch r := ast.Unparen(rhs).(type) {
-		case *ast.CompositeLit:
-			elems = append(elems, r.Elts...)
-			return
-		case *ast.CallExpr:
-			if id, isIdent := ast.Unparen(r.Fun).(*ast.Ident); isIdent && id.Name == "append" && len(r.Args) > 0 &&
-				localVar(vi.info, r.Args[0]) == v && !r.Ellipsis.IsValid() {
-				elems = append(elems, r.Args[1:]...)
-				return
-			}
-		}
-		ok = false
-	})
-	if fb := vi.bodies[body]; fb == nil || indexOf(vi.info, fb).addressed[v] {
-		ok = false
-	} else {
-		for _, a := range indexOf(vi.info, fb).byVar[v] {
-			ok = ok && a.whole // opts[i] = x
-			if a.rhs == nil {
-				// opts, err := cfg.options(): built by another function.
-				switch n := a.node.(type) {
-				case *ast.AssignStmt:
-					ok = false
-				case *ast.ValueSpec:
-					ok = ok && len(n.Values) == 0 // var opts []nats.Option
-				}
-			}
-		}
-	}
-	return elems, ok && assigned
 }

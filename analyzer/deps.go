@@ -18,6 +18,7 @@ type deps struct {
 	info   *types.Info
 	index  map[*types.Var]int
 	direct uint64 // the variables the call's body mentions
+	body   uint64 // direct and the variables they are computed from
 	target uint64 // the variables its target (receiver, subject) mentions
 	// targetNondet: the target may differ on each evaluation
 	targetNondet bool
@@ -152,9 +153,19 @@ func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
 			d.target |= 1 << d.index[v]
 		})
 	}
+	d.body = d.direct
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {
-		n := len(d.index)
+		n, body := len(d.index), d.body
+		from := func(v *types.Var, rhs ast.Expr) {
+			inBody := d.bit(v)&d.body != 0
+			dataVarsIn(info, rhs, func(w *types.Var) {
+				add(w)
+				if inBody && d.index[w] < maxDeps {
+					d.body |= d.bit(w)
+				}
+			})
+		}
 		for _, node := range indexOf(info, fb).stmts {
 			switch a := node.(type) {
 			case *ast.AssignStmt:
@@ -165,9 +176,9 @@ func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
 								continue
 							}
 							if len(a.Rhs) == len(a.Lhs) {
-								dataVarsIn(info, a.Rhs[i], add)
+								from(v, a.Rhs[i])
 							} else {
-								dataVarsIn(info, a.Rhs[0], add)
+								from(v, a.Rhs[0])
 							}
 						}
 					}
@@ -176,13 +187,13 @@ func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
 				for i, name := range a.Names {
 					if v := localVar(info, name); v != nil && i < len(a.Values) {
 						if _, ok := d.index[v]; ok {
-							dataVarsIn(info, a.Values[i], add)
+							from(v, a.Values[i])
 						}
 					}
 				}
 			}
 		}
-		changed = len(d.index) > n
+		changed = len(d.index) > n || d.body != body
 		if len(d.index) > maxDeps {
 			d.nondet = true
 		}

@@ -93,7 +93,10 @@
 //     the same function (or function variable) with the same body,
 //     written the same and not changed on the way, is reported at the
 //     first send (msg, err := primary.Request(subj, data, d); if err ==
-//     nil { return msg, nil }; return backup.Request(subj, data, d)). The
+//     nil { return msg, nil }; return backup.Request(subj, data, d)). A
+//     call in between that can change the connection but not the body
+//     (b.reconnect(), on the b of b.nc.Request, when the body is not read
+//     from b) keeps it the same operation: reconnect, then re-send. The
 //     same call after a success too is a fan-out, not a retry. In a
 //     function with a loop, a first try before the loop is not reported
 //     apart from the loop's send.
@@ -187,7 +190,10 @@
 // twin (an async publish refused locally), nats.ErrMaxPayload, shim.ErrPayloadTooLarge,
 // claimcheck.ErrTooLarge and jetstream.ErrStreamMessageExceedsMaximum
 // (refused), claimcheck.ErrNotPublished and claimcheck.ErrClosed (nothing
-// published), shim.Classify(err) == shim.OutcomeNotRun or
+// published), nats.ErrConnectionClosed from a (*nats.Conn) Publish,
+// PublishMsg or PublishRequest (nats.go's publish returns it before
+// writing anything; a request's may come after the request went out, so
+// it proves nothing there), shim.Classify(err) == shim.OutcomeNotRun or
 // shim.OutcomeRejected, and a jetstream.APIError or nats.APIError whose
 // ErrorCode is one by which the stream refused the message: a failed
 // expectation (wrong last sequence or last message ID, wrong stream:
@@ -239,8 +245,10 @@
 // shim.OperationID and shim.Attempts is the shim's own retry and not
 // reported; nor is shim.Retry, which runs its function again only while
 // the error says it did not run. The retry message says what to use: a
-// fixed shim.OperationID with Attempts for requests, a message ID for
-// JetStream, shim.Retry for the rest.
+// fixed shim.OperationID with Attempts for requests, which protects only
+// when the responder de-duplicates by the ID (shim.OperationIDFrom in its
+// handler; docs/checks.md#operation-ids shows that half), a message ID
+// for JetStream, shim.Retry for the rest.
 //
 // Retry helpers. A send inside a function literal passed to a retry helper
 // (directly, converted to the helper's function type, or through a
@@ -258,7 +266,11 @@
 // its predicate accepts (the same reading), and RetryOnConflict only
 // Kubernetes conflict errors, which no NATS send returns, so it is not
 // reported; a wait.Poll* or ExponentialBackoff condition polls again on
-// (false, nil) and stops on an error. As in loops, a literal that asks
+// (false, nil) and stops on an error, so a request whose error returns
+// (false, nil) is reported, also when the success path answers from the
+// reply (return r.Ready, nil; if string(msg.Data) == "ready" { return
+// true, nil }; return false, nil: "not yet" is the responder's answer, as
+// "busy" is in a loop). As in loops, a literal that asks
 // for another attempt after a success too (return errors.New("not yet")
 // once the send worked, until some other condition holds) repeats rather
 // than retries and is not reported, and a send whose error the literal
@@ -288,15 +300,34 @@
 // non-negative constant size (0 also means the 8 MiB default): while
 // reconnecting, nats.go buffers outgoing messages and delivers a request
 // after its caller already timed out. The message points to shim.Connect.
-// Only what is visible in the function is judged: options spread from a
-// slice built there (opts := []nats.Option{...}; opts = append(opts, ...))
-// are read; a slice from elsewhere or changed by index, option values held
-// in variables, options built by other functions and non-constant sizes
-// make the outcome unknown, and unknown is not reported. Function-literal options are read for assignments to
-// ReconnectBufSize and AllowReconnect. (nats.Options).Connect is reported
-// for a composite literal that allows reconnecting, for
-// nats.GetDefaultOptions(), and for a local variable initialized from
-// either, taking later field assignments into account.
+// Options are followed where they are built: a slice built in the
+// function (opts := []nats.Option{...}; opts = append(opts, ...), also
+// append(base, authOpts(cfg)...)); a function or method of the package
+// returning options (cfg.connectOptions(), optionsFrom(cfg)), judged by
+// its return statements, and another package's through a fact; a field of
+// option type (nats.Options, []nats.Option) of the package, judged by
+// every store to it (s.natsOpts = nats.GetDefaultOptions() in a
+// constructor, then opts := s.natsOpts; opts.Connect()); and options a
+// function takes as parameters and passes to a connect (func dial(url
+// string, opts ...nats.Option)), judged at each call of that function with
+// the caller's options ("call of dial connects without ..."), in other
+// packages through a fact; a call of a function value (an unexported
+// field or a variable) every value of which is such a function or a
+// literal passing its options on (p.connect(addr, opts...) with p.connect
+// set to func(url string, o ...nats.Option) { return nats.Connect(url,
+// o...) }) is judged the same way. Function-literal options are read for
+// assignments to ReconnectBufSize and AllowReconnect. (nats.Options).Connect
+// is judged for a composite literal (one that allows reconnecting is
+// reported), nats.GetDefaultOptions(), a field and a local variable
+// initialized from them, taking later field assignments into account.
+//
+// Not judged, and not reported: a non-constant size, a slice changed by
+// index or by an option on some paths only (if tls { opts = append(opts,
+// ...) }), options from a function value, a pointer, a field that other
+// packages may set (exported, of an exported type) or that is changed in
+// place, and options from a parameter of an exported function (judged
+// where it is called, in analyzed code). With [Config.Audit] each such
+// connect is listed (category "unjudged") with why.
 //
 // # What the analyzer cannot see
 //
@@ -307,7 +338,12 @@
 // from another package's exported field or function result is not
 // followed); sends through reflection, maps and channels of functions; a
 // retry spread over goroutines, channels or a scheduler other than
-// time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
+// time.AfterFunc (an RPC framework's client calling its own transport
+// interface in go func() { ch <- t.Call(req) }() and sending again when
+// the value received from ch is a timeout is not seen, even where the
+// transport's implementation in the module sends through nats.go: only
+// the conversion of the connection into the transport interface is
+// reported, as a rawsend); loop counters (for i := 0; i < 3 is read as "may loop");
 // a function that does not return or a retry helper declared in another
 // module's package that imports no nats.go, directly or not (an
 // organisation's shared toolbox): facts are inferred only in packages
@@ -361,6 +397,11 @@
 //
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
+//
+// It also lists each connect whose options the reconnectbuf check cannot
+// judge, as a diagnostic of category "unjudged" saying why:
+//
+//	unjudged nats.Connect: a non-constant ReconnectBufSize
 //
 // # Flags
 //

@@ -40,7 +40,7 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 		if r.expectsFailure {
 			continue
 		}
-		if r.reached(labelFailure, true, false, false) && !r.reached(labelSuccess, true, false, true) && !r.reached(labelNone, true, false, true) &&
+		if r.reached(labelFailure, false, false) && !r.reached(labelSuccess, false, true) && !r.reached(labelNone, false, true) &&
 			!touched(d, r.region(l.b, true)[l.i+1:], sends[k].call) {
 			return k, r, true
 		}
@@ -53,8 +53,11 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 // which a loop would repeat before each send, but here runs only before
 // the second), its address taken, or a call given one of them as its
 // receiver or an argument (opts.Limits.Add(...)), other than the second
-// send itself.
+// send itself. A variable only of the send's target (b in b.nc.Request)
+// is not part of the body: a call on it (b.reconnect()) can change the
+// connection, not what is sent.
 func touched(d *deps, nodes []ast.Node, second *ast.CallExpr) bool {
+	targetOnly := d.target &^ d.body
 	found := false
 	for _, node := range nodes {
 		if len(d.effectsOf(node)) > 0 {
@@ -68,11 +71,11 @@ func touched(d *deps, nodes []ast.Node, second *ast.CallExpr) bool {
 				if n == second {
 					return false
 				}
-				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && d.mask(sel.X) != 0 {
+				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && d.mask(sel.X)&^targetOnly != 0 {
 					found = true
 				}
 				for _, a := range n.Args {
-					found = found || d.mask(a) != 0
+					found = found || d.mask(a)&^targetOnly != 0
 				}
 			}
 			return !found

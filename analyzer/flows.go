@@ -141,7 +141,7 @@ func isNATSCarrier(t types.Type) bool {
 	if !ok || n.Obj().Pkg() == nil || !isNATSPackage(n.Obj().Pkg().Path()) {
 		return false // the common case, decided cheaply
 	}
-	for _, c := range carrierTypes {
+	for _, c := range sendingTypes {
 		if isNamed(t, c[0], c[1]) {
 			return true
 		}
@@ -186,7 +186,7 @@ func (fc *flowCheck) into(src ast.Expr, dst types.Type) {
 	if !ok {
 		return
 	}
-	fc.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(fc.pkg, srcT), typeName(fc.pkg, dst), method), rs)
+	fc.addFlow(src, fmt.Sprintf("%s flows into %s, whose %s", typeName(fc.pkg, srcT), typeName(fc.pkg, dst), method), method, rs)
 }
 
 // instance reports a generic function instantiated with a NATS value
@@ -217,7 +217,7 @@ func (fc *flowCheck) instance(id *ast.Ident) {
 			obj, _, _ := types.LookupFieldOrMethod(targ, true, m.Pkg(), m.Name())
 			if f, ok := obj.(*types.Func); ok {
 				if rs, ok := rawSendOf(funcKey(f)); ok {
-					fc.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(fc.pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), rs)
+					fc.addFlow(id, fmt.Sprintf("%s instantiates %s's %s, whose %s", typeName(fc.pkg, targ), fn.Name(), tp.Obj().Name(), m.Name()), m.Name(), rs)
 					return
 				}
 			}
@@ -225,23 +225,26 @@ func (fc *flowCheck) instance(id *ast.Ident) {
 	}
 }
 
-// addFlow records a rawsend finding for a NATS value flowing out of
-// sight: "<what flows where>, whose M is raw API: <why>: use <what>".
-func (fc *flowCheck) addFlow(at ast.Expr, what string, rs rawSend) {
+// addFlow records a rawsend finding for a NATS value flowing where its
+// calls are not checked: "<what flows where>, whose M is raw API, not
+// checked where it is called: wrap it in a type whose M calls <the shim
+// replacement>".
+func (fc *flowCheck) addFlow(at ast.Expr, what, method string, rs rawSend) {
 	fc.rep.add(&finding{
 		category: CategoryRawSend,
 		pos:      at.Pos(),
 		end:      at.End(),
 		api:      "raw " + rs.display,
-		message:  fmt.Sprintf("%s is raw %s out of sight; %s", what, rs.display, useOf(rs.advice)),
+		message:  fmt.Sprintf("%s is raw %s, not checked where it is called: wrap it in a type whose %s calls %s", what, rs.display, method, replacementOf(rs.advice)),
 		report:   fc.rep.reported(CategoryRawSend),
 	})
 }
 
-// useOf returns the replacement part of a raw send's advice ("use ...").
-func useOf(advice string) string {
-	if i := strings.LastIndex(advice, ": "); i >= 0 {
-		return advice[i+2:]
+// replacementOf returns what a raw send's advice says to use instead
+// ("shim.Publish" in "...: use shim.Publish").
+func replacementOf(advice string) string {
+	if i := strings.LastIndex(advice, "use "); i >= 0 {
+		return advice[i+len("use "):]
 	}
 	return advice
 }

@@ -93,7 +93,7 @@ func indexOf(info *types.Info, fb *fnBody) *assignIndex {
 
 // flagsOf returns the flags of a function body, by bit: bool local
 // variables assigned a constant somewhere in the body, whose address is
-// not taken and that no function literal assigns (see flags.go).
+// not taken and that no function literal assigns (see loopflags.go).
 func flagsOf(info *types.Info, fb *fnBody) map[*types.Var]int {
 	idx := indexOf(info, fb)
 	flags := make(map[*types.Var]int)

@@ -59,18 +59,17 @@ func (x labels) then(y labels) labels {
 	return r
 }
 
-// nothingSent reports whether e denotes an error that means the message
-// reached no subscriber, so sending it again cannot repeat an effect:
-// nats.ErrNoResponders and jetstream.ErrNoStreamResponse (nobody listening),
-// nats.ErrMaxPayload, shim.ErrPayloadTooLarge and claimcheck.ErrTooLarge
-// (refused before sending), claimcheck.ErrNotPublished and
-// claimcheck.ErrClosed (nothing published).
-func nothingSent(info *types.Info, e ast.Expr) bool {
+// nothingSent reports whether e denotes an error that proves the send
+// whose outcome c holds had no effect: one of notDeliveredErrors, or one of
+// notWrittenErrors for the send it is listed with (a publish's
+// nats.ErrConnectionClosed, not a request's).
+func nothingSent(info *types.Info, c carrier, e ast.Expr) bool {
 	obj, ok := objectOf(info, e).(*types.Var)
 	if !ok || obj.Pkg() == nil {
 		return false
 	}
-	return notDeliveredErrors[obj.Pkg().Path()+"."+obj.Name()]
+	key := obj.Pkg().Path() + "." + obj.Name()
+	return notDeliveredErrors[key] || c.send != "" && notWrittenErrors[key][c.send]
 }
 
 // classifyOf reports whether e is shim.Classify(carrier).
@@ -153,7 +152,7 @@ func (ef *errFlow) compare(c carrier, x, y ast.Expr, eq bool) (t, f labels) {
 	} else {
 		// err == X: true is that error; false is nil or another one.
 		fail := labelFailure
-		if nothingSent(ef.info, other) || ef.isDeclined(other) {
+		if nothingSent(ef.info, c, other) || ef.isDeclined(other) {
 			fail = labelSafe
 		}
 		t, f = one(fail), one(labelSuccess)|one(labelFailure)
@@ -214,7 +213,7 @@ func (ef *errFlow) cond(c carrier, e ast.Expr) (t, f labels) {
 		}
 		switch funcKey(fn) {
 		case errorsIs:
-			if len(e.Args) == 2 && (nothingSent(ef.info, e.Args[1]) || ef.isDeclined(e.Args[1])) {
+			if len(e.Args) == 2 && (nothingSent(ef.info, c, e.Args[1]) || ef.isDeclined(e.Args[1])) {
 				return one(labelSafe), none
 			}
 		case shimMayHaveRun:

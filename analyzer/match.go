@@ -31,11 +31,10 @@ const (
 
 // rawSend describes one raw NATS send API.
 type rawSend struct {
-	display   string  // how messages name the API, e.g. "(*nats.Conn).Publish"
-	advice    string  // what to use instead and why
-	fix       fixKind // mechanical rewrite, if any
-	jetStream bool    // a JetStream publish: de-duplicated by message ID
-	kind      sendKind
+	display string  // how messages name the API, e.g. "(*nats.Conn).Publish"
+	advice  string  // what to use instead and why
+	fix     fixKind // mechanical rewrite, if any
+	kind    sendKind
 }
 
 // rawSendOf returns the description of the raw send API with the given

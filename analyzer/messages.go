@@ -12,7 +12,7 @@ func categoryURL(category string) string { return docsURL + category }
 func retryAdvice(k sendKind) string {
 	switch k {
 	case kindRequest:
-		return "it may have run; use a fixed shim.OperationID and Attempts"
+		return "it may have run; use a fixed shim.OperationID the responder de-duplicates, and Attempts (docs/checks.md#operation-ids)"
 	case kindReply:
 		return "it may have been written; reply once"
 	case kindJetStream:

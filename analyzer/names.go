@@ -33,21 +33,21 @@ const (
 // JetStream publishes are added by init for each interface that declares
 // them.
 var rawSends = map[string]rawSend{
-	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", whySizing + ": use shim.Publish", fixPublish, false, kindPublish},
-	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", whySizing + ": use shim.PublishMsg", fixPublishMsg, false, kindPublish},
-	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request with no deadline or size cap: use (*shim.Client).Request", fixNone, false, kindRequest},
-	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", whyRequest + ": use (*shim.Client).Request", fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
-	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, false, kindRequest},
-	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", whyReply + ": use shim.Respond", fixRespond, false, kindReply},
-	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", whyReply + ": use shim.Respond with its data and header", fixNone, false, kindReply},
-	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", whySizing + ": encode the value and use shim.Publish", fixNone, false, kindPublish},
-	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request with no deadline or size cap: encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
-	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", whyRequest + ": encode the value and use (*shim.Client).Request", fixNone, false, kindRequest},
-	microPath + ".Request.Respond":           {"(micro.Request).Respond", whyMicro + ": use shim.RespondMicro", fixNone, false, kindReply},
-	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", whyMicro + ": encode the value and use shim.RespondMicro", fixNone, false, kindReply},
-	microPath + ".Request.Error":             {"(micro.Request).Error", whyMicro + ": use shim.RespondMicroError", fixNone, false, kindReply},
+	natsPath + ".Conn.Publish":               {"(*nats.Conn).Publish", whySizing + ": use shim.Publish", fixPublish, kindPublish},
+	natsPath + ".Conn.PublishMsg":            {"(*nats.Conn).PublishMsg", whySizing + ": use shim.PublishMsg", fixPublishMsg, kindPublish},
+	natsPath + ".Conn.PublishRequest":        {"(*nats.Conn).PublishRequest", "hand-rolls a request with no deadline or size cap: use (*shim.Client).Request", fixNone, kindRequest},
+	natsPath + ".Conn.Request":               {"(*nats.Conn).Request", whyRequest + ": use (*shim.Client).Request", fixNone, kindRequest},
+	natsPath + ".Conn.RequestWithContext":    {"(*nats.Conn).RequestWithContext", whyRequest + ": use (*shim.Client).Request", fixNone, kindRequest},
+	natsPath + ".Conn.RequestMsg":            {"(*nats.Conn).RequestMsg", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, kindRequest},
+	natsPath + ".Conn.RequestMsgWithContext": {"(*nats.Conn).RequestMsgWithContext", whyRequest + ": use (*shim.Client).RequestMsg", fixNone, kindRequest},
+	natsPath + ".Msg.Respond":                {"(*nats.Msg).Respond", whyReply + ": use shim.Respond", fixRespond, kindReply},
+	natsPath + ".Msg.RespondMsg":             {"(*nats.Msg).RespondMsg", whyReply + ": use shim.Respond with its data and header", fixNone, kindReply},
+	natsPath + ".EncodedConn.Publish":        {"(*nats.EncodedConn).Publish", whySizing + ": encode the value and use shim.Publish", fixNone, kindPublish},
+	natsPath + ".EncodedConn.PublishRequest": {"(*nats.EncodedConn).PublishRequest", "hand-rolls a request with no deadline or size cap: encode the value and use (*shim.Client).Request", fixNone, kindRequest},
+	natsPath + ".EncodedConn.Request":        {"(*nats.EncodedConn).Request", whyRequest + ": encode the value and use (*shim.Client).Request", fixNone, kindRequest},
+	microPath + ".Request.Respond":           {"(micro.Request).Respond", whyMicro + ": use shim.RespondMicro", fixNone, kindReply},
+	microPath + ".Request.RespondJSON":       {"(micro.Request).RespondJSON", whyMicro + ": encode the value and use shim.RespondMicro", fixNone, kindReply},
+	microPath + ".Request.Error":             {"(micro.Request).Error", whyMicro + ": use shim.RespondMicroError", fixNone, kindReply},
 }
 
 // jetStreamPublishers are the interfaces declaring JetStream publishes:
@@ -62,10 +62,9 @@ func init() {
 	for path, iface := range jetStreamPublishers {
 		for _, m := range []string{"Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync"} {
 			rawSends[path+"."+m] = rawSend{
-				display:   "(" + iface + ")." + m,
-				advice:    whyJS + ": use claimcheck (*Store).PublishJetStream",
-				jetStream: true,
-				kind:      kindJetStream,
+				display: "(" + iface + ")." + m,
+				advice:  whyJS + ": use claimcheck (*Store).PublishJetStream",
+				kind:    kindJetStream,
 			}
 		}
 	}
@@ -119,6 +118,17 @@ var notDeliveredErrors = map[string]bool{
 	claimcheckPath + ".ErrClosed":                     true,
 }
 
+// Errors judged per call: they prove nothing was written only for the
+// sends listed with them. nats.go v1.55.0, nats.go:4738-4741: publish, the
+// one writer of Publish, PublishMsg and PublishRequest, returns
+// ErrConnectionClosed when the connection is closed, before anything goes
+// into the outgoing buffer. A request's ErrConnectionClosed proves nothing:
+// newRequest (nats.go:4961-4964) also returns it after the request went
+// out, when the connection closed while it waited for the reply.
+var notWrittenErrors = map[string]map[string]bool{
+	natsPath + ".ErrConnectionClosed": setOf(natsPath+".Conn.Publish", natsPath+".Conn.PublishMsg", natsPath+".Conn.PublishRequest"),
+}
+
 // refusedCodes are the JetStream API error codes (jetstream.APIError and
 // nats.APIError ErrorCode) by which a stream refused a published message,
 // so nothing was stored (nats-server errors.json): a failed expectation,
@@ -168,13 +178,25 @@ var receiveFuncs = setOf(
 	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
 )
 
+// A hand-rolled request (publishRequests) is told to use
+// (*shim.Client).Request only when it asks one reply on a fresh inbox
+// (inboxFuncs); one that gathers several (AutoUnsubscribe(n), NextMsg in a
+// loop) or uses a long-lived reply subject is told gatherAdvice.
+var (
+	publishRequests = setOf(natsPath+".Conn.PublishRequest", natsPath+".EncodedConn.PublishRequest")
+	inboxFuncs      = setOf(natsPath+".NewInbox", natsPath+".Conn.NewInbox", natsPath+".Conn.NewRespInbox")
+	autoUnsubscribe = natsPath + ".Subscription.AutoUnsubscribe"
+)
+
+const gatherAdvice = "use (*shim.Client).RequestMany, or //natssend:reviewed <reason>"
+
 // reschedulers run their last argument later: a function that passes
 // itself to one on failure retries.
 var reschedulers = setOf("time.AfterFunc")
 
-// carrierTypes are the NATS values whose methods include raw sends: one
+// sendingTypes are the NATS values whose methods include raw sends: one
 // flowing into an interface of the user's own is reported (flows.go).
-var carrierTypes = [][2]string{
+var sendingTypes = [][2]string{
 	{natsPath, "Conn"}, {natsPath, "EncodedConn"}, {natsPath, "JetStreamContext"}, {natsPath, "JetStream"},
 	{jetstreamPath, "JetStream"}, {jetstreamPath, "Publisher"}, {microPath, "Request"},
 }
@@ -218,6 +240,7 @@ const (
 	noReconnectOption   = natsPath + ".NoReconnect"
 	defaultOptionsFunc  = natsPath + ".GetDefaultOptions"
 	optionsType         = "Options" // of natsPath
+	optionType          = "Option"  // of natsPath
 	reconnectBufField   = "ReconnectBufSize"
 	allowReconnectField = "AllowReconnect"
 )
@@ -306,65 +329,87 @@ var pureFuncs = setOf(
 	"github.com/google/uuid.NewSHA1", "github.com/google/uuid.NewMD5",
 )
 
-// retryIfOptions are helper options whose predicate argument decides
-// which errors are retried; predicateArgs are helpers taking such a
-// predicate, by argument index; onlyConflictHelpers retry only Kubernetes
-// conflict errors, which no NATS send returns.
+// retryLibrary is what the retry check knows of one retry library: its
+// package, its helpers (Func or Type.Method: the functions whose function
+// argument is retried), how they decide to call it again (kind), the
+// functions marking an error permanent (helperOnError) or retryable
+// (helperOnMarked), the options whose predicate argument decides which
+// errors are retried (retryIf), the helpers taking such a predicate, by
+// argument index (predicateArg), and the helpers retrying only Kubernetes
+// conflict errors, which no NATS send returns (onlyConflict). Teaching the
+// check a library is one entry here and a test; DefaultRetryHelpers and
+// the look-ups below are derived from the table.
+type retryLibrary struct {
+	pkg          string
+	helpers      []string
+	kind         helperKind
+	markers      []string
+	retryIf      []string
+	predicateArg map[string]int
+	onlyConflict []string
+}
+
+// retryLibraries are the retry libraries of DefaultRetryHelpers.
+var retryLibraries = []retryLibrary{
+	// v2.2.1+incompatible and older
+	{pkg: "github.com/cenkalti/backoff", helpers: []string{"Retry", "RetryNotify"}, kind: helperOnError, markers: []string{"Permanent"}},
+	{pkg: "github.com/cenkalti/backoff/v3", helpers: []string{"Retry", "RetryNotify"}, kind: helperOnError, markers: []string{"Permanent"}},
+	{pkg: "github.com/cenkalti/backoff/v4", helpers: []string{"Retry", "RetryNotify", "RetryWithData", "RetryNotifyWithData"}, kind: helperOnError, markers: []string{"Permanent"}},
+	{pkg: "github.com/cenkalti/backoff/v5", helpers: []string{"Retry", "RetryNotify"}, kind: helperOnError, markers: []string{"Permanent"}},
+	{pkg: "github.com/avast/retry-go", helpers: []string{"Do", "DoWithData"}, kind: helperOnError, markers: []string{"Unrecoverable"}, retryIf: []string{"RetryIf"}},
+	{pkg: "github.com/avast/retry-go/v4", helpers: []string{"Do", "DoWithData"}, kind: helperOnError, markers: []string{"Unrecoverable"}, retryIf: []string{"RetryIf"}},
+	{pkg: "github.com/sethvargo/go-retry", helpers: []string{"Do", "DoValue"}, kind: helperOnMarked, markers: []string{"RetryableError"}},
+	{pkg: "k8s.io/client-go/util/retry", helpers: []string{"OnError", "RetryOnConflict"}, kind: helperOnError,
+		predicateArg: map[string]int{"OnError": 1}, onlyConflict: []string{"RetryOnConflict"}},
+	{pkg: "k8s.io/apimachinery/pkg/util/wait", kind: helperPoll, helpers: []string{
+		"Poll", "PollImmediate", "PollInfinite", "PollImmediateInfinite",
+		"PollWithContext", "PollImmediateWithContext", "PollInfiniteWithContext", "PollImmediateInfiniteWithContext",
+		"PollUntil", "PollImmediateUntil", "PollUntilWithContext", "PollImmediateUntilWithContext",
+		"PollUntilContextTimeout", "PollUntilContextCancel",
+		"ExponentialBackoff", "ExponentialBackoffWithContext",
+	}},
+}
+
+// The look-ups derived from retryLibraries: the library of a package,
+// the retryIf options, the predicate arguments and the conflict-only
+// helpers by funcKey.
 var (
-	retryIfOptions      = setOf("github.com/avast/retry-go.RetryIf", "github.com/avast/retry-go/v4.RetryIf")
-	predicateArgs       = map[string]int{"k8s.io/client-go/util/retry.OnError": 1}
-	onlyConflictHelpers = setOf("k8s.io/client-go/util/retry.RetryOnConflict")
+	retryLibraryOf      = make(map[string]*retryLibrary)
+	retryIfOptions      = make(map[string]bool)
+	predicateArgs       = make(map[string]int)
+	onlyConflictHelpers = make(map[string]bool)
 )
 
-// helperSemantics says how the known retry libraries decide to call their
-// function again, by package path: the functions marking an error
-// permanent (helperOnError) or retryable (helperOnMarked).
-var helperSemantics = map[string]struct {
-	kind    helperKind
-	markers []string
-}{
-	"github.com/cenkalti/backoff":       {helperOnError, []string{"github.com/cenkalti/backoff.Permanent"}},
-	"github.com/cenkalti/backoff/v3":    {helperOnError, []string{"github.com/cenkalti/backoff/v3.Permanent"}},
-	"github.com/cenkalti/backoff/v4":    {helperOnError, []string{"github.com/cenkalti/backoff/v4.Permanent"}},
-	"github.com/cenkalti/backoff/v5":    {helperOnError, []string{"github.com/cenkalti/backoff/v5.Permanent"}},
-	"github.com/avast/retry-go":         {helperOnError, []string{"github.com/avast/retry-go.Unrecoverable"}},
-	"github.com/avast/retry-go/v4":      {helperOnError, []string{"github.com/avast/retry-go/v4.Unrecoverable"}},
-	"k8s.io/client-go/util/retry":       {helperOnError, nil},
-	"github.com/sethvargo/go-retry":     {helperOnMarked, []string{"github.com/sethvargo/go-retry.RetryableError"}},
-	"k8s.io/apimachinery/pkg/util/wait": {helperPoll, nil},
+func init() {
+	for i := range retryLibraries {
+		lib := &retryLibraries[i]
+		retryLibraryOf[lib.pkg] = lib
+		for _, o := range lib.retryIf {
+			retryIfOptions[lib.pkg+"."+o] = true
+		}
+		for h, arg := range lib.predicateArg {
+			predicateArgs[lib.pkg+"."+h] = arg
+		}
+		for _, h := range lib.onlyConflict {
+			onlyConflictHelpers[lib.pkg+"."+h] = true
+		}
+	}
 }
 
 // DefaultRetryHelpers returns the retry helpers DefaultConfig lists: the
-// Retry functions of github.com/cenkalti/backoff (without a major
-// version, v2 and older), v3, v4 and v5, Do of
-// github.com/avast/retry-go and github.com/sethvargo/go-retry, OnError and
-// RetryOnConflict of k8s.io/client-go/util/retry, and the Poll and
-// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait.
+// helpers of every library the retry check knows (the Retry functions of
+// github.com/cenkalti/backoff, without a major version, v3, v4 and v5; Do
+// of github.com/avast/retry-go and github.com/sethvargo/go-retry; OnError
+// and RetryOnConflict of k8s.io/client-go/util/retry; the Poll* and
+// ExponentialBackoff functions of k8s.io/apimachinery/pkg/util/wait).
 func DefaultRetryHelpers() []string {
-	const (
-		backoff2 = "github.com/cenkalti/backoff" // v2.2.1+incompatible and older
-		backoff3 = "github.com/cenkalti/backoff/v3"
-		backoff4 = "github.com/cenkalti/backoff/v4"
-		backoff5 = "github.com/cenkalti/backoff/v5"
-		avast    = "github.com/avast/retry-go"
-		avast4   = "github.com/avast/retry-go/v4"
-		sethvgo  = "github.com/sethvargo/go-retry"
-		k8sretry = "k8s.io/client-go/util/retry"
-		k8swait  = "k8s.io/apimachinery/pkg/util/wait"
-	)
-	return []string{
-		backoff2 + ".Retry", backoff2 + ".RetryNotify",
-		backoff3 + ".Retry", backoff3 + ".RetryNotify",
-		backoff4 + ".Retry", backoff4 + ".RetryNotify", backoff4 + ".RetryWithData", backoff4 + ".RetryNotifyWithData",
-		backoff5 + ".Retry", backoff5 + ".RetryNotify",
-		avast + ".Do", avast + ".DoWithData",
-		avast4 + ".Do", avast4 + ".DoWithData",
-		sethvgo + ".Do", sethvgo + ".DoValue",
-		k8sretry + ".OnError", k8sretry + ".RetryOnConflict",
-		k8swait + ".Poll", k8swait + ".PollImmediate", k8swait + ".PollInfinite",
-		k8swait + ".PollUntilContextTimeout", k8swait + ".PollUntilContextCancel",
-		k8swait + ".ExponentialBackoff", k8swait + ".ExponentialBackoffWithContext",
+	var hs []string
+	for _, lib := range retryLibraries {
+		for _, h := range lib.helpers {
+			hs = append(hs, lib.pkg+"."+h)
+		}
 	}
+	return hs
 }
 
 func setOf(names ...string) map[string]bool {

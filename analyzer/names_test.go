@@ -95,11 +95,19 @@ func TestNamesExist(t *testing.T) {
 		_, ok := objs[key].(*types.Var)
 		check("error variable", key, ok)
 	}
+	for key, sends := range notWrittenErrors {
+		_, ok := objs[key].(*types.Var)
+		check("error variable", key, ok)
+		for send := range sends {
+			_, ok := rawSends[send]
+			check("raw send", send, ok)
+		}
+	}
 	for name := range shimOutcomes {
 		_, ok := objs[shimPath+"."+name].(*types.Const)
 		check("outcome constant", shimPath+"."+name, ok)
 	}
-	for _, tt := range slices.Concat(targetTypes, apiErrorTypes, carrierTypes) {
+	for _, tt := range slices.Concat(targetTypes, apiErrorTypes, sendingTypes) {
 		_, ok := objs[tt[0]+"."+tt[1]].(*types.TypeName)
 		check("type", tt[0]+"."+tt[1], ok)
 	}
@@ -113,6 +121,10 @@ func TestNamesExist(t *testing.T) {
 			_, ok = obj.(*types.Var)
 		}
 		check("field", path+"."+typ+"."+name, ok)
+	}
+	for _, typ := range []string{optionsType, optionType} {
+		_, ok := objs[natsPath+"."+typ].(*types.TypeName)
+		check("type", natsPath+"."+typ, ok)
 	}
 	field(natsPath, optionsType, reconnectBufField)
 	field(natsPath, optionsType, allowReconnectField)
@@ -218,4 +230,38 @@ func exportedSenders(p *packages.Package) []*types.Func {
 		}
 	}
 	return out
+}
+
+// TestRetryLibraries checks the retry-library table: every entry names
+// helpers, and its predicate arguments and conflict-only helpers are
+// among them; DefaultRetryHelpers lists each helper once.
+func TestRetryLibraries(t *testing.T) {
+	seen := make(map[string]bool)
+	for _, h := range DefaultRetryHelpers() {
+		if seen[h] {
+			t.Errorf("DefaultRetryHelpers lists %s twice", h)
+		}
+		seen[h] = true
+	}
+	for _, lib := range retryLibraries {
+		if len(lib.helpers) == 0 {
+			t.Errorf("%s: no helpers", lib.pkg)
+		}
+		if lib.kind == helperOnMarked && len(lib.markers) == 0 {
+			t.Errorf("%s: a library retrying marked errors needs its marker", lib.pkg)
+		}
+		for h := range lib.predicateArg {
+			if !slices.Contains(lib.helpers, h) {
+				t.Errorf("%s: predicate argument of %s, not a helper", lib.pkg, h)
+			}
+		}
+		for _, h := range lib.onlyConflict {
+			if !slices.Contains(lib.helpers, h) {
+				t.Errorf("%s: conflict-only %s, not a helper", lib.pkg, h)
+			}
+		}
+		if kind, markers := helperKindOf(lib.pkg + "." + lib.helpers[0]); kind != lib.kind || len(markers) != len(lib.markers) {
+			t.Errorf("%s: helperKindOf = %v, %v", lib.pkg, kind, markers)
+		}
+	}
 }

@@ -85,7 +85,7 @@ func assertsNotDelivered(info *types.Info, node ast.Node, c carrier) bool {
 	hasErr, hasSentinel := false, false
 	for _, a := range call.Args {
 		hasErr = hasErr || carries(info, c, a)
-		hasSentinel = hasSentinel || nothingSent(info, a)
+		hasSentinel = hasSentinel || nothingSent(info, c, a)
 	}
 	return hasErr && hasSentinel
 }

@@ -50,12 +50,12 @@ type arrival struct {
 	recursed bool
 }
 
-// reached reports whether a path labelled l reaches the send again, with
-// the same body if same is set (and to the same target if exact is set),
-// not counting success paths that tested the reply if untested is set.
-func (r *pathResult) reached(l label, same, exact, untested bool) bool {
+// reached reports whether a path labelled l reaches the send again with
+// the same body (and to the same target if exact is set), not counting
+// success paths that tested the reply if untested is set.
+func (r *pathResult) reached(l label, exact, untested bool) bool {
 	for _, a := range r.arrivals {
-		if a.l == l && (a.same || !same) && (a.exact || !exact) && (!untested || !a.tested) {
+		if a.l == l && a.same && (a.exact || !exact) && (!untested || !a.tested) {
 			return true
 		}
 	}

@@ -103,6 +103,21 @@ func (r *reporter) addRetry(call *ast.CallExpr, api, msg string) {
 	})
 }
 
+// unjudged lists, with -audit, a connect whose options the analyzer
+// cannot judge, and why.
+func (r *reporter) unjudged(call *ast.CallExpr, why string) {
+	if !r.set.audit || !r.reported(CategoryReconnectBuf) || r.skipFile(r.pass.Fset.File(call.Pos())) {
+		return
+	}
+	r.pass.Report(analysis.Diagnostic{
+		Pos:      call.Pos(),
+		End:      call.End(),
+		Category: CategoryUnjudged,
+		URL:      categoryURL(CategoryUnjudged),
+		Message:  "unjudged " + why,
+	})
+}
+
 // finding is a candidate diagnostic. Findings that would not be reported
 // under the current configuration (exempt package, disabled category) are
 // kept so that a directive on them is not called unused.

@@ -170,9 +170,9 @@ func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pa
 	// The same body to another target after a failure, and never the same
 	// body after a success: trying the next server.
 	worked := func(exact bool) bool {
-		return r.reached(labelSuccess, true, exact, true) || r.reached(labelNone, true, exact, true)
+		return r.reached(labelSuccess, exact, true) || r.reached(labelNone, exact, true)
 	}
-	if r.reached(labelFailure, true, true, false) && !worked(true) || r.reached(labelFailure, true, false, false) && !worked(false) {
+	if r.reached(labelFailure, true, false) && !worked(true) || r.reached(labelFailure, false, false) && !worked(false) {
 		return r, true
 	}
 	return nil, false

@@ -13,6 +13,10 @@ func (st *state) scan(file *ast.File) {
 	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
 		st.flows.at(n, stack)
 		st.vals.record(n)
+		switch n.(type) {
+		case *ast.AssignStmt, *ast.CompositeLit, *ast.UnaryExpr:
+			st.conn.recordField(n, st.vals.innermost(stack))
+		}
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			st.selector(n, stack)
@@ -51,6 +55,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 			if fb != nil {
 				fb.calls = append(fb.calls, call)
 			}
+			st.conn.addValueCall(call, fb)
 		}
 		return
 	}
@@ -72,9 +77,7 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 	if reschedulers[funcKey(fn)] && fb != nil {
 		fb.reschedules = true
 	}
-	if options, ok := isConnect(fn); ok {
-		st.checkConnect(call, options, stack)
-	}
+	st.conn.addConnect(call, fn, fb)
 	var caller *types.Func
 	if decl, inLit := enclosing(stack); decl != nil && !inLit {
 		caller, _ = st.info.Defs[decl.Name].(*types.Func)

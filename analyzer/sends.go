@@ -92,7 +92,7 @@ type sendInfo struct {
 func knownSender(pass *analysis.Pass, fn *types.Func) (sendInfo, bool) {
 	key := funcKey(fn)
 	if rs, ok := rawSendOf(key); ok {
-		return sendInfo{via: rs.display, kind: rs.kind, js: rs.jetStream, direct: true}, true
+		return sendInfo{via: rs.display, kind: rs.kind, js: rs.kind == kindJetStream, direct: true}, true
 	}
 	if ss, ok := shimSendOf(key); ok {
 		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true

@@ -83,14 +83,16 @@ func optionSlices(url string, name string, quiet bool) {
 	sized = append(sized, nats.ReconnectBufSize(1<<20))
 	_, _ = nats.Connect(url, sized...) // want `nats.Connect with ReconnectBufSize\(1048576\) still buffers`
 
-	// Not judged: a slice from elsewhere, or changed by index.
-	_, _ = nats.Connect(url, defaultOptions()...)
+	// A slice from a function of the package is judged by its returns.
+	_, _ = nats.Connect(url, defaultOptions()...) // want `nats.Connect without nats.ReconnectBufSize\(-1\) keeps the reconnect buffer`
+
+	// Not judged: a slice changed by index.
 	built := []nats.Option{nats.Name(name)}
 	built[0] = optionFrom(quiet)
 	_, _ = nats.Connect(url, built...)
 
-	// Nor one a builder returns with an error, then appended to: the
-	// builder may have set the buffer.
+	// A builder returning the options with an error, then appended to:
+	// the builder disabled the buffer.
 	fromBuilder, err := buildOptions(name)
 	if err != nil {
 		return

@@ -36,7 +36,7 @@ type OrderService struct {
 // raw send, chosen here.
 func NewOrderService(nc *nats.Conn) *OrderService {
 	return &OrderService{
-		pub:   nc, // want `\*nats\.Conn flows into Publisher, whose Publish is raw \(\*nats\.Conn\)\.Publish out of sight; use shim\.Publish`
+		pub:   nc, // want `\*nats\.Conn flows into Publisher, whose Publish is raw \(\*nats\.Conn\)\.Publish, not checked where it is called: wrap it in a type whose Publish calls shim\.Publish`
 		flush: nc,
 	}
 }

@@ -54,7 +54,7 @@ func createOrderOpts(ctx context.Context, c *shim.Client, orderID string, m *nat
 func createOrderBlind(ctx context.Context, c *shim.Client, body []byte) (*nats.Msg, error) { // want createOrderBlind:`sends via \(\*shim\.Client\)\.Request`
 	var lastErr error
 	for try := 0; try < 4; try++ {
-		reply, err := c.Request(ctx, "orders.create", body, shim.Attempts(2)) // want `call of \(\*shim\.Client\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
+		reply, err := c.Request(ctx, "orders.create", body, shim.Attempts(2)) // want `call of \(\*shim\.Client\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 		if err == nil {
 			return reply, nil
 		}

@@ -1,4 +1,4 @@
-package rawsend // want package:"uses nats.go"
+package rawsend
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 func coreSends(ctx context.Context, nc *nats.Conn, m *nats.Msg) { // want coreSends:`sends via \(\*nats.Conn\).Publish`
 	_ = nc.Publish("a", nil)                       // want `raw \(\*nats\.Conn\)\.Publish bypasses claim checks and exact sizing: use shim\.Publish`
 	_ = nc.PublishMsg(m)                           // want `raw \(\*nats\.Conn\)\.PublishMsg bypasses claim checks and exact sizing: use shim\.PublishMsg`
-	_ = nc.PublishRequest("a", "b", nil)           // want `raw \(\*nats\.Conn\)\.PublishRequest hand-rolls a request with no deadline or size cap: use \(\*shim\.Client\)\.Request`
+	_ = nc.PublishRequest("a", "b", nil)           // want `raw \(\*nats\.Conn\)\.PublishRequest sends to a long-lived reply subject with no size cap: use \(\*shim\.Client\)\.RequestMany, or //natssend:reviewed <reason>`
 	_, _ = nc.Request("a", nil, time.Second)       // want `raw \(\*nats\.Conn\)\.Request can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
 	_, _ = nc.RequestMsg(m, time.Second)           // want `raw \(\*nats\.Conn\)\.RequestMsg can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.RequestMsg`
 	_, _ = nc.RequestWithContext(ctx, "a", nil)    // want `raw \(\*nats\.Conn\)\.RequestWithContext can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
@@ -47,7 +47,7 @@ func microReplies(req micro.Request) { // want microReplies:`sends via \(micro.R
 
 func encoded(ec *nats.EncodedConn) { // want encoded:`sends via \(\*nats.EncodedConn\).Publish`
 	_ = ec.Publish("a", 1)                   // want `raw \(\*nats\.EncodedConn\)\.Publish bypasses claim checks and exact sizing: encode the value and use shim\.Publish`
-	_ = ec.PublishRequest("a", "b", 1)       // want `raw \(\*nats.EncodedConn\).PublishRequest hand-rolls a request`
+	_ = ec.PublishRequest("a", "b", 1)       // want `raw \(\*nats.EncodedConn\).PublishRequest sends to a long-lived reply subject with no size cap: use \(\*shim\.Client\)\.RequestMany`
 	_ = ec.Request("a", 1, nil, time.Second) // want `raw \(\*nats\.EncodedConn\)\.Request can be replayed after its timeout and is not size-capped: encode the value and use \(\*shim\.Client\)\.Request`
 }
 

@@ -18,7 +18,7 @@ func countedBreak(c *shim.Client, ctx context.Context) (*nats.Msg, error) { // w
 	var err error
 	for i := 0; i < 3; i++ {
 		var reply *nats.Msg
-		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim\.Client\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts$`
+		reply, err = c.Request(ctx, "svc", nil) // want `^call of \(\*shim\.Client\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts \(docs/checks\.md#operation-ids\)$`
 		if err == nil {
 			return reply, nil
 		}

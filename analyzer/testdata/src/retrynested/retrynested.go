@@ -28,7 +28,7 @@ type Item struct {
 func batchRetry(nc *nats.Conn, items [][]byte) { // want batchRetry:`sends via \(\*nats.Conn\).Request`
 	for _, b := range items {
 		for a := 0; a < 3; a++ {
-			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats\.Conn\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
+			if _, err := nc.Request("o", b, time.Second); err == nil { // want `call of \(\*nats\.Conn\)\.Request is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 				break
 			}
 		}
@@ -303,7 +303,7 @@ func send(nc *nats.Conn, b []byte) error { // want send:`sends via \(\*nats.Conn
 func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\*nats.Conn\).Request`
 	var err error
 	for i := 0; i < 3; i++ {
-		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
+		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 			return nil
 		}
 	}

@@ -23,7 +23,7 @@ func viaFact(nc *nats.Conn) error { // want viaFact:`sends via shim.Publish`
 
 func viaMethod(ctx context.Context, c *wrappers.Client) *nats.Msg { // want viaMethod:`sends via \(\*shim.Client\).Request`
 	for {
-		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(which sends through \(\*shim\.Client\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID and Attempts`
+		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(which sends through \(\*shim\.Client\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 		if err != nil {
 			log.Print(err)
 			continue

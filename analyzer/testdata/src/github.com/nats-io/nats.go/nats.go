@@ -57,6 +57,12 @@ func (s *Subscription) NextMsgWithContext(ctx context.Context) (*Msg, error) {
 }
 func (s *Subscription) Unsubscribe() error { return nil }
 
+func (s *Subscription) AutoUnsubscribe(max int) error { return nil }
+
+func NewInbox() string { return "_INBOX.x" }
+
+func (nc *Conn) NewInbox() string { return "_INBOX.x" }
+
 type MsgHandler func(msg *Msg)
 
 type Options struct {
@@ -88,6 +94,7 @@ func NoReconnect() Option                  { return nil }
 func MaxReconnects(max int) Option         { return nil }
 func ReconnectBufSize(size int) Option     { return nil }
 func ReconnectWait(t time.Duration) Option { return nil }
+func Token(token string) Option            { return nil }
 
 type Conn struct {
 	Opts Options

@@ -22,3 +22,13 @@ func PollUntilContextTimeout(ctx context.Context, interval, timeout time.Duratio
 }
 
 func ExponentialBackoff(backoff Backoff, condition ConditionFunc) error { return nil }
+
+func PollImmediate(interval, timeout time.Duration, condition ConditionFunc) error { return nil }
+
+func PollUntilContextCancel(ctx context.Context, interval time.Duration, immediate bool, condition ConditionWithContextFunc) error {
+	return nil
+}
+
+func PollWithContext(ctx context.Context, interval, timeout time.Duration, condition ConditionWithContextFunc) error {
+	return nil
+}

@@ -33,10 +33,15 @@ const (
 // (helperOnMarked).
 func helperKindOf(key string) (helperKind, []string) {
 	pkg, _, _ := splitHelper(key)
-	if sem, ok := helperSemantics[pkg]; ok {
-		return sem.kind, sem.markers
+	lib, ok := retryLibraryOf[pkg]
+	if !ok {
+		return helperAlways, nil
 	}
-	return helperAlways, nil
+	markers := make([]string, len(lib.markers))
+	for i, m := range lib.markers {
+		markers[i] = lib.pkg + "." + m
+	}
+	return lib.kind, markers
 }
 
 // checkHelper reports the sends retried by a call of a retry helper: a send
@@ -160,6 +165,15 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 	// literal repeats whatever the send did, until some other condition
 	// holds). As for loops, only the first without the second is a retry.
 	failAgain, okAgain := false, false
+	// okStop: a path on which the send worked ends the poll on an answer
+	// (return r.Ready, nil; if string(msg.Data) == "ready" { return true,
+	// nil }): its (false, nil) are "not yet" answers, as a busy answer is
+	// in a loop, and do not make the poll periodic.
+	okStop := false
+	var answered func(*ast.ReturnStmt) bool
+	if kind == helperPoll {
+		answered = answerTests(rt.info, lit.Body, withDerived(rt.info, cfgNodes(g), c))
+	}
 	again := func(l label) {
 		switch l {
 		case labelFailure:
@@ -186,6 +200,10 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 				return
 			}
 			done := ret.Results[0]
+			if l == labelSuccess && answered(ret) {
+				v, isConst := boolConst(rt.info, done)
+				okStop = okStop || !isConst || v
+			}
 			if v, ok := boolConst(rt.info, done); ok {
 				if !v {
 					again(l)
@@ -228,7 +246,39 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 			}
 		}
 	}})
-	return failAgain && !okAgain
+	return failAgain && (!okAgain || okStop)
+}
+
+// cfgNodes returns the nodes of every block of g.
+func cfgNodes(g *cfg.CFG) []ast.Node {
+	var nodes []ast.Node
+	for _, b := range g.Blocks {
+		nodes = append(nodes, b.Nodes...)
+	}
+	return nodes
+}
+
+// answerTests returns a test of whether a return statement of body
+// answers from the reply c holds: its results read the reply, or an if
+// statement around it has a condition that does.
+func answerTests(info *types.Info, body *ast.BlockStmt, c carrier) func(*ast.ReturnStmt) bool {
+	answers := make(map[*ast.ReturnStmt]bool)
+	ast.PreorderStack(body, nil, func(n ast.Node, stack []ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			reads := slices.ContainsFunc(n.Results, func(e ast.Expr) bool { return readsReply(info, e, c) })
+			for _, p := range stack {
+				if is, ok := p.(*ast.IfStmt); ok && readsReply(info, is.Cond, c) {
+					reads = true
+				}
+			}
+			answers[n] = reads
+		}
+		return true
+	})
+	return func(ret *ast.ReturnStmt) bool { return answers[ret] }
 }
 
 // retriesOnlyNotDelivered reports whether the helper call is told to retry

@@ -1,0 +1,689 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// optSum is what the analyzer can tell about the reconnect buffer that a
+// list of connection options (nats.Option values, a []nats.Option, a
+// nats.Options value) leaves: Buf and Size as for a Connect, or, when
+// Param >= 0, "the options the caller passes in parameter Param decide,
+// and Buf/Size when they leave the buffer alone". Why says why Buf is
+// bufUnknown. It is the payload of optionsFact and connectFact.
+type optSum struct {
+	Buf   bufState
+	Size  int64
+	Param int
+	Why   string
+}
+
+func fixedSum(b bufState, n int64) optSum { return optSum{Buf: b, Size: n, Param: -1} }
+
+func unknownSum(why string) optSum { return optSum{Buf: bufUnknown, Param: -1, Why: why} }
+
+// leaves reports whether the options leave the buffer as it was (they set
+// neither the buffer nor reconnecting, and depend on no parameter).
+func (s optSum) leaves() bool { return s.Buf == bufDefault && s.Param < 0 }
+
+// given resolves s, which may depend on a parameter, with the options the
+// caller passes there: what s applies before them, then them.
+func (s optSum) given(arg optSum) optSum {
+	if s.Param < 0 {
+		return s
+	}
+	before := optSum{Buf: s.Buf, Size: s.Size, Param: -1, Why: s.Why}
+	return before.then(arg)
+}
+
+// then returns the options of s followed by next: a later setting wins,
+// a later option that sets nothing leaves what s set.
+func (s optSum) then(next optSum) optSum {
+	switch {
+	case next.Param >= 0:
+		if s.Param >= 0 {
+			return unknownSum("options of two parameters")
+		}
+		if next.Buf == bufDefault {
+			next.Buf, next.Size, next.Why = s.Buf, s.Size, s.Why
+		}
+		return next
+	case next.Buf == bufDefault:
+		return s
+	}
+	return next
+}
+
+// optionsFact marks an exported function returning connection options
+// (nats.Option, []nats.Option or nats.Options) whose reconnect buffer is
+// known: set, left alone, or the caller's options in a parameter.
+type optionsFact struct{ Sum optSum }
+
+// AFact marks optionsFact as an analysis.Fact.
+func (*optionsFact) AFact() {}
+
+func (f *optionsFact) String() string { return "options " + f.Sum.String() }
+
+// connectFact marks an exported function that connects with the options
+// its caller passes in a parameter: the connection is judged at its calls.
+type connectFact struct{ Sum optSum }
+
+// AFact marks connectFact as an analysis.Fact.
+func (*connectFact) AFact() {}
+
+func (f *connectFact) String() string { return "connects with " + f.Sum.String() }
+
+func (s optSum) String() string {
+	var what string
+	switch s.Buf {
+	case bufDisabled:
+		what = "buffer disabled"
+	case bufSet:
+		what = fmt.Sprintf("buffer %d", s.Size)
+	case bufUnknown:
+		what = "buffer unknown"
+	default:
+		what = "buffer default"
+	}
+	if s.Param >= 0 {
+		return fmt.Sprintf("parameter %d's options, else %s", s.Param, what)
+	}
+	return what
+}
+
+// optKind says what a type holds of connection options.
+type optKind int
+
+const (
+	optNone    optKind = iota
+	optOne             // nats.Option
+	optList            // []nats.Option
+	optOptions         // nats.Options
+)
+
+// optionKind returns what of connection options t holds.
+func optionKind(t types.Type) optKind {
+	if t == nil {
+		return optNone
+	}
+	if s, ok := types.Unalias(t).(*types.Slice); ok {
+		if optionKind(s.Elem()) == optOne {
+			return optList
+		}
+		return optNone
+	}
+	switch {
+	case isNamed(t, natsPath, optionType):
+		return optOne
+	case isNamed(t, natsPath, optionsType):
+		return optOptions
+	}
+	return optNone
+}
+
+// connOpts judges connection options in a package: the option
+// expressions of each connect, the functions that return options and
+// the fields that hold them. Functions and fields are judged once, when
+// first asked.
+type connOpts struct {
+	pass *analysis.Pass
+	info *types.Info
+	vals *valueIndex
+	// fieldStores are the values stored in fields of option type, with
+	// the body each store is in; fieldBad fields are changed in place or
+	// escape.
+	fieldStores map[*types.Var][]optStore
+	fieldBad    map[*types.Var]string
+	fields      map[*types.Var]*optSum
+	funcs       map[*types.Func]*optSum
+	conns       map[*types.Func]*optSum
+	sites       []connectSite         // the connects of the package, in scan order
+	judgedLits  map[*ast.FuncLit]bool // literals whose connects are judged at value calls
+}
+
+// optStore is a value stored in a field of option type.
+type optStore struct {
+	rhs ast.Expr
+	fb  *fnBody
+}
+
+// busy marks a function or field whose summary is being computed.
+var busy = unknownSum("options defined in terms of themselves")
+
+// recordField records a store to a field of option type (the scan calls
+// it for assignments and composite literals).
+func (co *connOpts) recordField(n ast.Node, fb *fnBody) {
+	field := func(e ast.Expr) (*types.Var, bool) {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		if !ok {
+			return nil, false
+		}
+		s := co.info.Selections[sel]
+		if s == nil || s.Kind() != types.FieldVal {
+			return nil, false
+		}
+		f, _ := s.Obj().(*types.Var)
+		return f, f != nil
+	}
+	store := func(f *types.Var, rhs ast.Expr) {
+		if optionKind(f.Type()) == optNone {
+			return
+		}
+		if co.fieldStores == nil {
+			co.fieldStores = make(map[*types.Var][]optStore)
+		}
+		co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
+	}
+	bad := func(f *types.Var, why string) {
+		if co.fieldBad == nil {
+			co.fieldBad = make(map[*types.Var]string)
+		}
+		co.fieldBad[f] = why
+	}
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for i, l := range n.Lhs {
+			if f, ok := field(l); ok && optionKind(f.Type()) != optNone {
+				if len(n.Lhs) != len(n.Rhs) || n.Tok != token.ASSIGN {
+					bad(f, "field "+f.Name()+" assigned from a call with several results")
+					continue
+				}
+				store(f, n.Rhs[i])
+				continue
+			}
+			// s.opts.ReconnectBufSize = -1: changed in place.
+			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+				if f, ok := field(sel.X); ok && optionKind(f.Type()) == optOptions {
+					bad(f, "field "+f.Name()+" changed in place")
+				}
+			}
+			if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
+				if f, ok := field(ix.X); ok && optionKind(f.Type()) == optList {
+					bad(f, "field "+f.Name()+" changed by index")
+				}
+			}
+		}
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			if f, ok := field(n.X); ok && optionKind(f.Type()) != optNone {
+				bad(f, "the address of field "+f.Name()+" is taken")
+			}
+		}
+	case *ast.CompositeLit:
+		t := co.info.TypeOf(n)
+		if t == nil {
+			return
+		}
+		str, ok := t.Underlying().(*types.Struct)
+		if !ok {
+			return
+		}
+		for i, elt := range n.Elts {
+			var f *types.Var
+			val := elt
+			if kv, ok := elt.(*ast.KeyValueExpr); ok {
+				if k, ok := kv.Key.(*ast.Ident); ok {
+					f, _ = co.info.Uses[k].(*types.Var)
+				}
+				val = kv.Value
+			} else if i < str.NumFields() {
+				f = str.Field(i)
+			}
+			if f != nil {
+				store(f, val)
+			}
+		}
+	}
+}
+
+// fieldSum judges a field of option type by every store to it in the
+// package. A field that other packages may set (exported, of an exported
+// type) is not judged.
+func (co *connOpts) fieldSum(f *types.Var) optSum {
+	if s, ok := co.fields[f]; ok {
+		return *s
+	}
+	if co.fields == nil {
+		co.fields = make(map[*types.Var]*optSum)
+	}
+	co.fields[f] = &busy
+	s := co.judgeField(f)
+	co.fields[f] = &s
+	return s
+}
+
+func (co *connOpts) judgeField(f *types.Var) optSum {
+	if f.Pkg() != co.pass.Pkg {
+		return unknownSum("field " + f.Name() + " of another package")
+	}
+	if why, bad := co.fieldBad[f]; bad {
+		return unknownSum(why)
+	}
+	stores := co.fieldStores[f]
+	if len(stores) == 0 {
+		return unknownSum("field " + f.Name() + " never stored in this package")
+	}
+	var sum optSum
+	for i, st := range stores {
+		s := co.exprSum(st.fb, st.rhs)
+		if s.Param >= 0 {
+			return unknownSum("field " + f.Name() + " stored from a parameter")
+		}
+		if s.Buf == bufUnknown {
+			return s
+		}
+		if i > 0 && (s.Buf != sum.Buf || s.Size != sum.Size) {
+			return unknownSum("field " + f.Name() + " stored with different options")
+		}
+		sum = s
+	}
+	return sum
+}
+
+// funcSum judges the options a function returns: every return statement
+// of its body agrees, or the fact of another package's function.
+func (co *connOpts) funcSum(fn *types.Func) (optSum, bool) {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Results().Len() == 0 || optionKind(sig.Results().At(0).Type()) == optNone {
+		return optSum{}, false
+	}
+	if fn.Pkg() != co.pass.Pkg {
+		var f optionsFact
+		if co.pass.ImportObjectFact(fn, &f) {
+			return f.Sum, true
+		}
+		return unknownSum(fn.Name() + " of another package, not judged"), true
+	}
+	if s, ok := co.funcs[fn]; ok {
+		return *s, true
+	}
+	if co.funcs == nil {
+		co.funcs = make(map[*types.Func]*optSum)
+	}
+	co.funcs[fn] = &busy
+	s := co.judgeReturns(fn)
+	co.funcs[fn] = &s
+	return s, true
+}
+
+func (co *connOpts) judgeReturns(fn *types.Func) optSum {
+	fb := co.vals.byFunc[fn]
+	if fb == nil {
+		return unknownSum(fn.Name() + " has no body")
+	}
+	var sum optSum
+	n := 0
+	bad := ""
+	ast.Inspect(fb.body, func(node ast.Node) bool {
+		switch r := node.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if bad != "" {
+				return false
+			}
+			if len(r.Results) == 0 {
+				bad = fn.Name() + " returns named results"
+				return false
+			}
+			if len(r.Results) == 1 && len(r.Results) < fb.typ.Results.NumFields() {
+				bad = fn.Name() + " returns another call's results"
+				return false
+			}
+			if isNil(co.info, r.Results[0]) {
+				return false // return nil, err: a failed build, not a connect
+			}
+			s := co.exprSum(fb, r.Results[0])
+			switch {
+			case s.Buf == bufUnknown:
+				bad = s.Why
+			case n > 0 && s != sum:
+				bad = fn.Name() + " returns different options"
+			}
+			sum = s
+			n++
+		}
+		return true
+	})
+	if bad != "" {
+		return unknownSum(bad)
+	}
+	if n == 0 {
+		return unknownSum(fn.Name() + " returns no options")
+	}
+	return sum
+}
+
+// paramIndex returns the index of v among the parameters of the function
+// (declaration or literal) of fb, or -1.
+func (co *connOpts) paramIndex(fb *fnBody, v *types.Var) int {
+	if fb == nil || v == nil {
+		return -1
+	}
+	var sig *types.Signature
+	switch {
+	case fb.self != nil:
+		sig, _ = fb.self.Type().(*types.Signature)
+	case fb.lit != nil:
+		sig, _ = co.info.TypeOf(fb.lit).(*types.Signature)
+	}
+	if sig == nil {
+		return -1
+	}
+	for i := range sig.Params().Len() {
+		if sig.Params().At(i) == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// callSum judges the options a call of a function returning options, or
+// of a function that connects with its caller's options (conn), yields,
+// with the arguments the call passes.
+func (co *connOpts) callSum(fb *fnBody, call *ast.CallExpr, s optSum) optSum {
+	if s.Param < 0 {
+		return s
+	}
+	sig := sigOf(co.info, call.Fun)
+	if sig == nil || s.Param >= sig.Params().Len() {
+		return unknownSum("options passed in a way not followed")
+	}
+	var arg optSum
+	switch {
+	case sig.Variadic() && s.Param == sig.Params().Len()-1:
+		args := call.Args[min(s.Param, len(call.Args)):]
+		if call.Ellipsis.IsValid() {
+			arg = co.exprSum(fb, args[len(args)-1])
+		} else {
+			arg = co.seqSum(fb, args)
+		}
+	case s.Param < len(call.Args):
+		arg = co.exprSum(fb, call.Args[s.Param])
+	default:
+		return unknownSum("options passed in a way not followed")
+	}
+	return s.given(arg)
+}
+
+// seqSum judges options applied in order.
+func (co *connOpts) seqSum(fb *fnBody, elems []ast.Expr) optSum {
+	sum := fixedSum(bufDefault, 0)
+	for _, e := range elems {
+		sum = sum.then(co.exprSum(fb, e))
+	}
+	return sum
+}
+
+// exprSum judges an expression of option type (nats.Option,
+// []nats.Option or nats.Options) in the body fb.
+func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
+	e = ast.Unparen(e)
+	kind := optionKind(co.info.TypeOf(e))
+	switch x := e.(type) {
+	case *ast.CompositeLit:
+		if kind == optList {
+			return co.seqSum(fb, x.Elts)
+		}
+		if kind == optOptions {
+			s, n := optionsInit(co.info, x).result()
+			return fixedSum(s, n)
+		}
+	case *ast.FuncLit:
+		s, n := assignedBuf(co.info, x.Body)
+		return fixedSum(s, n)
+	case *ast.CallExpr:
+		return co.callExprSum(fb, x, kind)
+	case *ast.Ident:
+		v, ok := co.info.Uses[x].(*types.Var)
+		if !ok {
+			return unknownSum("options in " + x.Name + ", not followed")
+		}
+		if i := co.paramIndex(fb, v); i >= 0 {
+			if kind == optOptions {
+				return unknownSum("options value from parameter " + v.Name())
+			}
+			return optSum{Buf: bufDefault, Param: i}
+		}
+		return co.localSum(fb, v, kind)
+	case *ast.SelectorExpr:
+		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
+			if f, ok := s.Obj().(*types.Var); ok {
+				if f.Exported() && !(f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X))) {
+					return unknownSum("exported field " + f.Name() + ", which other packages may set")
+				}
+				return co.fieldSum(f)
+			}
+		}
+	case *ast.StarExpr:
+		return unknownSum("options read through a pointer")
+	}
+	return unknownSum("options built in a way not followed")
+}
+
+// exportedOwner reports whether t (a struct or a pointer to one) is an
+// exported named type.
+func exportedOwner(t types.Type) bool {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return !ok || n.Obj().Exported()
+}
+
+// callExprSum judges a call yielding options: a nats.go option function,
+// nats.GetDefaultOptions, append, or a function returning options.
+func (co *connOpts) callExprSum(fb *fnBody, call *ast.CallExpr, kind optKind) optSum {
+	if tv, ok := co.info.Types[call.Fun]; ok && tv.IsBuiltin() {
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && id.Name == "append" && len(call.Args) > 0 {
+			sum := co.exprSum(fb, call.Args[0])
+			if call.Ellipsis.IsValid() {
+				return sum.then(co.exprSum(fb, call.Args[len(call.Args)-1]))
+			}
+			return sum.then(co.seqSum(fb, call.Args[1:]))
+		}
+		return unknownSum("options built in a way not followed")
+	}
+	fn := calleeFunc(co.info, call)
+	if fn == nil {
+		return unknownSum("options from a function value")
+	}
+	if fn.Pkg() != nil && fn.Pkg().Path() == natsPath {
+		switch kind {
+		case optOne:
+			s, n := optionArg(co.info, call)
+			if s == bufUnknown {
+				return unknownSum("a non-constant ReconnectBufSize")
+			}
+			return fixedSum(s, n)
+		case optOptions:
+			s, n := optionsInit(co.info, call).result()
+			if s == bufUnknown {
+				return unknownSum("options from " + fn.Name())
+			}
+			return fixedSum(s, n)
+		}
+		return unknownSum("options from " + fn.Name())
+	}
+	if s, ok := co.funcSum(fn); ok {
+		return co.callSum(fb, call, s)
+	}
+	return unknownSum("options from " + fn.Name() + ", not followed")
+}
+
+// localSum judges a local variable of option type from its assignments in
+// source order: an option slice built by literals, appends to itself and
+// calls returning options; a nats.Options value from its initializer and
+// the assignments to its fields.
+func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
+	vb := co.vals.bodies[co.vals.bodyOf(v)]
+	if vb == nil {
+		return unknownSum("options in " + v.Name() + ", not followed")
+	}
+	idx := indexOf(co.info, vb)
+	if idx.addressed[v] {
+		return unknownSum("the address of " + v.Name() + " is taken")
+	}
+	if kind == optOptions {
+		return co.localOptionsSum(vb, v)
+	}
+	sum := fixedSum(bufDefault, 0)
+	n := 0
+	top := topLevel(vb.body)
+	for _, a := range idx.byVar[v] {
+		before := sum
+		switch {
+		case !a.whole:
+			return unknownSum(v.Name() + " changed by index")
+		case a.inLit:
+			return unknownSum(v.Name() + " assigned in a function literal")
+		case a.rhs == nil:
+			as, ok := a.node.(*ast.AssignStmt)
+			if !ok {
+				continue // var opts []nats.Option
+			}
+			call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+			if !ok || len(as.Rhs) != 1 {
+				return unknownSum(v.Name() + " assigned in a way not followed")
+			}
+			sum = co.callExprSum(vb, call, kind)
+		default:
+			if call, ok := ast.Unparen(a.rhs).(*ast.CallExpr); ok && isAppendTo(co.info, call, v) {
+				// opts = append(opts, ...): the elements added.
+				if call.Ellipsis.IsValid() {
+					sum = sum.then(co.exprSum(vb, call.Args[len(call.Args)-1]))
+				} else {
+					sum = sum.then(co.seqSum(vb, call.Args[1:]))
+				}
+				break
+			}
+			if mentions(co.info, a.rhs, v) {
+				return unknownSum(v.Name() + " assigned from itself")
+			}
+			sum = co.exprSum(vb, a.rhs)
+		}
+		if sum.Buf == bufUnknown {
+			return sum
+		}
+		if !top[a.node] && sum != before {
+			// if tls { opts = append(opts, ...) }: on some paths only.
+			return unknownSum(v.Name() + " set on some paths only")
+		}
+		n++
+	}
+	if n == 0 {
+		return unknownSum("options in " + v.Name() + ", not followed")
+	}
+	return sum
+}
+
+// localOptionsSum judges a local nats.Options variable: its one
+// initializer (a literal, nats.GetDefaultOptions(), a field or a function
+// returning options), then the assignments to its fields in source order.
+func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
+	idx := indexOf(co.info, vb)
+	var init ast.Expr
+	inits := 0
+	for _, a := range idx.byVar[v] {
+		if a.whole {
+			inits++
+			init = a.rhs
+			if vs, ok := a.node.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
+				init = &ast.CompositeLit{} // var o nats.Options: the zero value
+			}
+		}
+	}
+	if inits != 1 || init == nil {
+		return unknownSum("options value " + v.Name() + " assigned more than once")
+	}
+	var o optState
+	if lit, ok := init.(*ast.CompositeLit); ok && lit.Type == nil && len(lit.Elts) == 0 {
+		o = optState{allow: triFalse, buf: bufDefault}
+	} else if o = optionsInit(co.info, init); o.allow == triUnknown && o.buf == bufDefault {
+		// opts := s.natsOpts, opts := cfg.natsOptions()
+		s := co.exprSum(vb, init)
+		switch {
+		case s.Buf == bufUnknown || s.Param >= 0:
+			return unknownSum(s.Why)
+		case s.Buf == bufDisabled:
+			o = optState{allow: triUnknown, buf: bufDisabled}
+		default:
+			o = optState{allow: triTrue, buf: s.Buf, size: s.Size}
+		}
+	}
+	for _, a := range idx.byVar[v] {
+		as, ok := a.node.(*ast.AssignStmt)
+		if !ok || a.whole {
+			continue
+		}
+		sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || co.info.Uses[id] != v {
+			continue
+		}
+		assignField(co.info, &o, as, sel, slices.Index(as.Lhs, a.lhs))
+	}
+	s, n := o.result()
+	if s == bufUnknown {
+		return unknownSum("options value " + v.Name() + " not followed")
+	}
+	return fixedSum(s, n)
+}
+
+// isAppendTo reports whether call is append(v, ...).
+func isAppendTo(info *types.Info, call *ast.CallExpr, v *types.Var) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok || id.Name != "append" || len(call.Args) == 0 {
+		return false
+	}
+	if tv, ok := info.Types[call.Fun]; !ok || !tv.IsBuiltin() {
+		return false
+	}
+	return localVar(info, call.Args[0]) == v
+}
+
+// mentions reports whether e mentions the variable v.
+func mentions(info *types.Info, e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// topLevel returns the assignments and declarations that are statements
+// of body itself, run on every path that reaches the body's end.
+func topLevel(body *ast.BlockStmt) map[ast.Node]bool {
+	top := make(map[ast.Node]bool, len(body.List))
+	for _, st := range body.List {
+		top[st] = true
+		if d, ok := st.(*ast.DeclStmt); ok {
+			if g, ok := d.Decl.(*ast.GenDecl); ok {
+				for _, sp := range g.Specs {
+					top[sp] = true
+				}
+			}
+		}
+	}
+	return top
+}
+
+// sigOf returns the signature of the function e denotes, or nil.
+func sigOf(info *types.Info, e ast.Expr) *types.Signature {
+	t := info.TypeOf(e)
+	if t == nil {
+		return nil
+	}
+	sig, _ := t.Underlying().(*types.Signature)
+	return sig
+}

@@ -48,6 +48,17 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 	for name, send := range map[string]func() error{
 		"Publish": func() error { return shim.Publish(nc, "redecide", make([]byte, 20<<10)) },
 		"Request": func() error { _, err := c.Request(context.Background(), "redecide", make([]byte, 20<<10)); return err },
+		"Request with Attempts": func() error {
+			_, err := c.Request(context.Background(), "redecide", make([]byte, 20<<10), shim.Attempts(2))
+			return err
+		},
+		"RequestStream": func() error { _, err := c.RequestStream(context.Background(), "redecide", make([]byte, 20<<10)); return err },
+		"RequestMany": func() error {
+			for _, err := range c.RequestMany(context.Background(), "redecide", make([]byte, 20<<10)) {
+				return err
+			}
+			return nil
+		},
 	} {
 		before := st.Redecisions()
 		st.SetBeforeSend(restartOnce)
@@ -57,7 +68,7 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 		if !errors.As(err, &e) || e.Code != shim.CodePayloadTooLarge || e.Sent || shim.Classify(err) != shim.OutcomeNotRun {
 			t.Fatalf("%s: %v, want a local PAYLOAD_TOO_LARGE, not run", name, err)
 		}
-		if name == "Request" && e.Limit != 8<<10 {
+		if name != "Publish" && e.Limit != 8<<10 {
 			t.Fatalf("%s: limit in the error %d, want the new account limit 8192", name, e.Limit)
 		}
 		if got := st.Redecisions() - before; got != 1 {

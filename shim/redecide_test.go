@@ -52,7 +52,10 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 			_, err := c.Request(context.Background(), "redecide", make([]byte, 20<<10), shim.Attempts(2))
 			return err
 		},
-		"RequestStream": func() error { _, err := c.RequestStream(context.Background(), "redecide", make([]byte, 20<<10)); return err },
+		"RequestStream": func() error {
+			_, err := c.RequestStream(context.Background(), "redecide", make([]byte, 20<<10))
+			return err
+		},
 		"RequestMany": func() error {
 			for _, err := range c.RequestMany(context.Background(), "redecide", make([]byte, 20<<10)) {
 				return err

@@ -211,7 +211,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	}
 	var co callOpts
 	if len(opts) > 0 {
-		if err := applyOptions(&co, opts); err != nil {
+		var err error
+		if co, err = callOptions(opts); err != nil {
 			return nil, err
 		}
 	}
@@ -288,6 +289,14 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		return nil, rerr
 	}
 	return c.resolveReply(ctx, callCtx, reply)
+}
+
+// callOptions applies a call's options. It returns them by value, so that
+// a call without options allocates nothing for them.
+func callOptions(opts []CallOption) (callOpts, error) {
+	var co callOpts
+	err := applyOptions(&co, opts)
+	return co, err
 }
 
 // capLimit is the connection's limit lowered to the payload cap.

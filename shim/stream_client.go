@@ -48,8 +48,8 @@ func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	case c.nc == nil:
 		return nil, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	}
-	var co callOpts
-	if err := applyOptions(&co, opts); err != nil {
+	co, err := callOptions(opts)
+	if err != nil {
 		return nil, err
 	}
 	if co.x.window == 0 {

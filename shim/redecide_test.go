@@ -3,6 +3,7 @@ package shim_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,5 +85,62 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 		s.Restart(opts(32 << 10)...)
 		<-reconnected
 		natstest.Eventually(t, 10*time.Second, func() bool { l, err := c.Limit(context.Background()); return err == nil && l == 32<<10 }, "the higher limit")
+	}
+}
+
+// A Handler's reply meets the same re-decision: a reconnect to a lower
+// account limit between the reply's decision and its send makes nats.go
+// refuse it unwritten, the Handler decides again against the new limit and
+// answers PAYLOAD_TOO_LARGE, stating that limit; the connection stays open.
+func TestReplyReconnectBetweenDecisionAndSend(t *testing.T) {
+	opts := func(account int32) []natstest.Option {
+		return []natstest.Option{natstest.MaxPayload(64 << 10),
+			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}
+	}
+	s := natstest.Start(t, opts(32<<10)...)
+	g := &natstest.InfoGate{}
+	rnc, err := shim.Connect(s.UserURL("small"), nats.SetCustomDialer(g), nats.ReconnectWait(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rnc.Close()
+	st := connlimit.For(rnc)
+	reported := make(chan error, 4)
+	var hooks atomic.Int64
+	st.SetBeforeSend(func() {
+		if hooks.Add(1) != 1 {
+			return
+		}
+		gate := g.Hold() // the new link's limit waits
+		s.Restart(opts(8 << 10)...)
+		natstest.Eventually(t, 10*time.Second, rnc.IsConnected, "reconnect")
+		time.AfterFunc(50*time.Millisecond, func() { close(gate) })
+	})
+	defer st.SetBeforeSend(nil)
+	h := shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) { return make([]byte, 20<<10), nil },
+		shim.Conn(rnc), shim.OnError(func(_ *nats.Msg, err error) { reported <- err }))
+	if _, err := rnc.Subscribe("svc", h); err != nil {
+		t.Fatal(err)
+	}
+	if err := rnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Redecisions()
+	nc := connect(t, s.UserURL("small"))
+	_, _ = shim.NewClient(nc).Request(context.Background(), "svc", nil, shim.Timeout(5*time.Second)) // the caller's outcome depends on its own reconnect
+	select {
+	case err := <-reported:
+		var e *shim.Error
+		if !errors.As(err, &e) || e.Code != shim.CodePayloadTooLarge || e.Limit != 8<<10 {
+			t.Fatalf("the Handler reported %v, want PAYLOAD_TOO_LARGE at the new 8192-byte limit", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Handler reported nothing")
+	}
+	if got := st.Redecisions() - before; got < 1 {
+		t.Fatalf("%d decisions taken again, want at least 1", got)
+	}
+	if rnc.IsClosed() {
+		t.Fatal("the responder's connection closed")
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
@@ -136,5 +139,28 @@ func TestRetryStopsOnPermanentRefusals(t *testing.T) {
 		if runs != 1 || shim.Classify(err) != shim.OutcomeNotRun {
 			t.Fatalf("%s: ran %d times (want 1), err %v", name, runs, err)
 		}
+	}
+}
+
+// A claim-checked request resolved by a responder whose store reads
+// another bucket is rejected with a message that names both buckets.
+func TestRequestFromAnotherBucketSaysSo(t *testing.T) {
+	e := newOverflowEnv(t)
+	js, err := jetstream.New(e.rnc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := claimcheck.New(context.Background(), js, claimcheck.WithBucket("other_bucket"), claimcheck.WithStorage(jetstream.MemoryStorage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := &sizedResponder{}
+	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(other), shim.Conn(e.rnc)))
+	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst))
+	_, err = c.Request(context.Background(), "svc", make([]byte, 2*overflowLimit))
+	var se *shim.Error
+	if !errors.As(err, &se) || se.Code != shim.CodeClaimCheckUnresolved ||
+		!strings.Contains(se.Message, `stored in bucket "`+e.bucketName+`"`) || !strings.Contains(se.Message, `reads "other_bucket"`) {
+		t.Fatalf("want a rejection naming both buckets, got %v", err)
 	}
 }

@@ -200,6 +200,11 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 		err = fmt.Errorf("this responder does not serve claim-checked requests (ServeClaimChecks)")
 	} else {
 		data, err = o.store.Resolve(ctx, req)
+		if b := req.Header.Get(HeaderAcceptClaimCheck); err != nil && b != "" && b != o.store.Bucket() {
+			// The caller names its bucket: say what is wrong, not just
+			// that the payload is missing.
+			err = fmt.Errorf("the request was stored in bucket %q, this responder's store reads %q (ServeClaimChecks needs a Store on the caller's bucket): %w", b, o.store.Bucket(), err)
+		}
 	}
 	if err == nil {
 		return resolved(req, data), true

@@ -1,0 +1,278 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/types"
+	"slices"
+)
+
+// The expression side of the connection-options summary: what an
+// expression, a call, a local variable or a slice of options contributes.
+
+// exprSum judges an expression of option type (nats.Option,
+// []nats.Option or nats.Options) in the body fb.
+func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
+	e = ast.Unparen(e)
+	kind := optionKind(co.info.TypeOf(e))
+	switch x := e.(type) {
+	case *ast.CompositeLit:
+		if kind == optList {
+			return co.seqSum(fb, x.Elts)
+		}
+		if kind == optOptions {
+			s, n := optionsInit(co.info, x).result()
+			return fixedSum(s, n)
+		}
+	case *ast.FuncLit:
+		s, n := assignedBuf(co.info, x.Body)
+		return fixedSum(s, n)
+	case *ast.CallExpr:
+		return co.callExprSum(fb, x, kind)
+	case *ast.Ident:
+		v, ok := co.info.Uses[x].(*types.Var)
+		if !ok {
+			return unknownSum("options in " + x.Name + ", not followed")
+		}
+		if i := co.paramIndex(fb, v); i >= 0 {
+			if kind == optOptions {
+				return unknownSum("options value from parameter " + v.Name())
+			}
+			return optSum{Buf: bufDefault, Param: i}
+		}
+		return co.localSum(fb, v, kind)
+	case *ast.SelectorExpr:
+		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
+			if f, ok := s.Obj().(*types.Var); ok {
+				if f.Exported() && !(f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X))) {
+					return unknownSum("exported field " + f.Name() + ", which other packages may set")
+				}
+				return co.fieldSum(f)
+			}
+		}
+	case *ast.StarExpr:
+		return unknownSum("options read through a pointer")
+	}
+	return unknownSum("options built in a way not followed")
+}
+
+// exportedOwner reports whether t (a struct or a pointer to one) is an
+// exported named type.
+func exportedOwner(t types.Type) bool {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return !ok || n.Obj().Exported()
+}
+
+// callExprSum judges a call yielding options: a nats.go option function,
+// nats.GetDefaultOptions, append, or a function returning options.
+func (co *connOpts) callExprSum(fb *fnBody, call *ast.CallExpr, kind optKind) optSum {
+	if tv, ok := co.info.Types[call.Fun]; ok && tv.IsBuiltin() {
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && id.Name == "append" && len(call.Args) > 0 {
+			sum := co.exprSum(fb, call.Args[0])
+			if call.Ellipsis.IsValid() {
+				return sum.then(co.exprSum(fb, call.Args[len(call.Args)-1]))
+			}
+			return sum.then(co.seqSum(fb, call.Args[1:]))
+		}
+		return unknownSum("options built in a way not followed")
+	}
+	fn := calleeFunc(co.info, call)
+	if fn == nil {
+		return unknownSum("options from a function value")
+	}
+	if fn.Pkg() != nil && fn.Pkg().Path() == natsPath {
+		switch kind {
+		case optOne:
+			s, n := optionArg(co.info, call)
+			if s == bufUnknown {
+				return unknownSum("a non-constant ReconnectBufSize")
+			}
+			return fixedSum(s, n)
+		case optOptions:
+			s, n := optionsInit(co.info, call).result()
+			if s == bufUnknown {
+				return unknownSum("options from " + fn.Name())
+			}
+			return fixedSum(s, n)
+		}
+		return unknownSum("options from " + fn.Name())
+	}
+	if s, ok := co.funcSum(fn); ok {
+		return co.callSum(fb, call, s)
+	}
+	return unknownSum("options from " + fn.Name() + ", not followed")
+}
+
+// localSum judges a local variable of option type from its assignments in
+// source order: an option slice built by literals, appends to itself and
+// calls returning options; a nats.Options value from its initializer and
+// the assignments to its fields.
+func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
+	vb := co.vals.bodies[co.vals.bodyOf(v)]
+	if vb == nil {
+		return unknownSum("options in " + v.Name() + ", not followed")
+	}
+	idx := indexOf(co.info, vb)
+	if idx.addressed[v] {
+		return unknownSum("the address of " + v.Name() + " is taken")
+	}
+	if kind == optOptions {
+		return co.localOptionsSum(vb, v)
+	}
+	sum := fixedSum(bufDefault, 0)
+	n := 0
+	top := topLevel(vb.body)
+	for _, a := range idx.byVar[v] {
+		before := sum
+		switch {
+		case !a.whole:
+			return unknownSum(v.Name() + " changed by index")
+		case a.inLit:
+			return unknownSum(v.Name() + " assigned in a function literal")
+		case a.rhs == nil:
+			as, ok := a.node.(*ast.AssignStmt)
+			if !ok {
+				continue // var opts []nats.Option
+			}
+			call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+			if !ok || len(as.Rhs) != 1 {
+				return unknownSum(v.Name() + " assigned in a way not followed")
+			}
+			sum = co.callExprSum(vb, call, kind)
+		default:
+			if call, ok := ast.Unparen(a.rhs).(*ast.CallExpr); ok && isAppendTo(co.info, call, v) {
+				// opts = append(opts, ...): the elements added.
+				if call.Ellipsis.IsValid() {
+					sum = sum.then(co.exprSum(vb, call.Args[len(call.Args)-1]))
+				} else {
+					sum = sum.then(co.seqSum(vb, call.Args[1:]))
+				}
+				break
+			}
+			if mentions(co.info, a.rhs, v) {
+				return unknownSum(v.Name() + " assigned from itself")
+			}
+			sum = co.exprSum(vb, a.rhs)
+		}
+		if sum.Buf == bufUnknown {
+			return sum
+		}
+		if !top[a.node] && sum != before {
+			// if tls { opts = append(opts, ...) }: on some paths only.
+			return unknownSum(v.Name() + " set on some paths only")
+		}
+		n++
+	}
+	if n == 0 {
+		return unknownSum("options in " + v.Name() + ", not followed")
+	}
+	return sum
+}
+
+// localOptionsSum judges a local nats.Options variable: its one
+// initializer (a literal, nats.GetDefaultOptions(), a field or a function
+// returning options), then the assignments to its fields in source order.
+func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
+	idx := indexOf(co.info, vb)
+	var init ast.Expr
+	inits := 0
+	for _, a := range idx.byVar[v] {
+		if a.whole {
+			inits++
+			init = a.rhs
+			if vs, ok := a.node.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
+				init = &ast.CompositeLit{} // var o nats.Options: the zero value
+			}
+		}
+	}
+	if inits != 1 || init == nil {
+		return unknownSum("options value " + v.Name() + " assigned more than once")
+	}
+	var o optState
+	if lit, ok := init.(*ast.CompositeLit); ok && lit.Type == nil && len(lit.Elts) == 0 {
+		o = optState{allow: triFalse, buf: bufDefault}
+	} else if o = optionsInit(co.info, init); o.allow == triUnknown && o.buf == bufDefault {
+		// opts := s.natsOpts, opts := cfg.natsOptions()
+		s := co.exprSum(vb, init)
+		switch {
+		case s.Buf == bufUnknown || s.Param >= 0:
+			return unknownSum(s.Why)
+		case s.Buf == bufDisabled:
+			o = optState{allow: triUnknown, buf: bufDisabled}
+		default:
+			o = optState{allow: triTrue, buf: s.Buf, size: s.Size}
+		}
+	}
+	for _, a := range idx.byVar[v] {
+		as, ok := a.node.(*ast.AssignStmt)
+		if !ok || a.whole {
+			continue
+		}
+		sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || co.info.Uses[id] != v {
+			continue
+		}
+		assignField(co.info, &o, as, sel, slices.Index(as.Lhs, a.lhs))
+	}
+	s, n := o.result()
+	if s == bufUnknown {
+		return unknownSum("options value " + v.Name() + " not followed")
+	}
+	return fixedSum(s, n)
+}
+
+// isAppendTo reports whether call is append(v, ...).
+func isAppendTo(info *types.Info, call *ast.CallExpr, v *types.Var) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok || id.Name != "append" || len(call.Args) == 0 {
+		return false
+	}
+	if tv, ok := info.Types[call.Fun]; !ok || !tv.IsBuiltin() {
+		return false
+	}
+	return localVar(info, call.Args[0]) == v
+}
+
+// mentions reports whether e mentions the variable v.
+func mentions(info *types.Info, e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// topLevel returns the assignments and declarations that are statements
+// of body itself, run on every path that reaches the body's end.
+func topLevel(body *ast.BlockStmt) map[ast.Node]bool {
+	top := make(map[ast.Node]bool, len(body.List))
+	for _, st := range body.List {
+		top[st] = true
+		if d, ok := st.(*ast.DeclStmt); ok {
+			if g, ok := d.Decl.(*ast.GenDecl); ok {
+				for _, sp := range g.Specs {
+					top[sp] = true
+				}
+			}
+		}
+	}
+	return top
+}
+
+// sigOf returns the signature of the function e denotes, or nil.
+func sigOf(info *types.Info, e ast.Expr) *types.Signature {
+	t := info.TypeOf(e)
+	if t == nil {
+		return nil
+	}
+	sig, _ := t.Underlying().(*types.Signature)
+	return sig
+}

@@ -198,16 +198,8 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 // nats.ErrNoResponders, nats.ErrConnectionClosed,
 // nats.ErrConnectionReconnecting and context.Canceled.
 func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption) (*nats.Msg, error) {
-	if err := c.Err(); err != nil {
+	if err := c.checkCall(ctx, m); err != nil {
 		return nil, err
-	}
-	switch {
-	case m == nil:
-		return nil, notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
-	case ctx == nil:
-		return nil, notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
-	case c.nc == nil:
-		return nil, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	}
 	var co callOpts
 	if len(opts) > 0 {
@@ -289,6 +281,23 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		return nil, rerr
 	}
 	return c.resolveReply(ctx, callCtx, reply)
+}
+
+// checkCall is the input check of every call before its options: the
+// Client, the context, the message, the connection.
+func (c *Client) checkCall(ctx context.Context, m *nats.Msg) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	switch {
+	case m == nil:
+		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
+	case ctx == nil:
+		return notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
+	case c.nc == nil:
+		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
+	}
+	return nil
 }
 
 // callOptions applies a call's options. It returns them by value, so that

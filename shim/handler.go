@@ -129,14 +129,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			if err == nil {
 				err = notSent(CodeInvalidArgument, "nil HandlerFunc", nats.ErrInvalidArg)
 			}
-			report(req, err)
-			if req.Reply != "" {
-				msg := err.Error()
-				if e := (*Error)(nil); errors.As(err, &e) {
-					msg = e.Message
-				}
-				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
-			}
+			o.refuse(req, err, report)
 			return
 		}
 		base := o.base()
@@ -164,6 +157,21 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 		report(req, o.respondData(ctx, req, r.data))
 	}
+}
+
+// refuse reports err, the reason the handler cannot serve (an invalid
+// option, a nil function), and answers req with an INTERNAL "handler
+// misconfigured" error reply.
+func (o *handlerOpts) refuse(req *nats.Msg, err error, report func(*nats.Msg, error)) {
+	report(req, err)
+	if req.Reply == "" {
+		return
+	}
+	msg := err.Error()
+	if e := (*Error)(nil); errors.As(err, &e) {
+		msg = e.Message
+	}
+	report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
 }
 
 // JSONHandler adapts a typed function: the request body is decoded as JSON

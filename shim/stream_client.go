@@ -37,16 +37,8 @@ func (c *Client) RequestStream(ctx context.Context, subject string, data []byte,
 // stream is never sent again. StreamWindow and StreamIdle set the flow
 // control window and the idle bound.
 func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
-	if err := c.Err(); err != nil {
+	if err := c.checkCall(ctx, m); err != nil {
 		return nil, err
-	}
-	switch {
-	case m == nil:
-		return nil, notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
-	case ctx == nil:
-		return nil, notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
-	case c.nc == nil:
-		return nil, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	}
 	co, err := callOptions(opts)
 	if err != nil {

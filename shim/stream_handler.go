@@ -57,10 +57,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 			return
 		}
 		if msg := misconfigured(optErr, &o, fn); msg != "" {
-			report(req, notSent(CodeInvalidArgument, msg, ErrInvalidOption))
-			if req.Reply != "" {
-				report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
-			}
+			o.refuse(req, notSent(CodeInvalidArgument, msg, ErrInvalidOption), report)
 			return
 		}
 		if req.Reply == "" {

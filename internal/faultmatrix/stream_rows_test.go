@@ -133,6 +133,14 @@ func TestStream(t *testing.T) {
 		{name: "claim-checked request: a data frame lost", bigReq: true, ran: 1,
 			fault: stream(callerP, down3(natstest.Drop), nil), read: ok},
 
+		// Attempts and OperationID apply until the first frame only.
+		{name: "Attempts, OperationID: the first request lost before the responder (sent again, runs once)", ran: 1,
+			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-1"), shim.AttemptTimeout(500 * time.Millisecond)},
+			fault: stream(respP, fixed(withAction(reqDelivered, natstest.Drop)), nil), read: ok},
+		{name: "Attempts, OperationID: server restart mid-stream (never sent again)", ran: 1, orOK: true,
+			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-2"), shim.StreamIdle(5 * time.Second)},
+			fault: stream(callerP, down3(natstest.Cut), streamAct(doRestart)), read: streamBroken},
+
 		{name: "no fault", ran: 1, read: ok},
 	})
 }

@@ -110,7 +110,7 @@ func (row microRow) run(t *testing.T) {
 	if e.resp.IsConnected() {
 		_ = e.resp.FlushTimeout(5 * time.Second)
 	}
-	natstest.Eventually(t, settle, func() bool { return finished.Load() == entered.Load() }, "the endpoint to finish")
+	natstest.Eventually(t, settle, func() bool { return runs.Load() >= int64(ran) && finished.Load() == entered.Load() }, "the endpoint to finish")
 	if n := int(runs.Load()); n != ran {
 		t.Errorf("the endpoint ran %d times, want %d", n, ran)
 	}

@@ -278,6 +278,7 @@ func (row streamRow) run(t *testing.T) {
 			t.Errorf("the responder's context cause = %v, want one of %v (Write: %v)", cause, row.respErr, werr)
 		}
 	}
+	natstest.Eventually(t, settle, func() bool { return r.runs.Load() >= int64(row.ran) }, "the stream handler to run")
 	r.settle(t)
 	if n := int(r.runs.Load()); n != row.ran {
 		t.Errorf("the handler ran %d times, want %d", n, row.ran)

@@ -59,7 +59,8 @@ func frameUp(kind byte, n int) natstest.Rule {
 type sresp struct {
 	e        *env
 	endless  bool
-	hold     bool // wait for release (or the request's ctx) before the first write
+	fnErr    error // returned after the body
+	hold     bool  // wait for release (or the request's ctx) before the first write
 	release  chan struct{}
 	relOnce  sync.Once
 	opened   chan struct{} // closed once RequestStream returned
@@ -124,7 +125,7 @@ func (r *sresp) handle(ctx context.Context, _ *nats.Msg, w *shim.StreamWriter) e
 			return err
 		}
 	}
-	return nil
+	return r.fnErr
 }
 
 // serve subscribes the responder on e.resp.
@@ -175,6 +176,7 @@ type streamRow struct {
 	read     wantErr  // reading to the end; OutcomeOK: io.EOF after exactly the body
 	orOK     bool     // the exact body and io.EOF, or read's error
 	corrupt  bool     // bytes were changed in transit: no prefix check, only never io.EOF
+	fnErr    error    // the handler returns it after writing the whole body: read's error comes after exactly the body
 	closeAt  int      // (endless) the caller reads this many bytes, then closes the stream
 	cancelAt int      // (endless) the caller reads this many bytes, cancels ctx and reads on
 	openBy   time.Duration
@@ -199,7 +201,7 @@ func (row streamRow) run(t *testing.T) {
 		t.Skip("BUG: " + row.bug)
 	}
 	e := newEnv(t)
-	r := &sresp{e: e, endless: row.endless, hold: row.hold, release: make(chan struct{}), opened: make(chan struct{})}
+	r := &sresp{e: e, endless: row.endless, fnErr: row.fnErr, hold: row.hold, release: make(chan struct{}), opened: make(chan struct{})}
 	t.Cleanup(r.releaseAll)
 	t.Cleanup(r.markOpened)
 	if !row.noResp {
@@ -308,6 +310,9 @@ func (row streamRow) readAll(t *testing.T, rs *shim.ReplyStream) {
 		return
 	}
 	row.read.check(t, err)
+	if row.fnErr != nil && !bytes.Equal(got, body) {
+		t.Errorf("%d bytes before the handler's error; want the whole %d-byte body first", len(got), len(body))
+	}
 	if !row.corrupt && !bytes.HasPrefix(body, got) {
 		t.Errorf("the %d bytes returned before the error are not the bytes written", len(got))
 	}

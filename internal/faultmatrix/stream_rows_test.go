@@ -2,6 +2,7 @@ package faultmatrix_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -109,6 +110,13 @@ func TestStream(t *testing.T) {
 				f.Data[len(f.Data)/2] ^= 0xff
 			}),
 			read: wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeStreamBroken, is: []error{io.ErrUnexpectedEOF, shim.ErrStreamCorrupt}, sent: yes}},
+
+		{name: "the handler's error frame lost (sent again, after the whole body)", ran: 1, fnErr: shim.Reject("BUSY", "not now"),
+			fault: stream(callerP, func(e *env) natstest.Rule { return withAction(frameDown(e, 'X', 1), natstest.Drop) }, nil),
+			read:  wantErr{outcome: shim.OutcomeRejected, code: "BUSY", sent: yes}},
+		{name: "a data frame lost before the handler's error", ran: 1, fnErr: errors.New("disk on fire"),
+			fault: stream(callerP, down3(natstest.Drop), nil),
+			read:  wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeInternal, sent: yes}},
 
 		// Mid-stream: the responder's side and the server.
 		{name: "responder connection cut mid-stream and kept down", ran: 1,

@@ -16,7 +16,12 @@
 // check), Client.Request and RequestMsg (small, claim-checked request,
 // claim-checked reply), Attempts with and without an OperationID, Retry,
 // Handler and JSONHandler replies, and claimcheck.Store's PublishMsg,
-// PublishJetStream, Resolve and Open.
+// PublishJetStream, Resolve and Open; transfer streams
+// (Client.RequestStream and RequestMsgStream against a StreamHandler:
+// frames lost, changed or cut at an exact frame of the frame protocol),
+// scatter-gather (Client.RequestMany), a micro endpoint with ResolveMicro
+// and RespondMicroClaimCheck, and claimcheck.Store's Subscribe,
+// QueueSubscribe, Consume and Messages.
 //
 // Every row states what the documentation promises: the Classify outcome,
 // the error's identity (errors.Is), the *shim.Error's Sent field, how many

@@ -15,10 +15,11 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 	defer s.mu.Unlock()
 	defer s.cond.Broadcast()
 	if isNoResponders(m) {
-		if s.ended {
-			// The caller has what it needs, or left: nothing to resend.
-			s.final = true
-		} else if s.goneAt.IsZero() {
+		// The caller's inbox is gone: it left, or it is reconnecting (also
+		// after the end frame went out, before its final ack). Keep the
+		// unacknowledged frames for idle/2, for it to ask again; the
+		// heartbeat loop gives up after that (ErrCallerGone).
+		if s.goneAt.IsZero() {
 			s.goneAt = time.Now()
 		}
 		return

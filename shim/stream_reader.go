@@ -148,7 +148,7 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if err := r.ctx.Err(); err != nil {
-			r.err = ctxStreamError(err)
+			r.failLocked(ctxStreamError(err)) // tells the responder
 			continue
 		}
 		if len(r.q) > 0 {
@@ -233,7 +233,7 @@ func (r *ReplyStream) next() ([]byte, error) {
 			return nil, err
 		}
 		if err := r.ctx.Err(); err != nil {
-			r.err = ctxStreamError(err)
+			r.failLocked(ctxStreamError(err)) // tells the responder
 			continue
 		}
 		if len(r.q) > 0 {
@@ -287,15 +287,22 @@ func (r *ReplyStream) Close() error {
 // responder.
 func (r *ReplyStream) fail(err error) {
 	r.mu.Lock()
+	r.failLocked(err)
+	r.notify()
+	r.mu.Unlock()
+	r.cleanup()
+}
+
+// failLocked is fail's decision, with r.mu held: the first error ends the
+// stream, and a started stream's responder is told (its ctx is cancelled
+// with ErrStreamCanceled).
+func (r *ReplyStream) failLocked(err error) {
 	if r.err == nil && !r.ended && !r.closed {
 		r.err = err
 		if r.started {
 			r.cancelLocked()
 		}
 	}
-	r.notify()
-	r.mu.Unlock()
-	r.cleanup()
 }
 
 // cleanup unsubscribes and stops the watchers; the bytes received stay

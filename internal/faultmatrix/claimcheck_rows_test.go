@@ -73,7 +73,7 @@ func TestClaimCheckedReply(t *testing.T) {
 		{name: "server restart during the reply's upload", bigReply: true, deadline: 3 * short, ran: 1,
 			fault: on(respP, chunkUp(2), doRestart), want: unknownSent},
 		{name: "caller connection dropped during the reply's upload", bigReply: true, deadline: 2 * short, ran: 1,
-			fault: on(respP, chunkUp(2), callerGone), want: unknownTimeout},
+			fault: on(respP, chunkUp(2), callerGoneUntilDeadline), want: unknownTimeout},
 		{name: "responder connection dropped during the reply's upload", bigReply: true, deadline: 3 * short, ran: 1,
 			fault: on(respP, withAction(chunkUp(2), natstest.Cut), nil), want: unknownSent},
 		{name: "responder crashes during the reply's upload", bigReply: true, deadline: short, ran: 1, left: -1,

@@ -43,7 +43,7 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 	case *ast.SelectorExpr:
 		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
 			if f, ok := s.Obj().(*types.Var); ok {
-				if f.Exported() && !(f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X))) {
+				if f.Exported() && (f.Pkg() != co.pass.Pkg || exportedOwner(co.info.TypeOf(x.X))) {
 					return unknownSum("exported field " + f.Name() + ", which other packages may set")
 				}
 				return co.fieldSum(f)

@@ -26,10 +26,6 @@ func fixedSum(b bufState, n int64) optSum { return optSum{Buf: b, Size: n, Param
 
 func unknownSum(why string) optSum { return optSum{Buf: bufUnknown, Param: -1, Why: why} }
 
-// leaves reports whether the options leave the buffer as it was (they set
-// neither the buffer nor reconnecting, and depend on no parameter).
-func (s optSum) leaves() bool { return s.Buf == bufDefault && s.Param < 0 }
-
 // given resolves s, which may depend on a parameter, with the options the
 // caller passes there: what s applies before them, then them.
 func (s optSum) given(arg optSum) optSum {

@@ -129,7 +129,7 @@ func (st *state) replyUse(call *ast.CallExpr, fb *fnBody) replyKind {
 				switch p.(type) {
 				case *ast.ForStmt, *ast.RangeStmt:
 					// A loop around the receive, not around the request.
-					gather = gather || !(p.Pos() <= call.Pos() && call.End() <= p.End())
+					gather = gather || p.Pos() > call.Pos() || call.End() > p.End()
 				}
 			}
 		}

@@ -36,7 +36,7 @@ func Export(ctx context.Context, c *shim.Client, h func(Order) error) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	dec := json.NewDecoder(rs)
 	for n := 0; ; n++ {
 		var o Order

@@ -25,10 +25,9 @@ func pubChunkUp(n int) natstest.Rule {
 // receiver subscribes to ev.> on the admin connection and resolves what
 // arrives with a Store of the default bucket.
 type receiver struct {
-	e   *env
-	st  *claimcheck.Store
-	ch  chan *nats.Msg
-	got []*nats.Msg
+	e  *env
+	st *claimcheck.Store
+	ch chan *nats.Msg
 }
 
 func newReceiver(e *env) *receiver {

@@ -73,6 +73,7 @@ func publishTel(bounded bool) telemetry.Tel {
 func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel) (*nats.Msg, error) {
 	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationRequest, m.Subject, len(m.Data))
 	m = withTraceHeader(sctx, t, m)
+	callCtx = op.Context(callCtx) // a claim check's upload is the request's child
 	var reply *nats.Msg
 	var err error
 	if co.attempts > 1 || c.store != nil {

@@ -194,9 +194,12 @@ func TestTelemetryNoopAllocations(t *testing.T) {
 	nc := connect(t, s.URL())
 	ctx := context.Background()
 	data := []byte("x")
+	// As many as nats.go's own publish (0 on a quiet process; the
+	// process-wide count also sees other goroutines).
+	raw := testing.AllocsPerRun(200, func() { _ = nc.Publish("tel.noop.pub", data) }) //natssend:reviewed the raw baseline
 	pub := testing.AllocsPerRun(200, func() { _ = shim.PublishContext(ctx, nc, "tel.noop.pub", data) })
-	if pub != 0 {
-		t.Errorf("PublishContext: %.1f allocations, want 0", pub)
+	if pub > raw {
+		t.Errorf("PublishContext: %.1f allocations, nats.go's Publish %.1f", pub, raw)
 	}
 	on, off := shim.NewClient(nc), shim.NewClient(nc, shim.WithoutTelemetry())
 	req := func(c *shim.Client) func() {

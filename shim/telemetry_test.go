@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
@@ -214,5 +216,58 @@ func TestTelemetryInvalidOptions(t *testing.T) {
 		if err := shim.NewClient(nil, o).Err(); !errors.Is(err, shim.ErrInvalidOption) {
 			t.Errorf("got %v, want ErrInvalidOption", err)
 		}
+	}
+}
+
+// A claim-checked request: the reference carries the trace context, the
+// request span says the claim check's size, the upload is its child.
+func TestTelemetryClaimCheckedRequest(t *testing.T) {
+	const limit = 32 << 10
+	s := natstest.Start(t, natstest.MaxPayload(limit), natstest.JetStream())
+	ck, hk := newOtelKit(t), newOtelKit(t)
+	store := func(nc *nats.Conn, k *otelKit) *claimcheck.Store {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := claimcheck.New(context.Background(), js, claimcheck.WithStorage(jetstream.MemoryStorage),
+			claimcheck.WithTracerProvider(k.tp), claimcheck.WithMeterProvider(k.mp), claimcheck.WithPropagators(k.prop))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	hnc, cnc := connect(t, s.URL()), connect(t, s.URL())
+	var n int
+	if _, err := hnc.Subscribe("tel.cc", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
+		n = len(req.Data)
+		return []byte("ok"), nil
+	}, shim.Conn(hnc), shim.ServeClaimChecks(store(hnc, hk)), shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop))); err != nil {
+		t.Fatal(err)
+	}
+	if err := hnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c := shim.NewClient(cnc, shim.WithClaimChecks(store(cnc, ck)), shim.WithTracerProvider(ck.tp), shim.WithMeterProvider(ck.mp), shim.WithPropagators(ck.prop), shim.WithTimeout(30*time.Second))
+	const big = 50 << 10
+	if _, err := c.Request(context.Background(), "tel.cc", make([]byte, big)); err != nil {
+		t.Fatal(err)
+	}
+	if n != big {
+		t.Fatalf("handler got %d bytes", n)
+	}
+	rs := ck.span(t, "request tel.cc")
+	if got := attr(rs, "natssend.claimcheck.size").AsInt64(); got != big {
+		t.Errorf("claimcheck.size %d, want %d", got, big)
+	}
+	parentOf(t, ck.span(t, "claimcheck_store tel.cc"), rs, false)
+	hs := hk.span(t, "process tel.cc")
+	parentOf(t, hs, rs, true)
+	parentOf(t, hk.span(t, "claimcheck_resolve tel.cc"), hs, false)
+	if got, _ := ck.counterValue(t, "natssend.claimcheck.stored.size"); got != big {
+		t.Errorf("claim check bytes %d, want %d", got, big)
+	}
+	if len(rs.Events()) != 1 || rs.Events()[0].Name != "attempt" {
+		t.Errorf("events %v, want one attempt", rs.Events())
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Metric names: the OpenTelemetry messaging conventions' and natssend's.
@@ -80,8 +81,10 @@ func (in *instruments) record(ctx context.Context, op *Op, outcome, code string)
 
 // ClaimCheck records a stored claim check of size bytes on subject, and
 // adds natssend.claimcheck.size to ctx's span.
-func (t Tel) ClaimCheck(ctx context.Context, op *Op, subject string, size int64) {
-	op.SetAttributes(KeyClaimCheckSize.Int64(size))
+func (t Tel) ClaimCheck(ctx context.Context, subject string, size int64) {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.SetAttributes(KeyClaimCheckSize.Int64(size))
+	}
 	if t.inst == nil {
 		return
 	}

@@ -161,3 +161,15 @@ type KV = attribute.KeyValue
 
 // MetricsOnly is t without spans and propagation.
 func (t Tel) MetricsOnly() Tel { return Tel{inst: t.inst, subject: t.subject} }
+
+// MetricsOnlyWithTracer is t for a child operation: its span, no
+// metrics of its own (the parent operation's count).
+func (t Tel) MetricsOnlyWithTracer() Tel { return Tel{tracer: t.tracer, subject: t.subject} }
+
+// Context returns ctx carrying op's span (ctx itself when op has none).
+func (op *Op) Context(ctx context.Context) context.Context {
+	if op.span == nil {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, op.span)
+}

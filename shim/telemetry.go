@@ -136,3 +136,61 @@ func claimCheckAttr(ctx context.Context, size int) {
 // errUnresolved is a handler span's outcome when the request was answered
 // before fn ran (a claim check it could not resolve).
 var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-checked request not resolved", outcome: OutcomeRejected}
+
+// requestStreamTraced is RequestMsgStream with telemetry: a Client span
+// from the request until the responder accepted the stream (its first
+// frame) or the call failed, and the request carries its trace context,
+// which StreamHandler continues.
+func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []CallOption, t telemetry.Tel) (*ReplyStream, error) {
+	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationStream, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	rs, err := c.requestMsgStream(sctx, m, opts...)
+	endOp(sctx, &op, err)
+	return rs, err
+}
+
+// streamAttrs adds the bytes a StreamHandler sent to its span.
+func streamAttrs(op *telemetry.Op, s *streamOut) {
+	if !op.Recording() {
+		return
+	}
+	s.mu.Lock()
+	sent := s.sent
+	s.mu.Unlock()
+	op.SetAttributes(telemetry.KeyStreamBytes.Int64(sent))
+}
+
+// requestManyTraced is requestMany with telemetry: a Client span from the
+// request to the end of the collection, whose outcome is ok when a reply
+// arrived (natssend.replies counts them) and the first error's otherwise;
+// the request carries its trace context.
+func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
+	if c == nil || c.optErr != nil || ctx == nil {
+		c.requestMany(ctx, m, opts, yield)
+		return
+	}
+	t := c.tel.Resolve()
+	if !t.Active() {
+		c.requestMany(ctx, m, opts, yield)
+		return
+	}
+	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationMany, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	replies := 0
+	var first error
+	defer func() {
+		op.SetAttributes(telemetry.KeyReplies.Int(replies))
+		if replies > 0 {
+			first = nil
+		}
+		endOp(sctx, &op, first)
+	}()
+	c.requestMany(sctx, m, opts, func(r *nats.Msg, err error) bool {
+		if err == nil {
+			replies++
+		} else if first == nil {
+			first = err
+		}
+		return yield(r, err)
+	})
+}

@@ -271,3 +271,62 @@ func TestTelemetryClaimCheckedRequest(t *testing.T) {
 		t.Errorf("events %v, want one attempt", rs.Events())
 	}
 }
+
+func TestTelemetryStream(t *testing.T) {
+	s := natstest.Start(t, natstest.MaxPayload(64<<10))
+	ck, hk := newOtelKit(t), newOtelKit(t)
+	body := make([]byte, 300<<10)
+	serveStream(t, s.URL(), "tel.stream", writeAll(body, 10_000), shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	rs, err := c.RequestStream(context.Background(), "tel.stream", []byte("all"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(t, rs)
+	if err != nil || len(got) != len(body) {
+		t.Fatalf("read %d bytes: %v", len(got), err)
+	}
+	cs := ck.span(t, "request_stream tel.stream")
+	kindIs(t, cs, trace.SpanKindClient)
+	checkAttrs(t, cs, map[string]string{"natssend.outcome": "ok", "messaging.operation.name": "request_stream"})
+	hs := hk.span(t, "process tel.stream")
+	kindIs(t, hs, trace.SpanKindServer)
+	parentOf(t, hs, cs, true)
+	if n := attr(hs, "natssend.stream.bytes").AsInt64(); n != int64(len(body)) {
+		t.Errorf("stream bytes %d, want %d", n, len(body))
+	}
+	// No responders: not run.
+	if _, err := c.RequestStream(context.Background(), "tel.stream.none", nil); shim.Classify(err) != shim.OutcomeNotRun {
+		t.Fatalf("no responders: %v", err)
+	}
+	checkAttrs(t, ck.span(t, "request_stream tel.stream.none"), map[string]string{"natssend.outcome": "not_run"})
+}
+
+func TestTelemetryRequestMany(t *testing.T) {
+	s := natstest.Start(t)
+	ck, hk := newOtelKit(t), newOtelKit(t)
+	for range 3 {
+		serve(t, s, "tel.many", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) { return []byte("r"), nil },
+			shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop)))
+	}
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	n := 0
+	for _, err := range c.RequestMany(context.Background(), "tel.many", nil, shim.Timeout(2*time.Second), shim.MaxReplies(3)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("%d replies", n)
+	}
+	ms := ck.span(t, "request_many tel.many")
+	checkAttrs(t, ms, map[string]string{"natssend.outcome": "ok"})
+	if got := attr(ms, "natssend.replies").AsInt64(); got != 3 {
+		t.Errorf("replies %d", got)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool { return len(hk.spans("process tel.many")) == 3 }, "3 handler spans")
+	for _, hs := range hk.spans("process tel.many") {
+		parentOf(t, hs, ms, true)
+	}
+}

@@ -23,6 +23,7 @@ const (
 	KeyAttempt         = attribute.Key("natssend.attempt")
 	KeyStreamFrames    = attribute.Key("natssend.stream.frames")
 	KeyStreamBytes     = attribute.Key("natssend.stream.bytes")
+	KeyReplies         = attribute.Key("natssend.replies")
 	SystemNATS         = "nats"
 	OutcomeOK          = "ok"
 	OutcomeNotRun      = "not_run"

@@ -65,7 +65,7 @@ func (t Tel) Active() bool { return t.tracer != nil || t.inst != nil || t.prop !
 // providers in use have been seen.
 func (c *Config) Resolve() Tel {
 	if c == nil {
-		return Tel{tracer: tracerOf(otel.GetTracerProvider()), inst: instrumentsOf(otel.GetMeterProvider()), prop: propOf(otel.GetTextMapPropagator())}
+		return globals()
 	}
 	if c.Off {
 		return Tel{}
@@ -125,7 +125,9 @@ var (
 // lookup returns the cached result for v, or makes it with mk (and caches
 // it when v's type is comparable, so that the next lookup is a compare).
 func lookup[V comparable, R any](p *atomic.Pointer[cached[V, R]], v V, mk func(V) R) R {
-	if c := p.Load(); c != nil && comparableValue(v) && c.v == v {
+	// Only comparable values are cached, so == cannot panic: a v of another
+	// dynamic type is just unequal.
+	if c := p.Load(); c != nil && c.v == v {
 		return c.r
 	}
 	r := mk(v)
@@ -186,4 +188,28 @@ func safeFields(p propagation.TextMapPropagator) (f []string) {
 		}
 	}()
 	return p.Fields()
+}
+
+// globalSnap is the globals last seen and what they record.
+type globalSnap struct {
+	tp  trace.TracerProvider
+	mp  metric.MeterProvider
+	p   propagation.TextMapPropagator
+	tel Tel
+}
+
+var lastGlobals atomic.Pointer[globalSnap]
+
+// globals resolves the global providers: one snapshot compare while they
+// stay the same (only comparable values are kept, so == cannot panic).
+func globals() Tel {
+	tp, mp, p := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetTextMapPropagator()
+	if g := lastGlobals.Load(); g != nil && g.tp == tp && g.mp == mp && g.p == p {
+		return g.tel
+	}
+	t := Tel{tracer: tracerOf(tp), inst: instrumentsOf(mp), prop: propOf(p)}
+	if comparableValue(tp) && comparableValue(mp) && comparableValue(p) {
+		lastGlobals.Store(&globalSnap{tp: tp, mp: mp, p: p, tel: t})
+	}
+	return t
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"reflect"
 	"sync/atomic"
+	"unsafe"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -110,38 +111,37 @@ func noopType(v any) bool {
 	return false
 }
 
-// cached is the last value of one kind seen and what was made for it.
-type cached[V any, R any] struct {
-	v V
-	r R
+// cached is the last value of one kind seen (by identity) and what was
+// made for it.
+type cached[R any] struct {
+	id ident
+	r  R
 }
 
 var (
-	lastTracer atomic.Pointer[cached[trace.TracerProvider, trace.Tracer]]
-	lastInst   atomic.Pointer[cached[metric.MeterProvider, *instruments]]
-	lastProp   atomic.Pointer[cached[propagation.TextMapPropagator, propagation.TextMapPropagator]]
+	lastTracer atomic.Pointer[cached[trace.Tracer]]
+	lastInst   atomic.Pointer[cached[*instruments]]
+	lastProp   atomic.Pointer[cached[propagation.TextMapPropagator]]
 )
 
-// lookup returns the cached result for v, or makes it with mk (and caches
-// it when v's type is comparable, so that the next lookup is a compare).
-func lookup[V comparable, R any](p *atomic.Pointer[cached[V, R]], v V, mk func(V) R) R {
-	// Only comparable values are cached, so == cannot panic: a v of another
-	// dynamic type is just unequal.
-	if c := p.Load(); c != nil && c.v == v {
+// ident is an interface value's identity: its dynamic type and data
+// words. Two equal idents are the same value, whatever its type (a
+// propagator that is a slice included), and comparing them cannot panic
+// as == on interfaces can.
+type ident struct{ typ, data unsafe.Pointer }
+
+func identOf(v any) ident { return *(*ident)(unsafe.Pointer(&v)) }
+
+// lookup returns the cached result for v, or makes it with mk and caches
+// it, so that the next lookup of the same value is one compare.
+func lookup[V any, R any](p *atomic.Pointer[cached[R]], v V, mk func(V) R) R {
+	id := identOf(v)
+	if c := p.Load(); c != nil && c.id == id {
 		return c.r
 	}
 	r := mk(v)
-	if comparableValue(v) {
-		p.Store(&cached[V, R]{v: v, r: r})
-	}
+	p.Store(&cached[R]{id: id, r: r})
 	return r
-}
-
-func comparableValue(v any) bool {
-	if v == nil {
-		return true
-	}
-	return reflect.TypeOf(v).Comparable()
 }
 
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
@@ -192,24 +192,21 @@ func safeFields(p propagation.TextMapPropagator) (f []string) {
 
 // globalSnap is the globals last seen and what they record.
 type globalSnap struct {
-	tp  trace.TracerProvider
-	mp  metric.MeterProvider
-	p   propagation.TextMapPropagator
-	tel Tel
+	tp, mp, p ident
+	tel       Tel
 }
 
 var lastGlobals atomic.Pointer[globalSnap]
 
 // globals resolves the global providers: one snapshot compare while they
-// stay the same (only comparable values are kept, so == cannot panic).
+// stay the same.
 func globals() Tel {
 	tp, mp, p := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetTextMapPropagator()
-	if g := lastGlobals.Load(); g != nil && g.tp == tp && g.mp == mp && g.p == p {
+	itp, imp, ip := identOf(tp), identOf(mp), identOf(p)
+	if g := lastGlobals.Load(); g != nil && g.tp == itp && g.mp == imp && g.p == ip {
 		return g.tel
 	}
 	t := Tel{tracer: tracerOf(tp), inst: instrumentsOf(mp), prop: propOf(p)}
-	if comparableValue(tp) && comparableValue(mp) && comparableValue(p) {
-		lastGlobals.Store(&globalSnap{tp: tp, mp: mp, p: p, tel: t})
-	}
+	lastGlobals.Store(&globalSnap{tp: itp, mp: imp, p: ip, tel: t})
 	return t
 }

@@ -275,6 +275,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 			return nil, err
 		}
 	}
+	cfg.tel.Fix()
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -64,12 +64,14 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 	}
 	ackWait := ackWaitOf(c)
 	cb := func(msg jetstream.Msg) {
-		rm, err := s.resolveJS(msg, ackWait, &o, onErr)
+		ctx, op, t := s.startConsumer(msg.Subject(), msg.Headers(), len(msg.Data()))
+		rm, err := s.resolveJS(ctx, msg, ackWait, &o, onErr)
+		defer func() { endConsumer(ctx, &op, err) }()
 		if err != nil {
 			onErr(msg, err)
 			return
 		}
-		h(rm)
+		h(tracedJSMsg(ctx, t, rm))
 	}
 	cc, err := c.Consume(cb, append([]jetstream.PullConsumeOpt{oneAtATime}, o.pullOpts...)...)
 	if err != nil && len(o.pullOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
@@ -125,11 +127,13 @@ func (m *Messages) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := m.s.resolveJS(msg, m.ackWait, &m.o, nil)
+	ctx, op, t := m.s.startConsumer(msg.Subject(), msg.Headers(), len(msg.Data()))
+	rm, err := m.s.resolveJS(ctx, msg, m.ackWait, &m.o, nil)
+	endConsumer(ctx, &op, err)
 	if err != nil {
 		return msg, err
 	}
-	return rm, nil
+	return tracedJSMsg(ctx, t, rm), nil
 }
 
 // Stop stops the iterator (jetstream.MessagesContext.Stop).
@@ -146,7 +150,7 @@ func ackWaitOf(c jetstream.Consumer) time.Duration {
 }
 
 // resolveJS resolves msg, settling it (Term or Nak, never Ack) on failure.
-func (s *Store) resolveJS(msg jetstream.Msg, ackWait time.Duration, o *subOpts, onErr JetStreamErrorHandler) (jetstream.Msg, error) {
+func (s *Store) resolveJS(ctx context.Context, msg jetstream.Msg, ackWait time.Duration, o *subOpts, onErr JetStreamErrorHandler) (jetstream.Msg, error) {
 	ref, err := s.parseParts(msg.Subject(), msg.Headers(), len(msg.Data()))
 	if err == nil && ref == nil {
 		return msg, nil
@@ -154,7 +158,7 @@ func (s *Store) resolveJS(msg jetstream.Msg, ackWait time.Duration, o *subOpts, 
 	var data []byte
 	if err == nil {
 		stop := keepInProgress(msg, ackWait)
-		data, err = s.ResolveJetStream(context.Background(), msg)
+		data, err = s.ResolveJetStream(ctx, msg)
 		stop()
 	}
 	if err != nil {

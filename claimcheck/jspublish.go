@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/telemetry"
 )
 
 // errUnwritten marks a publish that was not made because its context was
@@ -40,6 +41,16 @@ var errUnwritten = errors.New("claimcheck: not sent")
 // disconnect while waiting for the acknowledgement does not match: the
 // outcome is unknown.
 func (s *Store) PublishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if t := s.tel(); t.Active() && ctx != nil && m != nil {
+		ctx, op, tm := startProducer(ctx, t, m, telemetry.OperationJSPublish)
+		ack, err := s.publishJetStream(ctx, tm, opts...)
+		endProducer(ctx, &op, err)
+		return ack, err
+	}
+	return s.publishJetStream(ctx, m, opts...)
+}
+
+func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, notPublished(err)
 	}

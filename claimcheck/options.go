@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/telemetry"
 )
 
 // Option configures a Store.
@@ -22,6 +24,7 @@ type config struct {
 	window         int
 	bindSubject    bool
 	subjectMatch   func(stored, received string) bool // nil: equality
+	tel            *telemetry.Config                  // telemetry options; nil: the globals
 }
 
 // WithBucket sets the object store bucket (default DefaultBucket).

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -94,6 +95,12 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 // reaching the server (a write that fails part way closes the
 // connection, and the message's end was never sent).
 func (s *Store) PublishMsg(ctx context.Context, m *nats.Msg) error {
+	if t := s.tel(); t.Active() && ctx != nil && m != nil {
+		ctx, op, tm := startProducer(ctx, t, m, telemetry.OperationPublish)
+		err := notPublished(s.publishMsg(ctx, tm))
+		endProducer(ctx, &op, err)
+		return err
+	}
 	return notPublished(s.publishMsg(ctx, m))
 }
 
@@ -222,7 +229,9 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, co
 // random name).
 func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64, name string) (*nats.Msg, string, error) {
 	sizeStr := strconv.Itoa(len(m.Data))
-	name, err := s.store(ctx, m.Subject, m.Data, connLimit, name)
+	sctx, op := s.startChild(ctx, telemetry.OperationStore, m.Subject, len(m.Data))
+	name, err := s.store(sctx, m.Subject, m.Data, connLimit, name)
+	s.stored(ctx, &op, m.Subject, len(m.Data), err)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/telemetry"
 )
 
 // Read windows: how many chunks a read keeps requested ahead. Open keeps
@@ -86,6 +88,13 @@ func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	if ref == nil {
 		return m.Data, nil
 	}
+	ctx, op := s.startChild(ctx, telemetry.OperationResolve, m.Subject, 0)
+	data, err := s.resolve(ctx, m, ref)
+	endResolve(ctx, &op, len(data), err)
+	return data, err
+}
+
+func (s *Store) resolve(ctx context.Context, m *nats.Msg, ref *refInfo) ([]byte, error) {
 	r, err := s.open(ctx, m.Subject, ref, resolveWindow, resolveWindowBytes)
 	if err != nil {
 		return nil, err

@@ -180,21 +180,26 @@ func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOp
 		return nil, err
 	}
 	return func(m *nats.Msg) {
+		var failed error
+		ctx, op, t := s.startConsumer(m.Subject, m.Header, len(m.Data))
+		defer func() { endConsumer(ctx, &op, failed) }()
 		ref, err := s.parse(m)
 		if err != nil {
+			failed = err
 			onErr(m, err)
 			return
 		}
 		if ref == nil {
-			h(m)
+			h(tracedMsg(ctx, t, m))
 			return
 		}
-		data, err := s.Resolve(context.Background(), m)
+		data, err := s.Resolve(ctx, m)
 		if err != nil {
+			failed = err
 			onErr(m, err)
 			return
 		}
-		h(resolvedMsg(m, data))
+		h(tracedMsg(ctx, t, resolvedMsg(m, data)))
 		if o.deleteAfterRead {
 			if err := s.deleteAfterRead(ref.name); err != nil {
 				onErr(m, err)

@@ -67,13 +67,16 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		last := attempt >= n
 		tried = attempt
 		err := cs.sendAttempt(mux.subject(token, attempt))
-		if err == nil {
+		if err != nil {
+			attemptEvent(co.tele, attempt, err) // not sent
+		} else {
 			wait := time.Until(deadline)
 			if !last && co.opID != "" {
 				wait = min(wait, attemptWait)
 			}
 			var reply *nats.Msg
 			reply, err = cs.await(mux, mc, attempt, wait)
+			attemptEvent(co.tele, attempt, err)
 			if err == nil {
 				cs.discardAsync() // the responder read the request
 				return c.resolveReply(ctx, callCtx, reply)
@@ -189,6 +192,7 @@ func (cs *callState) upload(limit int64, msLen int) error {
 		// The limit rose meanwhile and the request fits: send it whole.
 		return nil
 	}
+	claimCheckAttr(cs.ctx, len(m.Data))
 	cs.ref = ref
 	return nil
 }

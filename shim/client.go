@@ -11,6 +11,7 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -82,10 +83,11 @@ type CallOption func(*callOpts) error
 
 type callOpts struct {
 	timeout     time.Duration
-	opID        string        // OperationID
-	attempts    int           // Attempts; 0 or 1: one send
-	attemptWait time.Duration // AttemptTimeout; 0: DefaultAttemptTimeout
-	x           extOpts       // options of RequestStream and RequestMany (stream_opts.go)
+	opID        string         // OperationID
+	attempts    int            // Attempts; 0 or 1: one send
+	attemptWait time.Duration  // AttemptTimeout; 0: DefaultAttemptTimeout
+	x           extOpts        // options of RequestStream and RequestMany (stream_opts.go)
+	tele        *callTelemetry // set by requestTraced; nil without telemetry
 }
 
 // Timeout is a call-level CallOption: it sets this one call's timeout. The
@@ -120,6 +122,7 @@ type Client struct {
 	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
+	tel        *telemetry.Config // telemetry options; nil: the globals
 }
 
 // NewClient returns a Client that sends on nc. Use a connection from
@@ -134,6 +137,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 		c.optErr = err
 	}
 	c.fixStatic()
+	c.tel.Fix()
 	return c
 }
 
@@ -229,6 +233,9 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		deadline = d
 	}
 
+	if t := c.tel.Resolve(); t.Active() {
+		return c.requestTraced(ctx, callCtx, deadline, m, co, t)
+	}
 	if co.attempts > 1 || c.store != nil {
 		return c.call(ctx, callCtx, deadline, m, co)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/telemetry"
 )
 
 // HandlerFunc handles one request and returns the reply body, or an error
@@ -27,6 +28,7 @@ type handlerOpts struct {
 	onError func(req *nats.Msg, err error)
 	st      *connlimit.State  // the responder's connection, when given
 	store   *claimcheck.Store // ServeClaimChecks; nil without
+	tel     *telemetry.Config // telemetry options; nil: the globals
 }
 
 // BaseContext sets the function that gives each request's parent context
@@ -110,6 +112,7 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
 	optErr := applyOptions(&o, opts)
+	o.tel.Fix()
 	report := func(req *nats.Msg, err error) {
 		if err != nil && o.onError != nil {
 			o.onError(req, err)
@@ -139,11 +142,15 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		ctx, cancel := requestContext(base, req)
 		defer cancel()
 		ctx = withOperationID(ctx, req)
+		ctx, op := o.startHandler(ctx, req)
+		var opErr error = errUnresolved
+		defer func() { endOp(ctx, &op, opErr) }()
 		req, ok := o.resolveRequest(ctx, req, report)
 		if !ok {
 			return
 		}
 		r := call(ctx, fn, req)
+		opErr = r.err
 		if r.panicked != nil {
 			report(req, r.panicked)
 		}
@@ -155,7 +162,8 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			report(req, replyError(ctx, o.st, req, r.err))
 			return
 		}
-		report(req, o.respondData(ctx, req, r.data))
+		opErr = o.respondData(ctx, req, r.data)
+		report(req, opErr)
 	}
 }
 

@@ -44,7 +44,7 @@ func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, o
 			yield(nil, notSent(CodeInvalidArgument, "RequestMany's sequence ranged over again: its request is sent once; not sent", ErrSequenceReused))
 			return
 		}
-		c.requestMany(ctx, &nats.Msg{Subject: subject, Data: data}, opts, yield)
+		c.requestManyTraced(ctx, &nats.Msg{Subject: subject, Data: data}, opts, yield)
 	}
 }
 

@@ -68,6 +68,14 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
 	}
+	if t := publishTel(bounded); t.Active() {
+		return publishTraced(ctx, nc, m, bounded, t)
+	}
+	return publishSend(ctx, nc, m, bounded)
+}
+
+// publishSend is publish after its input check.
+func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
 	if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
 		return sendError(ctx, err, false)
@@ -107,6 +115,7 @@ func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, 
 	if err := store.PublishMsg(ctx, m); err != nil {
 		return claimError(ctx, m, nc.MaxPayload(), err)
 	}
+	claimCheckAttr(ctx, len(m.Data))
 	return nil
 }
 

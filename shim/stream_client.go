@@ -37,6 +37,15 @@ func (c *Client) RequestStream(ctx context.Context, subject string, data []byte,
 // stream is never sent again. StreamWindow and StreamIdle set the flow
 // control window and the idle bound.
 func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
+	if c != nil && c.optErr == nil && m != nil && ctx != nil {
+		if t := c.tel.Resolve(); t.Active() {
+			return c.requestStreamTraced(ctx, m, opts, t)
+		}
+	}
+	return c.requestMsgStream(ctx, m, opts...)
+}
+
+func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
 	if err := c.checkCall(ctx, m); err != nil {
 		return nil, err
 	}

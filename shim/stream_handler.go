@@ -46,6 +46,7 @@ type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter)
 func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}
 	optErr := applyOptions(&o, opts)
+	o.tel.Fix()
 	report := func(req *nats.Msg, err error) {
 		if err != nil && o.onError != nil {
 			o.onError(req, err)
@@ -71,6 +72,9 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 		ctx, cancel := requestContext(base, req)
 		defer cancel()
 		ctx = withOperationID(ctx, req)
+		ctx, op := o.startHandler(ctx, req)
+		var opErr error = errUnresolved
+		defer func() { endOp(ctx, &op, opErr) }()
 		window, idle, ok := parseMarker(req.Header.Get(HeaderStream))
 		if !ok {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
@@ -84,7 +88,13 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle)
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)
-		report(req, s.finish(req, err))
+		ferr := s.finish(req, err)
+		streamAttrs(&op, s)
+		opErr = err
+		if opErr == nil {
+			opErr = ferr
+		}
+		report(req, ferr)
 	}
 }
 

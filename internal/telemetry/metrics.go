@@ -1,0 +1,117 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Metric names: the OpenTelemetry messaging conventions' and natssend's.
+const (
+	MetricOperationDuration = "messaging.client.operation.duration"
+	MetricProcessDuration   = "messaging.process.duration"
+	MetricSent              = "messaging.client.sent.messages"
+	MetricConsumed          = "messaging.client.consumed.messages"
+	MetricClaimChecks       = "natssend.claimcheck.stored"
+	MetricClaimCheckBytes   = "natssend.claimcheck.stored.size"
+	MetricRefusals          = "natssend.limit.refusals"
+	MetricAttempts          = "natssend.call.attempts"
+	MetricFaults            = "natssend.telemetry.errors"
+)
+
+// instruments are the instruments of one meter. An instrument the meter
+// failed to make is a no-op one (the metric API's contract).
+type instruments struct {
+	duration, process metric.Float64Histogram
+	sent, consumed    metric.Int64Counter
+	ccCount, ccBytes  metric.Int64Counter
+	refusals          metric.Int64Counter
+	attempts          metric.Int64Histogram
+	faults            metric.Int64Counter
+}
+
+func newInstruments(m metric.Meter) *instruments {
+	in := &instruments{}
+	in.duration, _ = m.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of a publish, request or stream, until its outcome is known."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	in.process, _ = m.Float64Histogram(MetricProcessDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of a handler or consumer processing one message."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	in.sent, _ = m.Int64Counter(MetricSent, metric.WithUnit("{message}"),
+		metric.WithDescription("Messages a producer or client attempted to send."))
+	in.consumed, _ = m.Int64Counter(MetricConsumed, metric.WithUnit("{message}"),
+		metric.WithDescription("Messages delivered to a handler or consumer."))
+	in.ccCount, _ = m.Int64Counter(MetricClaimChecks, metric.WithUnit("{claim_check}"),
+		metric.WithDescription("Messages stored as claim checks."))
+	in.ccBytes, _ = m.Int64Counter(MetricClaimCheckBytes, metric.WithUnit("By"),
+		metric.WithDescription("Bytes stored as claim checks."))
+	in.refusals, _ = m.Int64Counter(MetricRefusals, metric.WithUnit("{message}"),
+		metric.WithDescription("Messages refused because they exceed the limit and could not be claim-checked."))
+	in.attempts, _ = m.Int64Histogram(MetricAttempts, metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts made by one call with Attempts."),
+		metric.WithExplicitBucketBoundaries(1, 2, 3, 4, 5, 8, 16))
+	in.faults, _ = m.Int64Counter(MetricFaults, metric.WithUnit("{fault}"),
+		metric.WithDescription("Propagator faults recovered (the message was sent without its trace context)."))
+	return in
+}
+
+func (in *instruments) record(ctx context.Context, op *Op, outcome, code string) {
+	kv := []attribute.KeyValue{KeySystem.String(SystemNATS), KeyDestination.String(op.dest), KeyOutcome.String(outcome)}
+	if code != "" {
+		kv = append(kv, KeyErrorType.String(code))
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(kv...))
+	d := time.Since(op.start).Seconds()
+	switch op.kind {
+	case Server, Consumer:
+		in.process.Record(ctx, d, set)
+		in.consumed.Add(ctx, 1, set)
+	case Producer, Client:
+		in.duration.Record(ctx, d, set)
+		in.sent.Add(ctx, 1, set)
+	}
+	if code == "PAYLOAD_TOO_LARGE" {
+		in.refusals.Add(ctx, 1, set)
+	}
+}
+
+// ClaimCheck records a stored claim check of size bytes on subject, and
+// adds natssend.claimcheck.size to ctx's span.
+func (t Tel) ClaimCheck(ctx context.Context, subject string, size int64) {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.SetAttributes(KeyClaimCheckSize.Int64(size))
+	}
+	if t.inst == nil {
+		return
+	}
+	dest := subject
+	if t.subject != nil {
+		dest = t.subject(subject)
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(KeySystem.String(SystemNATS), KeyDestination.String(dest)))
+	t.inst.ccCount.Add(ctx, 1, set)
+	t.inst.ccBytes.Add(ctx, size, set)
+}
+
+// Attempts records the attempts one call made.
+func (t Tel) Attempts(ctx context.Context, subject string, n int) {
+	if t.inst == nil {
+		return
+	}
+	dest := subject
+	if t.subject != nil {
+		dest = t.subject(subject)
+	}
+	t.inst.attempts.Record(ctx, int64(n), metric.WithAttributeSet(attribute.NewSet(KeySystem.String(SystemNATS), KeyDestination.String(dest))))
+}
+
+func (t Tel) fault(ctx context.Context, kind string) {
+	if t.inst == nil {
+		return
+	}
+	t.inst.faults.Add(ctx, 1, metric.WithAttributes(KeyErrorType.String(kind)))
+}

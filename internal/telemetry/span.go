@@ -1,0 +1,176 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys: the OpenTelemetry messaging conventions' and natssend's.
+const (
+	KeySystem          = attribute.Key("messaging.system")
+	KeyDestination     = attribute.Key("messaging.destination.name")
+	KeyOperationType   = attribute.Key("messaging.operation.type")
+	KeyOperationName   = attribute.Key("messaging.operation.name")
+	KeyBodySize        = attribute.Key("messaging.message.body.size")
+	KeyErrorType       = attribute.Key("error.type")
+	KeyOutcome         = attribute.Key("natssend.outcome")
+	KeyErrorCode       = attribute.Key("natssend.error.code")
+	KeyClaimCheckSize  = attribute.Key("natssend.claimcheck.size")
+	KeyAttempt         = attribute.Key("natssend.attempt")
+	KeyStreamFrames    = attribute.Key("natssend.stream.frames")
+	KeyStreamBytes     = attribute.Key("natssend.stream.bytes")
+	KeyReplies         = attribute.Key("natssend.replies")
+	SystemNATS         = "nats"
+	OutcomeOK          = "ok"
+	OutcomeNotRun      = "not_run"
+	OutcomeRejected    = "rejected"
+	OutcomeUnknown     = "unknown"
+	OperationSend      = "send"
+	OperationProcess   = "process"
+	OperationReceive   = "receive"
+	OperationPublish   = "publish"
+	OperationRequest   = "request"
+	OperationStream    = "request_stream"
+	OperationMany      = "request_many"
+	OperationRespond   = "process"
+	OperationStore     = "claimcheck_store"
+	OperationResolve   = "claimcheck_resolve"
+	OperationJSPublish = "jetstream_publish"
+)
+
+// Kind says what an operation is, for its span kind and metrics.
+type Kind int
+
+const (
+	Producer Kind = iota // a publish
+	Client               // a request or a stream
+	Server               // a handler
+	Consumer             // a subscription helper resolving a message
+	Internal             // a claim check upload or resolve within another span
+)
+
+// Op is one operation being recorded; its zero value records nothing.
+type Op struct {
+	span  trace.Span // nil: not traced
+	inst  *instruments
+	kind  Kind
+	dest  string
+	start time.Time
+}
+
+// Start begins operation name on subject (a span "{name} {destination}"
+// of kind k, and the clock of its duration metric) and returns ctx with
+// its span. With nothing to record it returns ctx and a zero Op without
+// allocating.
+func (t Tel) Start(ctx context.Context, k Kind, name, subject string, bodySize int) (context.Context, Op) {
+	if t.tracer == nil && t.inst == nil {
+		return ctx, Op{}
+	}
+	dest := subject
+	if t.subject != nil {
+		dest = t.subject(subject)
+	}
+	op := Op{inst: t.inst, kind: k, dest: dest}
+	if t.inst != nil {
+		op.start = time.Now()
+	}
+	if t.tracer != nil {
+		opType := OperationSend
+		switch k {
+		case Server, Consumer:
+			opType = OperationProcess
+		case Internal:
+			opType = name
+		}
+		ctx, op.span = t.tracer.Start(ctx, name+" "+dest,
+			trace.WithSpanKind(spanKind(k)),
+			trace.WithAttributes(
+				KeySystem.String(SystemNATS),
+				KeyDestination.String(dest),
+				KeyOperationType.String(opType),
+				KeyOperationName.String(name),
+				KeyBodySize.Int(bodySize),
+			))
+	}
+	return ctx, op
+}
+
+func spanKind(k Kind) trace.SpanKind {
+	switch k {
+	case Producer:
+		return trace.SpanKindProducer
+	case Client:
+		return trace.SpanKindClient
+	case Server:
+		return trace.SpanKindServer
+	case Consumer:
+		return trace.SpanKindConsumer
+	}
+	return trace.SpanKindInternal
+}
+
+// Recording reports whether op has a span that records.
+func (op *Op) Recording() bool { return op.span != nil && op.span.IsRecording() }
+
+// SetAttributes adds attributes to op's span, if any.
+func (op *Op) SetAttributes(kv ...attribute.KeyValue) {
+	if op.span != nil {
+		op.span.SetAttributes(kv...)
+	}
+}
+
+// Event adds an event to op's span, if any.
+func (op *Op) Event(name string, kv ...attribute.KeyValue) {
+	if op.span != nil && op.span.IsRecording() {
+		op.span.AddEvent(name, trace.WithAttributes(kv...))
+	}
+}
+
+// End ends op with its outcome (one of the Outcome constants) and the
+// error code (empty when none): the span gets natssend.outcome, the code
+// and status Error unless the outcome is ok; the duration and message
+// counters are recorded.
+func (op *Op) End(ctx context.Context, err error, outcome, code string) {
+	if op.inst != nil {
+		// Before the span ends: whoever waits for the span sees the metrics.
+		op.inst.record(ctx, op, outcome, code)
+	}
+	if op.span != nil {
+		kv := []attribute.KeyValue{KeyOutcome.String(outcome)}
+		if code != "" {
+			kv = append(kv, KeyErrorCode.String(code), KeyErrorType.String(code))
+		}
+		op.span.SetAttributes(kv...)
+		if outcome != OutcomeOK {
+			desc := outcome
+			if err != nil {
+				desc = err.Error()
+				op.span.RecordError(err)
+			}
+			op.span.SetStatus(codes.Error, desc)
+		}
+		op.span.End()
+	}
+}
+
+// KV is an attribute, for callers that build event attributes.
+type KV = attribute.KeyValue
+
+// MetricsOnly is t without spans and propagation.
+func (t Tel) MetricsOnly() Tel { return Tel{inst: t.inst, subject: t.subject} }
+
+// MetricsOnlyWithTracer is t for a child operation: its span, no
+// metrics of its own (the parent operation's count).
+func (t Tel) MetricsOnlyWithTracer() Tel { return Tel{tracer: t.tracer, subject: t.subject} }
+
+// Context returns ctx carrying op's span (ctx itself when op has none).
+func (op *Op) Context(ctx context.Context) context.Context {
+	if op.span == nil {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, op.span)
+}

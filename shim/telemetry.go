@@ -1,0 +1,196 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/natssend/natssend/internal/telemetry"
+)
+
+// outcomeOf is err's natssend.outcome value and error code.
+func outcomeOf(err error) (outcome, code string) {
+	if err == nil {
+		return telemetry.OutcomeOK, ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		code = e.Code
+	}
+	switch Classify(err) {
+	case OutcomeNotRun:
+		return telemetry.OutcomeNotRun, code
+	case OutcomeRejected:
+		return telemetry.OutcomeRejected, code
+	}
+	return telemetry.OutcomeUnknown, code
+}
+
+// endOp ends op with err's outcome.
+func endOp(ctx context.Context, op *telemetry.Op, err error) {
+	outcome, code := outcomeOf(err)
+	op.End(ctx, err, outcome, code)
+}
+
+// withTraceHeader returns m, or a copy of m whose header carries ctx's
+// trace context (m and its Header are not modified). It is called before
+// any size decision, so the injected headers count like any other.
+func withTraceHeader(ctx context.Context, t telemetry.Tel, m *nats.Msg) *nats.Msg {
+	h, ok := t.Inject(ctx, m.Header)
+	if !ok {
+		return m
+	}
+	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
+}
+
+// publishTraced is publish with telemetry: a Producer span (when the
+// publish has a context) whose trace context the message carries, and
+// the sent-messages and duration metrics.
+func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool, t telemetry.Tel) error {
+	sctx, op := t.Start(ctx, telemetry.Producer, telemetry.OperationPublish, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	err := publishSend(sctx, nc, m, bounded)
+	endOp(sctx, &op, err)
+	return err
+}
+
+// publishTel is the telemetry of the Publish functions: the globals; the
+// ones without a context record metrics only.
+func publishTel(bounded bool) telemetry.Tel {
+	var c *telemetry.Config
+	t := c.Resolve()
+	if bounded {
+		return t.MetricsOnly()
+	}
+	return t
+}
+
+// requestTraced is RequestMsg's send with telemetry: a Client span whose
+// trace context the request carries, an event per attempt, the metrics.
+func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel) (*nats.Msg, error) {
+	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationRequest, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	callCtx = op.Context(callCtx) // a claim check's upload is the request's child
+	var reply *nats.Msg
+	var err error
+	if co.attempts > 1 || c.store != nil {
+		ct := &callTelemetry{op: &op}
+		co.tele = ct
+		reply, err = c.call(sctx, callCtx, deadline, m, co)
+		if co.attempts > 1 {
+			t.Attempts(sctx, m.Subject, ct.tried)
+		}
+	} else {
+		reply, err = c.send(sctx, callCtx, deadline, m, co.opID)
+	}
+	endOp(sctx, &op, err)
+	return reply, err
+}
+
+// callTelemetry is what Client.call records into: the call's operation
+// and the number of attempts it made.
+type callTelemetry struct {
+	op    *telemetry.Op
+	tried int
+}
+
+// attemptEvent records one attempt of a call on the call's span.
+func attemptEvent(ct *callTelemetry, attempt int, err error) {
+	if ct == nil {
+		return
+	}
+	ct.tried = attempt
+	op := ct.op
+	if !op.Recording() {
+		return
+	}
+	outcome, code := outcomeOf(err)
+	kv := []telemetry.KV{telemetry.KeyAttempt.Int(attempt), telemetry.KeyOutcome.String(outcome)}
+	if code != "" {
+		kv = append(kv, telemetry.KeyErrorCode.String(code))
+	}
+	op.Event("attempt", kv...)
+}
+
+// startHandler extracts the caller's trace context from req and starts
+// the handler's Server span, returning fn's context.
+func (o *handlerOpts) startHandler(ctx context.Context, req *nats.Msg) (context.Context, telemetry.Op) {
+	t := o.tel.Resolve()
+	if !t.Active() {
+		return ctx, telemetry.Op{}
+	}
+	ctx = t.Extract(ctx, req.Header)
+	return t.Start(ctx, telemetry.Server, telemetry.OperationRespond, req.Subject, len(req.Data))
+}
+
+// claimCheckAttr adds the natssend.claimcheck.size attribute to ctx's span.
+func claimCheckAttr(ctx context.Context, size int) {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.SetAttributes(telemetry.KeyClaimCheckSize.Int(size))
+	}
+}
+
+// errUnresolved is a handler span's outcome when the request was answered
+// before fn ran (a claim check it could not resolve).
+var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-checked request not resolved", outcome: OutcomeRejected}
+
+// requestStreamTraced is RequestMsgStream with telemetry: a Client span
+// from the request until the responder accepted the stream (its first
+// frame) or the call failed, and the request carries its trace context,
+// which StreamHandler continues.
+func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []CallOption, t telemetry.Tel) (*ReplyStream, error) {
+	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationStream, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	rs, err := c.requestMsgStream(sctx, m, opts...)
+	endOp(sctx, &op, err)
+	return rs, err
+}
+
+// streamAttrs adds the bytes a StreamHandler sent to its span.
+func streamAttrs(op *telemetry.Op, s *streamOut) {
+	if !op.Recording() {
+		return
+	}
+	s.mu.Lock()
+	sent := s.sent
+	s.mu.Unlock()
+	op.SetAttributes(telemetry.KeyStreamBytes.Int64(sent))
+}
+
+// requestManyTraced is requestMany with telemetry: a Client span from the
+// request to the end of the collection, whose outcome is ok when a reply
+// arrived (natssend.replies counts them) and the first error's otherwise;
+// the request carries its trace context.
+func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
+	if c == nil || c.optErr != nil || ctx == nil {
+		c.requestMany(ctx, m, opts, yield)
+		return
+	}
+	t := c.tel.Resolve()
+	if !t.Active() {
+		c.requestMany(ctx, m, opts, yield)
+		return
+	}
+	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationMany, m.Subject, len(m.Data))
+	m = withTraceHeader(sctx, t, m)
+	replies := 0
+	var first error
+	defer func() {
+		op.SetAttributes(telemetry.KeyReplies.Int(replies))
+		if replies > 0 {
+			first = nil
+		}
+		endOp(sctx, &op, first)
+	}()
+	c.requestMany(sctx, m, opts, func(r *nats.Msg, err error) bool {
+		if err == nil {
+			replies++
+		} else if first == nil {
+			first = err
+		}
+		return yield(r, err)
+	})
+}

@@ -80,7 +80,7 @@ func checkAttrs(t testing.TB, s sdktrace.ReadOnlySpan, want map[string]string) {
 	t.Helper()
 	for k, v := range want {
 		if got := attr(s, k); got.AsString() != v {
-			t.Errorf("span %q: %s = %q, want %q", s.Name(), k, got.Emit(), v)
+			t.Errorf("span %q: %s = %q, want %q", s.Name(), k, got.String(), v)
 		}
 	}
 }

@@ -150,11 +150,11 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	var got nats.Header
-	ck, _, c := telPair(t, s, "tel.size", func(ctx context.Context, req *nats.Msg) ([]byte, error) {
+	ck, _, _ := telPair(t, s, "tel.size", func(ctx context.Context, req *nats.Msg) ([]byte, error) {
 		got = req.Header
 		return nil, nil
 	})
-	c = shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(propagation.TraceContext{}), shim.WithTimeout(time.Hour))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(propagation.TraceContext{}), shim.WithTimeout(time.Hour))
 	ctx, parent := ck.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
 	// The request's header: the timeout (7 digits for an hour) and traceparent (55 bytes).

@@ -45,6 +45,7 @@ const (
 // Kind says what an operation is, for its span kind and metrics.
 type Kind int
 
+// The kinds of operation.
 const (
 	Producer Kind = iota // a publish
 	Client               // a request or a stream

@@ -12,6 +12,7 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -67,6 +68,9 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
+	}
+	if telemetry.GlobalsIdle(bounded) {
+		return publishSend(ctx, nc, m, bounded)
 	}
 	if t := publishTel(bounded); t.Active() {
 		return publishTraced(ctx, nc, m, bounded, t)

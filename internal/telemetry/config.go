@@ -198,6 +198,27 @@ type globalSnap struct {
 
 var lastGlobals atomic.Pointer[globalSnap]
 
+// GlobalsIdle reports whether the global providers and propagator record
+// and propagate nothing (no SDK configured), metrics included, or, with
+// metricsOnly, whether they record no metrics: then a send with no
+// telemetry options has nothing to do. It is the publish path's check: one
+// snapshot compare, no copy of a Tel.
+func GlobalsIdle(metricsOnly bool) bool {
+	tp, mp, p := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetTextMapPropagator()
+	g := lastGlobals.Load()
+	if g == nil || g.tp != identOf(tp) || g.mp != identOf(mp) || g.p != identOf(p) {
+		t := globals()
+		if metricsOnly {
+			return t.inst == nil
+		}
+		return !t.Active()
+	}
+	if metricsOnly {
+		return g.tel.inst == nil
+	}
+	return !g.tel.Active()
+}
+
 // globals resolves the global providers: one snapshot compare while they
 // stay the same.
 func globals() Tel {

@@ -96,9 +96,6 @@ var shimSends = map[string]shimSend{
 	shimPath + ".Client.RequestMsgStream": {"(*shim.Client).RequestMsgStream", false, kindRequest},
 	shimPath + ".StreamWriter.Write":      {"(*shim.StreamWriter).Write", false, kindReply},
 	shimPath + ".StreamWriter.Flush":      {"(*shim.StreamWriter).Flush", false, kindReply},
-	shimPath + ".ReplyStream.Read":        {"(*shim.ReplyStream).Read", false, kindReply},    // acks and credit
-	shimPath + ".ReplyStream.Close":       {"(*shim.ReplyStream).Close", false, kindReply},   // the cancel message
-	shimPath + ".ReplyStream.WriteTo":     {"(*shim.ReplyStream).WriteTo", false, kindReply}, // acks and credit
 	shimPath + ".Client.RequestMany":      {"(*shim.Client).RequestMany", false, kindRequest},
 }
 

@@ -162,8 +162,14 @@ func TestNamesExist(t *testing.T) {
 }
 
 // notSends are exported functions of shim and claimcheck that reach a
-// send API but are not sends for the retry check.
-var notSends = map[string]bool{}
+// send API but are not sends for the retry check: a ReplyStream's reads
+// and Close publish only the stream's control messages (acks, credit,
+// the cancel), never the request again, so a read loop is no retry.
+var notSends = map[string]bool{
+	shimPath + ".ReplyStream.Read":    true,
+	shimPath + ".ReplyStream.Close":   true,
+	shimPath + ".ReplyStream.WriteTo": true,
+}
 
 // exportedSenders returns the exported functions and methods of p whose
 // body, outside function literals, calls a raw send API, directly or

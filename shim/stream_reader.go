@@ -28,6 +28,8 @@ type ReplyStream struct {
 	done    chan struct{} // closed by cleanup
 	once    sync.Once
 	stopCtx atomic.Pointer[func() bool]
+	onEnd   atomic.Pointer[func(err error, read int64)] // telemetry: the stream's end, once
+	endOnce sync.Once
 
 	mu       sync.Mutex
 	wake     chan struct{}
@@ -140,11 +142,14 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 			r.mu.Unlock()
 			return 0, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
 		case r.eof:
+			n := r.consumed
 			r.mu.Unlock()
+			r.reportEnd(nil, n)
 			return 0, io.EOF
 		case r.err != nil:
-			err := r.err
+			err, n := r.err, r.consumed
 			r.mu.Unlock()
+			r.reportEnd(err, n)
 			return 0, err
 		}
 		if err := r.ctx.Err(); err != nil {
@@ -225,11 +230,14 @@ func (r *ReplyStream) next() ([]byte, error) {
 			r.mu.Unlock()
 			return nil, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
 		case r.eof:
+			n := r.consumed
 			r.mu.Unlock()
+			r.reportEnd(nil, n)
 			return nil, io.EOF
 		case r.err != nil:
-			err := r.err
+			err, n := r.err, r.consumed
 			r.mu.Unlock()
+			r.reportEnd(err, n)
 			return nil, err
 		}
 		if err := r.ctx.Err(); err != nil {
@@ -277,10 +285,27 @@ func (r *ReplyStream) Close() error {
 	if r.started && !r.ended && r.err == nil {
 		r.cancelLocked()
 	}
+	var endErr error
+	switch {
+	case r.err != nil:
+		endErr = r.err
+	case !r.eof:
+		endErr = &Error{Code: CodeCanceled, Message: "stream closed before its end", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+	}
+	n := r.consumed
 	r.notify()
 	r.mu.Unlock()
 	r.cleanup()
+	r.reportEnd(endErr, n)
 	return nil
+}
+
+// reportEnd tells the stream's telemetry, once, how it ended (nil: the
+// end frame and its digest were read) and how many bytes were read.
+func (r *ReplyStream) reportEnd(err error, read int64) {
+	if f := r.onEnd.Load(); f != nil {
+		r.endOnce.Do(func() { (*f)(err, read) })
+	}
 }
 
 // fail ends the stream with err (unless it already ended) and tells the

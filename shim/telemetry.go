@@ -145,8 +145,20 @@ func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []Ca
 	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationStream, m.Subject, len(m.Data))
 	m = withTraceHeader(sctx, t, m)
 	rs, err := c.requestMsgStream(sctx, m, opts...)
-	endOp(sctx, &op, err)
-	return rs, err
+	if err != nil {
+		endOp(sctx, &op, err)
+		return rs, err
+	}
+	// The span lasts until the stream's end: its end frame read, its
+	// failure seen by the reader, or Close.
+	end := func(err error, read int64) {
+		if op.Recording() {
+			op.SetAttributes(telemetry.KeyStreamBytes.Int64(read))
+		}
+		endOp(sctx, &op, err)
+	}
+	rs.onEnd.Store(&end)
+	return rs, nil
 }
 
 // streamAttrs adds the bytes a StreamHandler sent to its span.

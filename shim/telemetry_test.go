@@ -289,12 +289,33 @@ func TestTelemetryStream(t *testing.T) {
 	cs := ck.span(t, "request_stream tel.stream")
 	kindIs(t, cs, trace.SpanKindClient)
 	checkAttrs(t, cs, map[string]string{"natssend.outcome": "ok", "messaging.operation.name": "request_stream"})
+	// The Client span lasts until the end frame was read.
+	if n := attr(cs, "natssend.stream.bytes").AsInt64(); n != int64(len(body)) {
+		t.Errorf("caller's stream bytes %d, want %d", n, len(body))
+	}
 	hs := hk.span(t, "process tel.stream")
 	kindIs(t, hs, trace.SpanKindServer)
 	parentOf(t, hs, cs, true)
 	if n := attr(hs, "natssend.stream.bytes").AsInt64(); n != int64(len(body)) {
 		t.Errorf("stream bytes %d, want %d", n, len(body))
 	}
+	// Closed before its end: the caller gave up, the outcome is unknown.
+	serveStream(t, s.URL(), "tel.stream2", writeAll(make([]byte, 300<<10), 10_000))
+	c2 := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	rs2, err := c2.RequestMsgStream(context.Background(), &nats.Msg{Subject: "tel.stream2", Data: []byte("again")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs2.Read(make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	_ = rs2.Close()
+	spans := ck.rec.Ended()
+	last := spans[len(spans)-1]
+	if last.Name() != "request_stream tel.stream2" {
+		t.Fatalf("last span %q", last.Name())
+	}
+	checkAttrs(t, last, map[string]string{"natssend.outcome": "unknown", "natssend.error.code": shim.CodeCanceled})
 	// No responders: not run.
 	if _, err := c.RequestStream(context.Background(), "tel.stream.none", nil); shim.Classify(err) != shim.OutcomeNotRun {
 		t.Fatalf("no responders: %v", err)

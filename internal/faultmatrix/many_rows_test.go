@@ -191,9 +191,11 @@ func TestRequestMany(t *testing.T) {
 					c.cancel()
 				}
 			},
-			// The later replies wait in the proxy until the loop ended.
+			// The later replies wait in the proxy until the loop ended, if
+			// they reach it at all: the loop's end unsubscribes the inbox,
+			// so the server may drop them first (not an expected fault).
 			fault: func(e *env, _ *call, done <-chan struct{}) {
-				e.expect(e.cp.On(withHook(nthReply(e, 2, natstest.Pass), func(natstest.Frame) { waitClosed(e.t, done) })))
+				e.cp.On(withHook(nthReply(e, 2, natstest.Pass), func(natstest.Frame) { waitClosed(e.t, done) }))
 			}},
 		{name: "ctx cancelled while waiting for the first reply", voters: 1, ran: 1, fast: true,
 			fault: func(e *env, c *call, _ <-chan struct{}) {

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 
@@ -28,6 +29,13 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 		failErr := s.failErr
 		s.mu.Unlock()
 		defer s.cancel(ErrStreamClosed)
+		if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
+			// The caller's deadline has passed (HeaderTimeout is measured
+			// from when the handler started, so it is never earlier than
+			// the caller's): nobody waits for an error reply, and one that
+			// raced the caller's own timer would hide its deadline.
+			return errors.Join(fnErr, failErr)
+		}
 		var e *Error
 		switch {
 		case errors.As(failErr, &e) && e.Code == CodePayloadTooLarge:

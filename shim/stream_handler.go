@@ -10,9 +10,10 @@ import (
 
 // StreamHandlerFunc handles one stream request: it writes the reply body to
 // w, as a net/http handler writes its response. An error returned before
-// the first Write or Flush becomes an ordinary error reply; one returned
-// after reaches the caller as an error frame, after the bytes written
-// before it.
+// the first Write or Flush becomes an ordinary error reply (none once the
+// caller's deadline has passed: it no longer waits, and its own deadline
+// error is what it sees); one returned after reaches the caller as an
+// error frame, after the bytes written before it.
 type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter) error
 
 // StreamHandler adapts fn to a nats.MsgHandler that answers

@@ -100,12 +100,16 @@ func evStream(t *testing.T, e *env) func() uint64 {
 		t.Fatal(err)
 	}
 	return func() uint64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		info, err := st.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The admin connection may still be reconnecting after a restart
+		// row: ask again until it answers.
+		var info *jetstream.StreamInfo
+		natstest.Eventually(t, 15*time.Second, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			var err error
+			info, err = st.Info(ctx)
+			return err == nil
+		}, "the EV stream's info")
 		return info.State.Msgs
 	}
 }

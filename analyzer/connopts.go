@@ -210,29 +210,7 @@ func (co *connOpts) recordField(n ast.Node, fb *fnBody) {
 			}
 		}
 	case *ast.CompositeLit:
-		t := co.info.TypeOf(n)
-		if t == nil {
-			return
-		}
-		str, ok := t.Underlying().(*types.Struct)
-		if !ok {
-			return
-		}
-		for i, elt := range n.Elts {
-			var f *types.Var
-			val := elt
-			if kv, ok := elt.(*ast.KeyValueExpr); ok {
-				if k, ok := kv.Key.(*ast.Ident); ok {
-					f, _ = co.info.Uses[k].(*types.Var)
-				}
-				val = kv.Value
-			} else if i < str.NumFields() {
-				f = str.Field(i)
-			}
-			if f != nil {
-				store(f, val)
-			}
-		}
+		litFields(co.info, n, store)
 	}
 }
 

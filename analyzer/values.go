@@ -174,28 +174,38 @@ func (vi *valueIndex) fieldStores(n ast.Node) {
 			vi.fieldBad[f] = true
 		}
 	case *ast.CompositeLit:
-		t := info.TypeOf(n)
-		if t == nil {
-			return
-		}
-		str, ok := t.Underlying().(*types.Struct)
-		if !ok {
-			return
-		}
-		for i, elt := range n.Elts {
-			var f *types.Var
-			val := elt
-			if kv, ok := elt.(*ast.KeyValueExpr); ok {
-				if k, ok := kv.Key.(*ast.Ident); ok {
-					f, _ = info.Uses[k].(*types.Var)
-				}
-				val = kv.Value
-			} else if i < str.NumFields() {
-				f = str.Field(i)
-			}
-			if f != nil && !f.Exported() && tracksValues(f) {
+		litFields(info, n, func(f *types.Var, val ast.Expr) {
+			if !f.Exported() && tracksValues(f) {
 				vi.fieldVals[f] = append(vi.fieldVals[f], val)
 			}
+		})
+	}
+}
+
+// litFields calls store with each field a struct literal sets and its
+// value (keyed or positional); a literal of another type sets none.
+func litFields(info *types.Info, n *ast.CompositeLit, store func(f *types.Var, val ast.Expr)) {
+	t := info.TypeOf(n)
+	if t == nil {
+		return
+	}
+	str, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return
+	}
+	for i, elt := range n.Elts {
+		var f *types.Var
+		val := elt
+		if kv, ok := elt.(*ast.KeyValueExpr); ok {
+			if k, ok := kv.Key.(*ast.Ident); ok {
+				f, _ = info.Uses[k].(*types.Var)
+			}
+			val = kv.Value
+		} else if i < str.NumFields() {
+			f = str.Field(i)
+		}
+		if f != nil {
+			store(f, val)
 		}
 	}
 }

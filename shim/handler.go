@@ -135,13 +135,8 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 			o.refuse(req, err, report)
 			return
 		}
-		base := o.base()
-		if base == nil {
-			base = context.Background()
-		}
-		ctx, cancel := requestContext(base, req)
+		ctx, cancel := o.requestContext(req)
 		defer cancel()
-		ctx = withOperationID(ctx, req)
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()
@@ -201,6 +196,17 @@ func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, err
 		}
 		return json.Marshal(resp)
 	}, opts...)
+}
+
+// requestContext is the context fn runs in: the BaseContext's, with the
+// caller's deadline (HeaderTimeout) and operation ID.
+func (o *handlerOpts) requestContext(req *nats.Msg) (context.Context, context.CancelFunc) {
+	base := o.base()
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := requestContext(base, req)
+	return withOperationID(ctx, req), cancel
 }
 
 // requestContext derives the handler's context from the request's

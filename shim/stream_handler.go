@@ -66,13 +66,8 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 			report(req, notSent(CodeInvalidArgument, "stream request without a reply subject", nats.ErrMsgNoReply))
 			return
 		}
-		base := o.base()
-		if base == nil {
-			base = context.Background()
-		}
-		ctx, cancel := requestContext(base, req)
+		ctx, cancel := o.requestContext(req)
 		defer cancel()
-		ctx = withOperationID(ctx, req)
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()

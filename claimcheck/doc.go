@@ -67,9 +67,11 @@
 //
 // # Resolving
 //
-// Resolve returns a message's payload, allocating no more than it has
-// received (a forged size fails before anything of that size is
-// allocated); Open streams it with a few chunks in memory at most. A read
+// Resolve returns a message's payload, allocating no more than twice what
+// it has received (the payload's buffer is allocated once half the
+// declared size has arrived, so a forged size fails before anything of
+// that size is allocated; chunks are hashed and copied into it as they
+// arrive); Open streams it with a few chunks in memory at most. A read
 // whose consumer sits on a replica that is catching up after a failover,
 // or is lost with its node, goes on with a new consumer from the next
 // chunk. Both verify the declared size and the SHA-256 digest

@@ -1,18 +1,18 @@
 package claimcheck
 
-import "bytes"
-
-// readAll reads the whole payload. It keeps the chunks as nats.go
-// delivered them and joins them only once every chunk has arrived and
-// their total is the declared size, so it never allocates more than it
-// has received (a claim check whose metadata declares a size its chunks
-// do not have fails before anything of the declared size is allocated).
+// readAll reads the whole payload. The chunks are hashed and copied into
+// the payload's buffer on another goroutine as they arrive, so that
+// receiving does not wait for either and the copy is done, chunk by
+// chunk while each is still in the cache, by the time the last one
+// arrives; the payload is returned only once every chunk is hashed and
+// copied, the total is the declared size and the digest matches. On every
+// return that goroutine has finished: nothing reads the chunks after
+// readAll returns.
 //
-// The digest is computed on another goroutine as chunks arrive, so that
-// receiving them does not wait for hashing and the join overlaps the
-// hashing of the last chunks; the payload is returned only once every
-// chunk is hashed and the digest matches. On every return that goroutine
-// has finished: nothing reads the chunks after readAll returns.
+// readAll never allocates more than twice what it has received: the
+// buffer of the declared size is allocated only once half of it has
+// arrived (see joiner), so a claim check whose metadata declares a size
+// its chunks do not have fails before anything that large is allocated.
 func (r *objReader) readAll() ([]byte, error) {
 	if r.info.Size == 0 {
 		if err := r.finish(); err != nil {
@@ -20,16 +20,18 @@ func (r *objReader) readAll() ([]byte, error) {
 		}
 		return []byte{}, nil
 	}
-	// A full queue holds the receiver back; it holds every chunk anyway.
+	// A full queue holds the receiver back; the joiner holds what it has
+	// been given anyway.
 	queue := make(chan []byte, min(r.info.Chunks, maxReadWindow))
+	j := joiner{size: int(r.info.Size)}
 	hashed := make(chan struct{})
 	go func() {
 		defer close(hashed)
 		for p := range queue {
 			r.digest.Write(p)
+			j.add(p)
 		}
 	}()
-	var parts [][]byte
 	for !r.done {
 		data, err := r.receive()
 		if err != nil {
@@ -37,26 +39,56 @@ func (r *objReader) readAll() ([]byte, error) {
 			<-hashed
 			return nil, r.wrap(err)
 		}
-		parts = append(parts, data)
 		queue <- data
 	}
 	close(queue)
+	<-hashed
 	// receive checked that the chunks hold no more than the declared size;
-	// check that they hold no less before allocating the joined payload.
+	// check that they hold no less.
 	if err := r.checkSize(); err != nil {
-		<-hashed
 		return nil, err
 	}
-	var buf []byte
-	if len(parts) == 1 {
-		buf = parts[0]
-	} else {
-		// bytes.Join does not zero the buffer before copying into it.
-		buf = bytes.Join(parts, nil)
-	}
-	<-hashed
 	if err := r.checkDigest(); err != nil {
 		return nil, err
 	}
-	return buf, nil
+	return j.bytes(), nil
 }
+
+// joiner assembles a payload of a declared size from its chunks, which
+// never hold more than that in total (receive checks). It keeps the first
+// chunks as they are until half the declared size has arrived, then
+// allocates the payload's buffer once, copies them into it and copies
+// every later chunk as it is added, letting go of each. A payload of one
+// chunk is that chunk's buffer itself: nothing is copied.
+type joiner struct {
+	size int      // the declared size
+	held [][]byte // chunks added before buf was allocated
+	n    int      // the bytes in held
+	buf  []byte   // the payload so far, once allocated
+}
+
+// add appends the next chunk.
+func (j *joiner) add(p []byte) {
+	if j.buf != nil {
+		j.buf = append(j.buf, p...)
+		return
+	}
+	j.held = append(j.held, p)
+	j.n += len(p)
+	switch {
+	case 2*j.n < j.size:
+		return
+	case len(j.held) == 1 && j.n == j.size:
+		j.buf = p
+	default:
+		j.buf = make([]byte, 0, j.size)
+		for _, q := range j.held {
+			j.buf = append(j.buf, q...)
+		}
+	}
+	j.held = nil
+}
+
+// bytes returns the payload; call it once every chunk has been added and
+// the total has been checked against the declared size.
+func (j *joiner) bytes() []byte { return j.buf }

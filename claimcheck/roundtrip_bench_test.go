@@ -2,6 +2,7 @@ package claimcheck_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -21,9 +22,14 @@ import (
 //
 //   - raw-objectstore: the object store's own Put + GetBytes of the same
 //     bytes with the same chunk size;
-//   - core-transfer: the physical floor, the same bytes sent over Core
-//     NATS in chunks of that size from a publisher to a subscriber, which
-//     copies them into one buffer.
+//   - core-transfer: the same bytes sent over Core NATS in chunks of that
+//     size from a publisher to a subscriber, which copies them into one
+//     buffer;
+//   - sha256x2: two SHA-256 passes over the payload, the digest the
+//     object-store format needs on write and the verification on read.
+//
+// The round trip's physical floor is core-transfer plus sha256x2 (their
+// ns/op added); make bench-cc prints the claim check's ratio to it.
 //
 // The server runs in a child process, so B/op counts this process (the
 // client) only; B/op divided by the payload size is the bytes allocated
@@ -49,6 +55,17 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Run(name+"/raw-objectstore", func(b *testing.B) {
 			defer reportCPU(b, pid)()
 			benchRawObjectStore(b, raw, data, uint32(chunk))
+		})
+		b.Run(name+"/sha256x2", func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for range 2 {
+					h := sha256.New()
+					h.Write(data)
+					_ = h.Sum(nil)
+				}
+			}
 		})
 		b.Run(name+"/core-transfer", func(b *testing.B) {
 			defer reportCPU(b, pid)()

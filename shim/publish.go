@@ -82,7 +82,18 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
 	if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
+		// nats.go checked the header keys before writing anything.
+		if errors.Is(err, nats.ErrBadHeaderMsg) {
+			if herr := checkHeaderKeys(m.Header); herr != nil {
+				return herr
+			}
+		}
 		return sendError(ctx, err, false)
+	}
+	// Every other path checks them first: a claim check uploads before
+	// the reference, which carries the headers, is published.
+	if err := checkHeaderKeys(m.Header); err != nil {
+		return err
 	}
 	v, _, err := st.Send(ctx, connlimit.Send{
 		Decide: func(limit int64) connlimit.Verdict {
@@ -124,7 +135,9 @@ func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, 
 }
 
 // checkSend is the input check every publish makes before anything else:
-// the context, the connection, the message, its subjects and header keys.
+// the context, the connection, the message and its subjects. The header
+// keys are checked by nats.go on the fast path and by publishSend before
+// any other.
 func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	switch {
 	case ctx == nil:
@@ -134,7 +147,7 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	case nc == nil:
 		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
 	}
-	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
+	if err := checkSubjects(m.Subject, m.Reply); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -146,12 +159,25 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 // checkMsg checks what nats.go would refuse: the subject, the reply
 // subject (when set) and the header keys.
 func checkMsg(subject, reply string, h nats.Header) error {
+	if err := checkSubjects(subject, reply); err != nil {
+		return err
+	}
+	return checkHeaderKeys(h)
+}
+
+// checkSubjects checks the subject and the reply subject (when set).
+func checkSubjects(subject, reply string) error {
 	if !wire.ValidSubject(subject) {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid subject %q; not sent", subject), nats.ErrBadSubject)
 	}
 	if reply != "" && !wire.ValidSubject(reply) {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply subject %q; not sent", reply), nats.ErrBadSubject)
 	}
+	return nil
+}
+
+// checkHeaderKeys checks the header keys.
+func checkHeaderKeys(h nats.Header) error {
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}

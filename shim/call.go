@@ -56,52 +56,21 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 
 	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co}
 	defer cs.discard()
-	n := max(co.attempts, 1)
-	attemptWait := co.attemptWait
-	if attemptWait <= 0 {
-		attemptWait = DefaultAttemptTimeout
-	}
-	var errs []error
-	backoff := attemptBackoff
-	for attempt := 1; ; attempt++ {
-		last := attempt >= n
+	return runAttempts(callCtx, newSchedule(co, deadline), func(attempt int, wait time.Duration) (*nats.Msg, bool, error) {
 		tried = attempt
-		err := cs.sendAttempt(mux.subject(token, attempt))
-		if err != nil {
+		if err := cs.sendAttempt(mux.subject(token, attempt)); err != nil {
 			attemptEvent(co.tele, attempt, err) // not sent
-		} else {
-			wait := time.Until(deadline)
-			if !last && co.opID != "" {
-				wait = min(wait, attemptWait)
-			}
-			var reply *nats.Msg
-			reply, err = cs.await(mux, mc, attempt, wait)
-			attemptEvent(co.tele, attempt, err)
-			if err == nil {
-				cs.discardAsync() // the responder read the request
-				return c.resolveReply(ctx, callCtx, reply)
-			}
+			return nil, false, err
 		}
-		errs = append(errs, err)
-		if last || !resendable(err, co.opID != "") || callCtx.Err() != nil {
-			return nil, attemptsError(errs)
+		reply, err := cs.await(mux, mc, attempt, wait)
+		attemptEvent(co.tele, attempt, err)
+		if err != nil {
+			return nil, false, err
 		}
-		if Classify(err) == OutcomeUnknown && errors.Is(err, errAttemptWait) {
-			continue // the attempt's wait ended: send again at once
-		}
-		d := jitter(backoff)
-		backoff = min(2*backoff, attemptBackoffMax)
-		if time.Until(deadline) <= d {
-			return nil, attemptsError(errs)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-callCtx.Done():
-			t.Stop()
-			return nil, attemptsError(errs)
-		}
-	}
+		cs.discardAsync() // the responder read the request
+		reply, err = c.resolveReply(ctx, callCtx, reply)
+		return reply, true, err
+	})
 }
 
 // errAttemptWait marks an attempt whose wait for a reply ended before the

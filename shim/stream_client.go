@@ -73,42 +73,12 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	if d, ok := ctx.Deadline(); ok && d.Before(first) {
 		first = d
 	}
-	n := max(co.attempts, 1)
-	var errs []error
-	wait := attemptBackoff
-	for attempt := 1; ; attempt++ {
-		left := n - attempt + 1
-		adl := first
-		if left > 1 && co.opID != "" {
-			// As Attempts: an attempt waits AttemptTimeout for the first
-			// frame before the request is sent again; the last all the time left.
-			wait := co.attemptWait
-			if wait <= 0 {
-				wait = DefaultAttemptTimeout
-			}
-			adl = time.Now().Add(min(time.Until(first), wait))
-		}
-		rs, err := c.openStream(ctx, adl, m, co) //natssend:reviewed retry: as Attempts, only until the first frame
-		if err == nil {
-			return rs, nil
-		}
-		errs = append(errs, err)
-		if left == 1 || !resendable(err, co.opID != "") || ctx.Err() != nil {
-			return nil, attemptsError(errs)
-		}
-		d := jitter(wait)
-		wait = min(2*wait, attemptBackoffMax)
-		if time.Until(first) <= d {
-			return nil, attemptsError(errs)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, attemptsError(errs)
-		}
-	}
+	// As Attempts: an attempt waits AttemptTimeout for the first frame
+	// before the request is sent again; the last all the time left.
+	return runAttempts(ctx, newSchedule(co, first), func(_ int, wait time.Duration) (*ReplyStream, bool, error) {
+		rs, err := c.openStream(ctx, time.Now().Add(wait), m, co) //natssend:reviewed retry: as Attempts, only until the first frame
+		return rs, false, err
+	})
 }
 
 // openStream is one send of a stream request, waiting until firstBy for

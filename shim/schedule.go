@@ -1,0 +1,74 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// attemptSchedule is the Attempts schedule (see "Attempts: the schedule"
+// in the package documentation), shared by every call that can send a
+// request more than once: Client.call and RequestMsgStream.
+type attemptSchedule struct {
+	n        int           // attempts at most (at least 1)
+	withID   bool          // the call carries an OperationID
+	wait     time.Duration // AttemptTimeout: an attempt's wait when another may follow
+	deadline time.Time     // the call's deadline
+}
+
+// newSchedule returns the schedule of a call with co's options and
+// deadline.
+func newSchedule(co callOpts, deadline time.Time) attemptSchedule {
+	wait := co.attemptWait
+	if wait <= 0 {
+		wait = DefaultAttemptTimeout
+	}
+	return attemptSchedule{n: max(co.attempts, 1), withID: co.opID != "", wait: wait, deadline: deadline}
+}
+
+// runAttempts calls try for attempt 1, 2, … with the time the attempt may
+// wait for its answer: all the time left for the last attempt and for a call
+// without an OperationID (which is sent again only when it certainly did
+// not run), otherwise at most AttemptTimeout. It stops at the first
+// success, or when another attempt would be the (n+1)th, would repeat a
+// failure that resendable refuses, or would start after ctx ended or too
+// close to the deadline, and then returns attemptsError of every
+// failure. An attempt whose wait ended without an answer
+// (errAttemptWait) is followed at once, any other failure after a
+// jittered, doubling backoff. A try that reports final ends the call with
+// its result as it is (an answer that arrived, whatever comes of it).
+func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt int, wait time.Duration) (v T, final bool, err error)) (T, error) {
+	var zero T
+	var errs []error
+	backoff := attemptBackoff
+	for attempt := 1; ; attempt++ {
+		last := attempt >= s.n
+		wait := time.Until(s.deadline)
+		if !last && s.withID {
+			wait = min(wait, s.wait)
+		}
+		v, final, err := try(attempt, wait)
+		if final || err == nil {
+			return v, err
+		}
+		errs = append(errs, err)
+		if last || !resendable(err, s.withID) || ctx.Err() != nil {
+			return zero, attemptsError(errs)
+		}
+		if Classify(err) == OutcomeUnknown && errors.Is(err, errAttemptWait) {
+			continue // the attempt's wait ended: send again at once
+		}
+		d := jitter(backoff)
+		backoff = min(2*backoff, attemptBackoffMax)
+		if time.Until(s.deadline) <= d {
+			return zero, attemptsError(errs)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return zero, attemptsError(errs)
+		}
+	}
+}

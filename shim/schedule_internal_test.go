@@ -1,0 +1,98 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunAttemptsSchedule: the one attempts driver tries at most n times,
+// gives a non-last attempt of a call with an OperationID at most
+// AttemptTimeout and the last all the time left, follows an ended wait
+// with the next attempt, stops at a failure that must not be repeated or at a final
+// answer, and returns every failure.
+func TestRunAttemptsSchedule(t *testing.T) {
+	unavailable := &Error{Code: CodeUnavailable, outcome: OutcomeNotRun}
+	unknown := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: errAttemptWait}
+	invalid := &Error{Code: CodeInvalidArgument, outcome: OutcomeNotRun}
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+
+	t.Run("n attempts, then every failure", func(t *testing.T) {
+		var waits []time.Duration
+		_, err := runAttempts(ctx, attemptSchedule{n: 3, withID: true, wait: time.Second, deadline: deadline},
+			func(_ int, wait time.Duration) (int, bool, error) {
+				waits = append(waits, wait)
+				return 0, false, unknown
+			})
+		if len(waits) != 3 {
+			t.Fatalf("%d attempts, want 3", len(waits))
+		}
+		if waits[0] > time.Second || waits[1] > time.Second || waits[2] <= 5*time.Second {
+			t.Fatalf("waits %v: want at most 1s before the last, all the time left for the last", waits)
+		}
+		if !errors.Is(err, errAttemptWait) || Classify(err) != OutcomeUnknown {
+			t.Fatalf("err %v (%v)", err, Classify(err))
+		}
+		if want := fmt.Sprintf("after %d attempts", 3); !strings.Contains(err.Error(), want) {
+			t.Fatalf("err %q does not say %q", err, want)
+		}
+	})
+	t.Run("an ended wait is followed by the next attempt", func(t *testing.T) {
+		tries := 0
+		_, _ = runAttempts(ctx, attemptSchedule{n: 5, withID: true, wait: time.Millisecond, deadline: deadline},
+			func(int, time.Duration) (int, bool, error) { tries++; return 0, false, unknown })
+		if tries != 5 {
+			t.Fatalf("%d attempts, want 5", tries)
+		}
+	})
+	t.Run("without an OperationID an unknown outcome is not repeated", func(t *testing.T) {
+		tries := 0
+		_, _ = runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
+			func(_ int, wait time.Duration) (int, bool, error) {
+				tries++
+				if wait <= 5*time.Second {
+					t.Errorf("a call without an OperationID waited %v, want all the time left", wait)
+				}
+				return 0, false, unknown
+			})
+		if tries != 1 {
+			t.Fatalf("%d attempts, want 1", tries)
+		}
+	})
+	t.Run("not run, repeated; invalid, not; final, as it is", func(t *testing.T) {
+		tries := 0
+		v, err := runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
+			func(attempt int, _ time.Duration) (int, bool, error) {
+				tries++
+				switch attempt {
+				case 1:
+					return 0, false, unavailable
+				case 2:
+					return 7, true, invalid
+				}
+				return 0, false, nil
+			})
+		if tries != 2 || v != 7 || !errors.Is(err, invalid) {
+			t.Fatalf("%d attempts, %d, %v: want 2 attempts and the final answer as it is", tries, v, err)
+		}
+		tries = 0
+		_, err = runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
+			func(int, time.Duration) (int, bool, error) { tries++; return 0, false, invalid })
+		if tries != 1 || !errors.Is(err, invalid) {
+			t.Fatalf("%d attempts of an invalid request: %v", tries, err)
+		}
+	})
+	t.Run("no attempt after the context ends", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		tries := 0
+		_, _ = runAttempts(cctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
+			func(int, time.Duration) (int, bool, error) { tries++; cancel(); return 0, false, unavailable })
+		if tries != 1 {
+			t.Fatalf("%d attempts after cancel, want 1", tries)
+		}
+	})
+}

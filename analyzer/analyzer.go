@@ -118,7 +118,8 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)
 	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
-	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.sends.impls = &implIndex{}
+	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep, impls: st.sends.impls}
 	st.conn = &connOpts{pass: pass, info: pass.TypesInfo, vals: st.vals}
 	st.retry = &retryCheck{
 		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,

@@ -49,6 +49,7 @@ type fnBody struct {
 	cfg   *bodyCFG     // lazily
 	// reschedules: the body calls time.AfterFunc (outside literals)
 	reschedules bool
+	goes        bool // the body has a go statement (outside literals)
 }
 
 // newValueIndex returns an empty index for the package of pass, whose

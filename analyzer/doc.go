@@ -24,7 +24,8 @@
 // Methods promoted through embedded fields and interface methods inherited
 // by embedding (jetstream.JetStream embeds jetstream.Publisher) resolve to
 // the declaring method and are recognized. Every name matched by string is
-// in names.go; a test checks them against the real packages.
+// in names.go and sendnames.go (the sends); a test checks them against the
+// real packages.
 //
 // # Raw sends (rawsend)
 //

@@ -54,9 +54,8 @@ func shimSendOf(key string) (shimSend, bool) {
 // shimSend describes a send through the shim or claimcheck packages: not a
 // raw send, but still a send for the retry check.
 type shimSend struct {
-	display   string
-	jetStream bool
-	kind      sendKind
+	display string
+	kind    sendKind // kindJetStream: a JetStream publish
 }
 
 // funcKey returns "pkgpath.Name" for a package-level function and

@@ -96,7 +96,7 @@ func knownSender(pass *analysis.Pass, fn *types.Func) (sendInfo, bool) {
 		return sendInfo{via: rs.display, kind: rs.kind, js: rs.kind == kindJetStream, direct: true}, true
 	}
 	if ss, ok := shimSendOf(key); ok {
-		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
+		return sendInfo{via: ss.display, kind: ss.kind, js: ss.kind == kindJetStream, direct: true}, true
 	}
 	if fn.Pkg() != nil && fn.Pkg() != pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
 		var fact sendsFact

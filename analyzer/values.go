@@ -145,15 +145,7 @@ func (vi *valueIndex) record(n ast.Node) {
 func (vi *valueIndex) fieldStores(n ast.Node) {
 	info := vi.info
 	field := func(e ast.Expr) *types.Var {
-		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		if !ok {
-			return nil
-		}
-		s := info.Selections[sel]
-		if s == nil || s.Kind() != types.FieldVal {
-			return nil
-		}
-		f, _ := s.Obj().(*types.Var)
+		f := fieldOf(info, e)
 		if f == nil || f.Exported() || !tracksValues(f) {
 			return nil
 		}
@@ -181,6 +173,22 @@ func (vi *valueIndex) fieldStores(n ast.Node) {
 			}
 		})
 	}
+}
+
+// fieldOf returns the struct field that the selector e (x.f) denotes, or
+// nil: the target of a field store, for the value index and the option
+// fields.
+func fieldOf(info *types.Info, e ast.Expr) *types.Var {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.FieldVal {
+		return nil
+	}
+	f, _ := s.Obj().(*types.Var)
+	return f
 }
 
 // litFields calls store with each field a struct literal sets and its

@@ -184,9 +184,10 @@
 //     select), the field (r.err) standing for the error: a loop that
 //     starts the goroutine again after a failure received, or after a
 //     select's other case stored an error in the variable (err =
-//     ErrTimeout on time.After), retries the send. The body is what the
-//     literal captures from the function, but the channel: a goroutine
-//     per item of a range loop is iteration.
+//     ErrTimeout on time.After), retries the send. The body is the go
+//     statement's arguments and what the literal captures from the
+//     function, but the channel: a goroutine per item of a range loop is
+//     iteration.
 //   - The loop may be for, for range, for {} with continue, labelled
 //     continue, goto, a loop conditioned on the error (for err != nil,
 //     for errors.Is(err, X) && n < 3), a recursive call (the same body if

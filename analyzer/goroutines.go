@@ -171,10 +171,11 @@ func chanReceives(info *types.Info, fb *fnBody, gs goSend) ([]carrier, []ast.Nod
 }
 
 // goDeps returns the variables of fb that what the goroutine sends
-// depends on: every variable of fb the literal mentions (what it captures)
-// but the channel.
+// depends on: the arguments of the go statement's call (go func(r
+// *Request) { ... }(req)) and every variable of fb the literal mentions
+// (what it captures) but the channel.
 func goDeps(info *types.Info, fb *fnBody, gs goSend) *deps {
-	var parts []ast.Expr
+	parts := append([]ast.Expr(nil), gs.stmt.Call.Args...)
 	seen := make(map[*types.Var]bool)
 	ast.Inspect(gs.lit.Body, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {

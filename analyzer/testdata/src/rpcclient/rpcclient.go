@@ -280,3 +280,20 @@ func putUntilDone(s Sink, subject string, data []byte) {
 		}
 	}
 }
+
+// Near miss: the request is passed to the goroutine as an argument, one
+// per item, the first answer wins; a failure moves on to the next
+// request, another body.
+func (c *Client) FirstOf(ctx context.Context, reqs []*Request) (*Response, error) {
+	for _, req := range reqs {
+		ch := make(chan result, 1)
+		go func(r *Request) {
+			resp, err := c.t.Call(ctx, r)
+			ch <- result{resp, err}
+		}(req)
+		if r := <-ch; r.err == nil {
+			return r.resp, nil
+		}
+	}
+	return nil, ErrTimeout
+}

@@ -186,7 +186,14 @@ func goDeps(info *types.Info, fb *fnBody, gs goSend) *deps {
 		}
 		return true
 	})
-	return depsFrom(info, fb, parts, nil)
+	d := depsFrom(info, fb, parts, nil)
+	// A body computed afresh in the call (a new ID per attempt) is
+	// never the same, as for any send.
+	body, _ := bodyParts(info, gs.site)
+	for _, p := range body {
+		d.nondet = d.nondet || nondet(info, p)
+	}
+	return d
 }
 
 // checkGoSends reports the goroutine sends of a looping body fb retried on

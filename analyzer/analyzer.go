@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/types"
 	"slices"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -52,12 +53,38 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact), new(optionsFact), new(connectFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
+	checkers.Store(a, c)
 	return a, nil
 }
 
 // checker holds the configuration of one Analyzer.
 type checker struct {
 	cfg Config
+	// sourceGraph is set by SetSourceGraph: dependsOnNATS reads the
+	// import graph (memoized in usesNATS) instead of package facts.
+	sourceGraph bool
+	usesNATS    sync.Map // *types.Package -> bool
+}
+
+// checkers maps each Analyzer made by New to its checker.
+var checkers sync.Map // *analysis.Analyzer -> *checker
+
+// SetSourceGraph tells a, an Analyzer of this package, that its driver
+// type-checks from source every package that imports nats.go, directly or
+// through other packages (natssend-lint's in-process run), so that the
+// import graph of a package's types says whether it depends on nats.go.
+// The analyzer then reads that graph instead of exporting a package fact
+// to every package that uses nats.go: go/analysis/checker copies every
+// package fact of every dependency into each package, which grows with
+// the square of the package count (about 25 MB on an 800-package module).
+// Under go vet, where dependencies are read from export data, it must not
+// be set. It reports whether a is an Analyzer of this package.
+func SetSourceGraph(a *analysis.Analyzer) bool {
+	c, ok := checkers.Load(a)
+	if ok {
+		c.(*checker).sourceGraph = true
+	}
+	return ok
 }
 
 // sendsFact marks a function or method whose body (outside function
@@ -118,7 +145,8 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)
 	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
-	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep}
+	st.sends.impls = &implIndex{}
+	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep, impls: st.sends.impls}
 	st.conn = &connOpts{pass: pass, info: pass.TypesInfo, vals: st.vals}
 	st.retry = &retryCheck{
 		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,
@@ -137,7 +165,12 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st := newState(pass, c.cfg.compile())
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
-	nats := dependsOnNATS(pass)
+	var nats bool
+	if c.sourceGraph {
+		nats = c.importsNATS(pass.Pkg)
+	} else {
+		nats = dependsOnNATS(pass)
+	}
 	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(pass)
 	if infer {
 		st.noRet.infer()

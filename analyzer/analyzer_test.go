@@ -212,7 +212,7 @@ func TestMessages(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Audit = true
 	a := newAnalyzer(t, cfg)
-	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit", "flows", "connectlib"}
+	pkgs := []string{"rawsend", "retry", "connect", "directives", "retrynested", "iteration", "errflow", "msgids", "indirect", "retryuse", "audit", "flows", "connectlib", "rpcclient"}
 	quiet := &quietT{T: t}
 	for _, r := range analysistest.Run(quiet, analysistest.TestData(), a, pkgs...) {
 		for _, d := range r.Diagnostics {
@@ -262,7 +262,7 @@ func TestFlows(t *testing.T) {
 func TestRealCode(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Categories = []string{analyzer.CategoryRetry}
-	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "pace", "realcode")
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "pace", "realcode", "rpcclient")
 }
 
 // TestOperationIDs checks retries of shim requests with operation IDs,

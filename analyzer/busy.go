@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/cfg"
 )
@@ -145,4 +146,56 @@ func (bt *busyTests) setsCond(n ast.Node, cond ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// timeoutCode reports whether e compares a value read from the reply
+// with a constant whose name says timeout (resp.Code == CodeTimeout,
+// status != StatusDeadlineExceeded), and whether the comparison is ==: a
+// transport that turns its send's timeout into a coded response, or a
+// gateway's timeout answer, leaves the request's outcome unknown.
+func timeoutCode(info *types.Info, e ast.Expr, c carrier) (eq, ok bool) {
+	b, isBin := ast.Unparen(e).(*ast.BinaryExpr)
+	if !isBin || b.Op != token.EQL && b.Op != token.NEQ {
+		return false, false
+	}
+	x, y := b.X, b.Y
+	if isTimeoutConst(info, x) {
+		x, y = y, x
+	}
+	if !isTimeoutConst(info, y) || !readsResult(info, x, c) {
+		return false, false
+	}
+	return b.Op == token.EQL, true
+}
+
+// isTimeoutConst reports whether e names a constant whose name says
+// timeout.
+func isTimeoutConst(info *types.Info, e ast.Expr) bool {
+	k, ok := objectOf(info, e).(*types.Const)
+	if !ok {
+		return false
+	}
+	name := strings.ToLower(k.Name())
+	return strings.Contains(name, "timeout") || strings.Contains(name, "timedout") || strings.Contains(name, "deadlineexceeded")
+}
+
+// readsResult reports whether e reads the send's result: its first result
+// or a value derived from it, or a field of the received struct other
+// than the error (r.resp.Code, with r from a goroutine's channel).
+func readsResult(info *types.Info, e ast.Expr, c carrier) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if c.field != nil && !carries(info, c, n) {
+				if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && info.Uses[id] == c.v {
+					found = true
+				}
+			}
+		case *ast.Ident:
+			found = found || c.isResult(info.Uses[n])
+		}
+		return !found
+	})
+	return found
 }

@@ -32,6 +32,15 @@ type carrier struct {
 	// send is the funcKey of the send API called, which decides the
 	// errors judged per call (notWrittenErrors).
 	send string
+	// field, if set, is the field of v that holds the error: v is a
+	// struct received from the channel a goroutine sent the outcome on
+	// (r := <-ch; r.err != nil).
+	field *types.Var
+	// recvd: the carrier is a receive from a goroutine's channel; an
+	// error stored in its variable instead (err = ErrTimeout, in the
+	// select's timeout case) is a failure of the send, whose outcome the
+	// goroutine still holds.
+	recvd bool
 }
 
 // carrierOf finds how the error of the send call in node is held.
@@ -103,17 +112,26 @@ func isErrorType(t types.Type) bool {
 	return types.Identical(t, types.Universe.Lookup("error").Type())
 }
 
-// is reports whether e is the carrier.
+// carries reports whether e is the carrier.
 func carries(info *types.Info, c carrier, e ast.Expr) bool {
 	e = ast.Unparen(e)
 	if c.call != nil {
 		return e == c.call
 	}
+	if c.field != nil {
+		// r.err, with r received from a goroutine's channel
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		id, ok := ast.Unparen(sel.X).(*ast.Ident)
+		return ok && c.v != nil && info.Uses[id] == c.v && info.Uses[sel.Sel] == c.field
+	}
 	id, ok := e.(*ast.Ident)
 	return ok && c.v != nil && info.Uses[id] == c.v
 }
 
-// isReply reports whether e is the carrier's reply variable.
+// carriesReply reports whether e is the carrier's reply variable.
 func carriesReply(info *types.Info, c carrier, e ast.Expr) bool {
 	id, ok := ast.Unparen(e).(*ast.Ident)
 	return ok && c.reply != nil && info.Uses[id] == c.reply
@@ -310,6 +328,9 @@ func transforms(info *types.Info, node ast.Node, c carrier, l label) bool {
 	if !ok || c.v == nil || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.ASSIGN {
 		return false
 	}
+	if c.recvd && c.field == nil && carries(info, c, as.Lhs[0]) && isNewError(info, as.Rhs[0]) {
+		return true
+	}
 	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
 	if !ok {
 		return false
@@ -336,4 +357,15 @@ func wraps(info *types.Info, call *ast.CallExpr) bool {
 	}
 	tv := info.Types[call.Args[0]]
 	return tv.Value != nil && tv.Value.Kind() == constant.String && strings.Contains(constant.StringVal(tv.Value), "%w")
+}
+
+// isNewError reports whether e is an error that is never nil: a
+// package-level error variable (ErrTimeout, context.DeadlineExceeded) or
+// a call of errors.New or fmt.Errorf.
+func isNewError(info *types.Info, e ast.Expr) bool {
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		return newErrorFuncs[funcKey(calleeFunc(info, call))]
+	}
+	v, ok := objectOf(info, e).(*types.Var)
+	return ok && v.Pkg() != nil && v.Parent() == v.Pkg().Scope() && isErrorType(v.Type())
 }

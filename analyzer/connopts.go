@@ -154,15 +154,7 @@ var busy = unknownSum("options defined in terms of themselves")
 // it for assignments and composite literals).
 func (co *connOpts) recordField(n ast.Node, fb *fnBody) {
 	field := func(e ast.Expr) (*types.Var, bool) {
-		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		if !ok {
-			return nil, false
-		}
-		s := co.info.Selections[sel]
-		if s == nil || s.Kind() != types.FieldVal {
-			return nil, false
-		}
-		f, _ := s.Obj().(*types.Var)
+		f := fieldOf(co.info, e)
 		return f, f != nil
 	}
 	store := func(f *types.Var, rhs ast.Expr) {

@@ -132,13 +132,19 @@ func isMsgIDOption(info *types.Info, e ast.Expr) bool {
 // fb: what is sent, not where (bodyParts). The closure over assignments
 // skips message headers (see dataVarsIn).
 func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
+	body, targets := bodyParts(info, s)
+	return depsFrom(info, fb, body, targets)
+}
+
+// depsFrom computes the variables of fb that the expressions body (what
+// is sent) and targets (where) depend on.
+func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 	d := &deps{info: info, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
 	add := func(v *types.Var) {
 		if _, ok := d.index[v]; !ok {
 			d.index[v] = len(d.index)
 		}
 	}
-	body, targets := bodyParts(info, s)
 	for _, p := range body {
 		d.nondet = d.nondet || nondet(info, p)
 		dataVarsIn(info, p, add)

@@ -24,7 +24,8 @@
 // Methods promoted through embedded fields and interface methods inherited
 // by embedding (jetstream.JetStream embeds jetstream.Publisher) resolve to
 // the declaring method and are recognized. Every name matched by string is
-// in names.go; a test checks them against the real packages.
+// in names.go and sendnames.go (the sends); a test checks them against the
+// real packages.
 //
 // # Raw sends (rawsend)
 //
@@ -72,9 +73,16 @@
 // which sends (a literal, a method value pub := nc.Publish, a sending
 // function), counts too, and so does a call through an interface method or
 // a function field whose receiver (a local variable, or an unexported
-// field of the package) only ever holds NATS values implementing it with a
-// send, or send method values (s.pub.Publish with s.pub only ever set to a
-// *nats.Conn).
+// field of the package) only ever holds values whose method of that name
+// sends (a NATS value's send, a method known to send), or send method
+// values (s.pub.Publish with s.pub only ever set to a *nats.Conn). A call
+// through an interface of the user's own is also a send when every
+// concrete type converted into that interface in the package (assigned,
+// passed, returned, stored or sent as it) has a method of that name that
+// sends: a framework's Transport whose implementations in the package
+// wrap a *nats.Conn (return &natsTransport{nc: nc} from a function
+// returning Transport); one implementation that does not send (a logging
+// or HTTP one) makes the call no send.
 //
 // The rule. A send is reported when a failure path from it reaches the
 // same operation again: the same body, to the same or another target, and
@@ -134,11 +142,16 @@
 //     a variable of the loop's condition) before the loop goes round: when
 //     every outcome goes round (a health check on a timer, if repaired {
 //     n++ }; a load loop, if string(m.Data) != "ok" { bad++ }), the send
-//     is periodic and not reported. So is a poll
-//     that asks again on an error and on an answer it does not want yet
-//     (info, err := str.Information(); if err != nil { continue }; if
-//     info.Leader != old { break }): the rule cannot see that a request
-//     only reads.
+//     is periodic and not reported. A poll that asks again on an error
+//     and on an answer it does not want yet (info, err :=
+//     str.Information(); if err != nil { continue }; if info.Leader !=
+//     old { break }) is reported: its error path sends again a request
+//     that may have run, and the rule cannot see that a request only
+//     reads. A reply coded as a timeout (a value read from the reply
+//     compared with a constant whose name says Timeout, TimedOut or
+//     DeadlineExceeded: resp.Code == CodeTimeout) is not a busy answer
+//     but a failure whose outcome is unknown: a loop going round on it
+//     retries.
 //   - The success path may leave the loop by return, break, goto, or a
 //     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
 //     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
@@ -162,6 +175,19 @@
 //     and then runs again judges anew: in a responder loop (NextMsg times
 //     out, wait for the next request, answer it) the next answer is not a
 //     retry of the last one.
+//   - A send in a goroutine the function starts (go func() { resp, err :=
+//     t.Call(ctx, req); ch <- result{resp, err} }()) whose outcome the
+//     goroutine sends on a channel of the function (the call itself,
+//     errc <- t.Send(m); its error variable; a struct literal holding it
+//     in a field of type error) is judged where the function receives
+//     from that channel (r := <-ch, err = <-errc, case r := <-ch: in a
+//     select), the field (r.err) standing for the error: a loop that
+//     starts the goroutine again after a failure received, or after a
+//     select's other case stored an error in the variable (err =
+//     ErrTimeout on time.After), retries the send. The body is the go
+//     statement's arguments and what the literal captures from the
+//     function, but the channel: a goroutine per item of a range loop is
+//     iteration.
 //   - The loop may be for, for range, for {} with continue, labelled
 //     continue, goto, a loop conditioned on the error (for err != nil,
 //     for errors.Is(err, X) && n < 3), a recursive call (the same body if
@@ -336,14 +362,18 @@
 // parameter whose concrete value is not visible (it is reported where a
 // NATS value flows in, if that is in analyzed code; a value that comes
 // from another package's exported field or function result is not
-// followed); sends through reflection, maps and channels of functions; a
-// retry spread over goroutines, channels or a scheduler other than
-// time.AfterFunc (an RPC framework's client calling its own transport
-// interface in go func() { ch <- t.Call(req) }() and sending again when
-// the value received from ch is a timeout is not seen, even where the
-// transport's implementation in the module sends through nats.go: only
-// the conversion of the connection into the transport interface is
-// reported, as a rawsend); loop counters (for i := 0; i < 3 is read as "may loop");
+// followed), and a call through an interface whose sending implementation
+// is converted into it only in another package (a transport/nats package
+// returning client.Transport, wired up in main: facts flow only from a
+// package to its importers; the conversion of the *nats.Conn into the
+// interface, if any, is reported as a rawsend); sends through reflection,
+// maps and channels of functions; a retry spread over goroutines other
+// than the one shape above (a go statement starting a function literal of
+// the function, the outcome sent on a local channel of the function and
+// received there): a goroutine started by a named function or method (go
+// c.call(ch, req)), a channel that is a field or a parameter, an outcome
+// passed through a further goroutine, a worker pool or a scheduler other
+// than time.AfterFunc; loop counters (for i := 0; i < 3 is read as "may loop");
 // a function that does not return or a retry helper declared in another
 // module's package that imports no nats.go, directly or not (an
 // organisation's shared toolbox): facts are inferred only in packages

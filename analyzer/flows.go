@@ -23,6 +23,9 @@ type flowCheck struct {
 	info *types.Info
 	pkg  *types.Package
 	rep  *reporter
+	// impls, if set, records every concrete type converted into an
+	// interface (implSend).
+	impls *implIndex
 }
 
 // at checks the node n of the scan for NATS values flowing into
@@ -179,6 +182,9 @@ func rawMethods(src, dst types.Type) (string, rawSend, bool) {
 // user's own that it implements with a raw send.
 func (fc *flowCheck) into(src ast.Expr, dst types.Type) {
 	srcT := fc.info.TypeOf(src)
+	if srcT != nil && dst != nil && fc.impls != nil {
+		fc.impls.record(srcT, dst)
+	}
 	if srcT == nil || dst == nil || !isNATSCarrier(srcT) {
 		return
 	}

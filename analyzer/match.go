@@ -54,9 +54,8 @@ func shimSendOf(key string) (shimSend, bool) {
 // shimSend describes a send through the shim or claimcheck packages: not a
 // raw send, but still a send for the retry check.
 type shimSend struct {
-	display   string
-	jetStream bool
-	kind      sendKind
+	display string
+	kind    sendKind // kindJetStream: a JetStream publish
 }
 
 // funcKey returns "pkgpath.Name" for a package-level function and
@@ -157,6 +156,23 @@ type usesNATSFact struct{}
 func (*usesNATSFact) AFact() {}
 
 func (*usesNATSFact) String() string { return "uses nats.go" }
+
+// importsNATS reports whether pkg is, or transitively imports, a nats.go
+// package, by its import graph (see SetSourceGraph), which has no cycles.
+func (c *checker) importsNATS(pkg *types.Package) bool {
+	if v, ok := c.usesNATS.Load(pkg); ok {
+		return v.(bool)
+	}
+	uses := isNATSPackage(pkg.Path())
+	for _, imp := range pkg.Imports() {
+		if uses {
+			break
+		}
+		uses = c.importsNATS(imp)
+	}
+	c.usesNATS.Store(pkg, uses)
+	return uses
+}
 
 // dependsOnNATS reports whether the package is, or transitively imports, a
 // nats.go package, and exports usesNATSFact for it. Only such packages can

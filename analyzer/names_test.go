@@ -11,10 +11,10 @@ import (
 )
 
 // TestNamesExist loads the real shim, claimcheck and nats.go packages and
-// checks that every name the analyzer matches by string (names.go) still
-// exists there, and that every exported function or method of shim and
-// claimcheck that sends (calls a raw send API, directly or through the
-// package's own functions) is in the shim send catalogue.
+// checks that every name the analyzer matches by string (names.go,
+// sendnames.go) still exists there, and that every exported function or
+// method of shim and claimcheck that sends (calls a raw send API, directly
+// or through the package's own functions) is in the shim send catalogue.
 func TestNamesExist(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads packages with the go command")
@@ -65,7 +65,7 @@ func TestNamesExist(t *testing.T) {
 	}
 	check := func(kind, key string, ok bool) {
 		if !ok {
-			t.Errorf("names.go lists %s %s, which no longer exists", kind, key)
+			t.Errorf("names.go or sendnames.go lists %s %s, which no longer exists", kind, key)
 		}
 	}
 	for key := range rawSends {
@@ -155,7 +155,7 @@ func TestNamesExist(t *testing.T) {
 		}
 		for _, fn := range found {
 			if _, ok := shimSends[funcKey(fn)]; !ok && !notSends[funcKey(fn)] {
-				t.Errorf("%s sends but is not in names.go's shimSends (or notSends in this test)", funcKey(fn))
+				t.Errorf("%s sends but is not in sendnames.go's shimSends (or notSends in this test)", funcKey(fn))
 			}
 		}
 	}

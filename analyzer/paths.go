@@ -285,10 +285,20 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 			if isExpr {
 				val, known = evalFlags(info, e, sr.flags, s.known, s.flags)
 			}
+			lt, lf := refine(s.l, t), refine(s.l, f)
+			if isExpr && s.valid && s.l == labelSuccess {
+				// A reply coded as a timeout is a failure whose
+				// outcome is unknown, not a busy answer.
+				if eq, ok := timeoutCode(info, e, c); ok && eq {
+					lt = one(labelFailure)
+				} else if ok {
+					lf = one(labelFailure)
+				}
+			}
 			for k, edge := range []struct {
 				b  *cfg.Block
 				ls labels
-			}{{s.b.Succs[0], refine(s.l, t)}, {s.b.Succs[1], refine(s.l, f)}} {
+			}{{s.b.Succs[0], lt}, {s.b.Succs[1], lf}} {
 				if known && val != (k == 0) {
 					continue // a flag decides the branch
 				}

@@ -69,11 +69,14 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 			sends = append(sends, s)
 		}
 	}
-	if len(sends) == 0 {
+	if len(sends) == 0 && !fb.goes {
 		return
 	}
 	looping := fb.loops || rt.graph.mayRecurse(fb)
-	if !looping && !rt.anySameOperation(sends) {
+	if looping && fb.goes {
+		rt.checkGoSends(fb, rt.bodyCFG(fb))
+	}
+	if len(sends) == 0 || !looping && !rt.anySameOperation(sends) {
 		return
 	}
 	bc := rt.bodyCFG(fb)
@@ -161,21 +164,27 @@ func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pa
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
 		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(rt.info, fb, s),
 	})
-	if r.expectsFailure {
+	if !retried(r) {
 		return nil, false
 	}
-	// The same operation to the same target after a failure, and after a
-	// success only to other targets or with other bodies: a retry, also
-	// one nested in a batch over targets (acks to each reply subject).
-	// The same body to another target after a failure, and never the same
-	// body after a success: trying the next server.
+	return r, true
+}
+
+// retried reports whether the paths of r retry the send: the same
+// operation to the same target after a failure, and after a success only
+// to other targets or with other bodies (a retry, also one nested in a
+// batch over targets: acks to each reply subject); or the same body to
+// another target after a failure, and never the same body after a
+// success (trying the next server). A loop whose success path fails a
+// test checks that each send fails.
+func retried(r *pathResult) bool {
+	if r.expectsFailure {
+		return false
+	}
 	worked := func(exact bool) bool {
 		return r.reached(labelSuccess, exact, true) || r.reached(labelNone, exact, true)
 	}
-	if r.reached(labelFailure, true, false) && !worked(true) || r.reached(labelFailure, false, false) && !worked(false) {
-		return r, true
-	}
-	return nil, false
+	return r.reached(labelFailure, true, false) && !worked(true) || r.reached(labelFailure, false, false) && !worked(false)
 }
 
 // receives returns the carriers of the receives in body (msg, err :=

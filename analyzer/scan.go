@@ -34,6 +34,10 @@ func (st *state) scan(file *ast.File) {
 			if fb := st.vals.innermost(stack); fb != nil {
 				fb.loops = true
 			}
+		case *ast.GoStmt:
+			if fb := st.vals.innermost(stack); fb != nil {
+				fb.goes = true
+			}
 		case *ast.BranchStmt:
 			if fb := st.vals.innermost(stack); fb != nil && n.Tok == token.GOTO {
 				fb.loops = true

@@ -26,6 +26,7 @@ type sendIndex struct {
 	calls     []localCall              // calls of functions of this package, resolved after the fixpoint
 	sendCalls []*ast.CallExpr          // calls that send (after propagate)
 	litSends  map[*ast.FuncLit]*sendInfo
+	impls     *implIndex // the implementations converted into interfaces (the scan)
 }
 
 // newSendIndex returns the empty send index of pass.
@@ -71,7 +72,7 @@ func (s sendSite) subject() string {
 	if s.info.direct {
 		return "call of " + s.name
 	}
-	return fmt.Sprintf("call of %s (which sends through %s)", s.name, s.info.via)
+	return fmt.Sprintf("call of %s (via %s)", s.name, s.info.via)
 }
 
 // sendInfo describes what a call sends through.
@@ -95,7 +96,7 @@ func knownSender(pass *analysis.Pass, fn *types.Func) (sendInfo, bool) {
 		return sendInfo{via: rs.display, kind: rs.kind, js: rs.kind == kindJetStream, direct: true}, true
 	}
 	if ss, ok := shimSendOf(key); ok {
-		return sendInfo{via: ss.display, kind: ss.kind, js: ss.jetStream, direct: true}, true
+		return sendInfo{via: ss.display, kind: ss.kind, js: ss.kind == kindJetStream, direct: true}, true
 	}
 	if fn.Pkg() != nil && fn.Pkg() != pass.Pkg && !isNATSPackage(fn.Pkg().Path()) {
 		var fact sendsFact
@@ -161,6 +162,9 @@ func (sn *sendIndex) sendOf(call *ast.CallExpr) (sendSite, bool) {
 			// A method of an interface whose value is known: p.Publish
 			// with p (or s.p) only ever holding a *nats.Conn.
 			if si, ok := sn.concreteSend(call, fn); ok {
+				return sendSite{call, si, funcName(sn.pass.Pkg, fn)}, true
+			}
+			if si, ok := sn.implSend(call, fn); ok {
 				return sendSite{call, si, funcName(sn.pass.Pkg, fn)}, true
 			}
 			return sendSite{}, false
@@ -268,9 +272,10 @@ func (sn *sendIndex) litInfo(lit *ast.FuncLit) *sendInfo {
 	return nil
 }
 
-// concreteSend reports whether a call of the interface method fn goes to
-// a raw send: its receiver (a local variable or an unexported field) only
-// ever holds NATS values whose method of that name is a send.
+// concreteSend reports whether a call of the interface method fn sends:
+// its receiver (a local variable or an unexported field) only ever holds
+// values whose method of that name sends (a *nats.Conn's Publish, a
+// method of this package found to send, one with a sendsFact).
 func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo, bool) {
 	sig, _ := fn.Type().(*types.Signature)
 	if sig == nil || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) {
@@ -287,7 +292,7 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 	var si sendInfo
 	for i, v := range vals {
 		t := sn.info.TypeOf(v)
-		if t == nil || !isNATSCarrier(t) {
+		if t == nil || types.IsInterface(t) {
 			return sendInfo{}, false
 		}
 		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
@@ -295,7 +300,7 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 		if !ok {
 			return sendInfo{}, false
 		}
-		s, ok := knownSender(sn.pass, m)
+		s, ok := sn.sendVia(m)
 		if !ok {
 			return sendInfo{}, false
 		}

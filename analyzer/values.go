@@ -49,6 +49,7 @@ type fnBody struct {
 	cfg   *bodyCFG     // lazily
 	// reschedules: the body calls time.AfterFunc (outside literals)
 	reschedules bool
+	goes        bool // the body has a go statement (outside literals)
 }
 
 // newValueIndex returns an empty index for the package of pass, whose
@@ -144,15 +145,7 @@ func (vi *valueIndex) record(n ast.Node) {
 func (vi *valueIndex) fieldStores(n ast.Node) {
 	info := vi.info
 	field := func(e ast.Expr) *types.Var {
-		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		if !ok {
-			return nil
-		}
-		s := info.Selections[sel]
-		if s == nil || s.Kind() != types.FieldVal {
-			return nil
-		}
-		f, _ := s.Obj().(*types.Var)
+		f := fieldOf(info, e)
 		if f == nil || f.Exported() || !tracksValues(f) {
 			return nil
 		}
@@ -180,6 +173,22 @@ func (vi *valueIndex) fieldStores(n ast.Node) {
 			}
 		})
 	}
+}
+
+// fieldOf returns the struct field that the selector e (x.f) denotes, or
+// nil: the target of a field store, for the value index and the option
+// fields.
+func fieldOf(info *types.Info, e ast.Expr) *types.Var {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.FieldVal {
+		return nil
+	}
+	f, _ := s.Obj().(*types.Var)
+	return f
 }
 
 // litFields calls store with each field a struct literal sets and its

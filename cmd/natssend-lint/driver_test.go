@@ -89,7 +89,7 @@ func TestRunFails(t *testing.T) {
 `
 }
 
-var wantCross = regexp.MustCompile(`cross\.go:16:\d+: call of natslib\.Emit \(which sends through \(\*nats\.Conn\)\.Publish\) is retried on failure`)
+var wantCross = regexp.MustCompile(`cross\.go:16:\d+: call of natslib\.Emit \(via \(\*nats\.Conn\)\.Publish\) is retried on failure`)
 
 // TestWrapperInOtherModule: a wrapper that sends, declared two packages
 // deep in another module, makes its retry a finding, standalone and under

@@ -162,7 +162,7 @@ func run(t *testing.T, dir, name string, args ...string) (int, string, string) {
 // Findings expected in the fixture, as patterns over the text output.
 var (
 	wantRaw     = regexp.MustCompile(`app\.go:15:\d+: raw \(\*nats\.Conn\)\.Publish bypasses claim checks`)
-	wantRetry   = regexp.MustCompile(`app\.go:17:\d+: call of wrap\.Notify \(which sends through shim\.Publish\) is retried on failure`)
+	wantRetry   = regexp.MustCompile(`app\.go:17:\d+: call of wrap\.Notify \(via shim\.Publish\) is retried on failure`)
 	wantConnect = regexp.MustCompile(`app\.go:11:\d+: nats\.Connect without nats\.ReconnectBufSize\(-1\)`)
 	wantTest    = regexp.MustCompile(`app_test\.go:11:\d+: raw \(\*nats\.Conn\)\.PublishMsg`)
 	wantProbe   = regexp.MustCompile(`app\.go:22:`)
@@ -258,7 +258,7 @@ func TestFix(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "natssend-lint: -fix: fixed 2 findings; 2 findings without a fix remain:\n") ||
 		!strings.Contains(stderr, ": nats.Connect without nats.ReconnectBufSize(-1)") ||
-		!strings.Contains(stderr, ": call of wrap.Notify (which sends through shim.Publish) is retried on failure") ||
+		!strings.Contains(stderr, ": call of wrap.Notify (via shim.Publish) is retried on failure") ||
 		strings.Contains(stderr, "raw (*nats.Conn).Publish") {
 		t.Errorf("-fix: want the summary and the connect and retry findings, not the fixed publish:\n%s", stderr)
 	}

@@ -46,7 +46,7 @@ func sendEither(nc *nats.Conn, urgent bool, data []byte) error {
 		send = func() error { return nc.Publish("normal", data) }
 	}
 	for {
-		if err := send(); err == nil { // want `call of send \(which sends through \(\*nats.Conn\).Publish\) is retried on failure`
+		if err := send(); err == nil { // want `call of send \(via \(\*nats.Conn\).Publish\) is retried on failure`
 			return nil
 		}
 		time.Sleep(time.Second)

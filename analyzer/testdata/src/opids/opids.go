@@ -124,7 +124,7 @@ func forward(ctx context.Context, nc *nats.Conn, subj string, body []byte, opts 
 func forwardLoop(ctx context.Context, nc *nats.Conn, orderID string, body []byte) error { // want forwardLoop:`sends via \(\*nats\.Conn\)\.RequestWithContext`
 	var err error
 	for try := 0; try < 3; try++ {
-		if err = forward(ctx, nc, "orders.create", body, shim.OperationID(orderID), shim.Attempts(3)); err == nil { // want `call of forward \(which sends through \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
+		if err = forward(ctx, nc, "orders.create", body, shim.OperationID(orderID), shim.Attempts(3)); err == nil { // want `call of forward \(via \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
 			return nil
 		}
 		if errors.Is(err, context.Canceled) {

@@ -23,7 +23,7 @@ func register(nc *nats.Conn, id []byte) error {
 		_, err := nc.Request("svc.register", id, time.Second)
 		return err
 	}
-	if err := ask(); err == nil { // want `call of ask \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure by the same send at line 29`
+	if err := ask(); err == nil { // want `call of ask \(via \(\*nats\.Conn\)\.Request\) is retried on failure by the same send at line 29`
 		return nil
 	}
 	return ask()
@@ -109,7 +109,7 @@ func startNode(nc *nats.Conn, o *startOpts) error { // want startNode:`sends via
 // The same start asked twice.
 func startTwice(nc *nats.Conn) error { // want startTwice:`sends via \(\*nats\.Conn\)\.Request`
 	o := &startOpts{Encrypt: true}
-	if err := startNode(nc, o); err == nil { // want `call of startNode \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure by the same send at line 115`
+	if err := startNode(nc, o); err == nil { // want `call of startNode \(via \(\*nats\.Conn\)\.Request\) is retried on failure by the same send at line 115`
 		return nil
 	}
 	return startNode(nc, o)

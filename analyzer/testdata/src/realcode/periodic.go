@@ -69,7 +69,7 @@ func (r *replicator) repairOnce(ctx context.Context, every time.Duration) error 
 	for {
 		select {
 		case <-timer.C:
-			created, err := r.ensureConsumer() // want `call of \(\*replicator\)\.ensureConsumer \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure`
+			created, err := r.ensureConsumer() // want `call of \(\*replicator\)\.ensureConsumer \(via \(\*nats\.Conn\)\.Request\) is retried on failure`
 			if err != nil {
 				log.Printf("health check: %v", err)
 			}

@@ -41,7 +41,7 @@ func awaitNewLeader(a *admin, group, old string) error { // want awaitNewLeader:
 	defer tick.Stop()
 	for n := 0; n < 20; n++ {
 		<-tick.C
-		gi, err := a.info(group) // want `call of \(\*admin\)\.info \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure`
+		gi, err := a.info(group) // want `call of \(\*admin\)\.info \(via \(\*nats\.Conn\)\.Request\) is retried on failure`
 		if err != nil {
 			log.Printf("info: %v", err)
 			continue
@@ -160,7 +160,7 @@ func (f *feed) attach(ctx context.Context) error {
 		}
 		f.spec.DeliverInbox = f.sub.Subject
 		log.Printf("attach, attempt %d", attempt)
-		return f.createConsumer(f.spec) // want `call of \(\*feed\)\.createConsumer \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure by \(pace\.Steps\)\.Until`
+		return f.createConsumer(f.spec) // want `call of \(\*feed\)\.createConsumer \(via \(\*nats\.Conn\)\.Request\) is retried on failure by \(pace\.Steps\)\.Until`
 	})
 }
 
@@ -247,7 +247,7 @@ func claimSlotLoose(ctx context.Context, nc *nats.Conn, pool, owner string) erro
 		return nil
 	}
 	for i := 0; i < 10; i++ {
-		err := claim() // want `call of claim \(which sends through \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
+		err := claim() // want `call of claim \(via \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
 		if err == nil {
 			return nil
 		}
@@ -274,7 +274,7 @@ func claimSlotAnyError(ctx context.Context, nc *nats.Conn, pool, owner string) e
 	}
 	var err error
 	for i := 0; i < 10; i++ {
-		if err = claim(); err == nil { // want `call of claim \(which sends through \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
+		if err = claim(); err == nil { // want `call of claim \(via \(\*nats\.Conn\)\.RequestWithContext\) is retried on failure`
 			return nil
 		}
 	}
@@ -311,7 +311,7 @@ func (p *pinger) gather(ctx context.Context, subj string, want int) ([]*nats.Msg
 func awaitAllServers(ctx context.Context, p *pinger, want int) error { // want awaitAllServers:`sends via \(\*nats\.Conn\)\.PublishRequest`
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := p.gather(ctx, "$SYS.REQ.SERVER.PING", want) // want `call of \(\*pinger\)\.gather \(which sends through \(\*nats\.Conn\)\.PublishRequest\) is retried on failure`
+		got, err := p.gather(ctx, "$SYS.REQ.SERVER.PING", want) // want `call of \(\*pinger\)\.gather \(via \(\*nats\.Conn\)\.PublishRequest\) is retried on failure`
 		if err == nil && len(got) == want {
 			return nil
 		}

@@ -216,7 +216,7 @@ func recursiveList(nc *nats.Conn, items [][]byte) error { // want recursiveList:
 func closureLoop(nc *nats.Conn) error {
 	send := func() error { return shim.Publish(nc, "a", nil) }
 	for i := 0; i < 3; i++ {
-		if err := send(); err == nil { // want `^call of send \(which sends through shim\.Publish\) is retried on failure: it may be out already; retry with shim\.Retry`
+		if err := send(); err == nil { // want `^call of send \(via shim\.Publish\) is retried on failure: it may be out already; retry with shim\.Retry`
 			return nil
 		}
 	}

@@ -114,7 +114,7 @@ func helpers(ctx context.Context, nc *nats.Conn, c *shim.Client, b sethvargo.Bac
 
 	// A named function that sends.
 	_ = backoff4.Retry(publishOnce(nc), backoff4.NewExponentialBackOff())
-	_ = avast.Do(func() error { return notify(nc) })                // want `call of notify \(which sends through shim.Publish\) is retried on failure by retry.Do`
+	_ = avast.Do(func() error { return notify(nc) })                // want `call of notify \(via shim.Publish\) is retried on failure by retry.Do`
 	_ = backoff4.Retry(sendNamed, backoff4.NewExponentialBackOff()) // want `backoff.Retry retries sendNamed, which sends through shim.Publish`
 }
 

@@ -303,7 +303,7 @@ func send(nc *nats.Conn, b []byte) error { // want send:`sends via \(\*nats.Conn
 func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\*nats.Conn\).Request`
 	var err error
 	for i := 0; i < 3; i++ {
-		if err = send(nc, b); err == nil { // want `^call of send \(which sends through \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
+		if err = send(nc, b); err == nil { // want `^call of send \(via \(\*nats\.Conn\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 			return nil
 		}
 	}
@@ -313,7 +313,7 @@ func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\
 // A function literal called on the spot.
 func onTheSpot(nc *nats.Conn, b []byte) { // want onTheSpot:`sends via \(\*nats.Conn\).Publish`
 	for i := 0; i < 3; i++ {
-		err := func() error { return nc.Publish("s", b) }() // want `call of a function literal \(which sends through \(\*nats.Conn\).Publish\) is retried on failure`
+		err := func() error { return nc.Publish("s", b) }() // want `call of a function literal \(via \(\*nats.Conn\).Publish\) is retried on failure`
 		if err == nil {
 			return
 		}

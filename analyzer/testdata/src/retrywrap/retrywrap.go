@@ -14,7 +14,7 @@ import (
 func viaFact(nc *nats.Conn) error { // want viaFact:`sends via shim.Publish`
 	var err error
 	for i := 0; i < 3; i++ {
-		if err = wrappers.NotifyTwice(nc); err == nil { // want `call of wrappers.NotifyTwice \(which sends through shim.Publish\) is retried on failure`
+		if err = wrappers.NotifyTwice(nc); err == nil { // want `call of wrappers.NotifyTwice \(via shim.Publish\) is retried on failure`
 			return nil
 		}
 	}
@@ -23,7 +23,7 @@ func viaFact(nc *nats.Conn) error { // want viaFact:`sends via shim.Publish`
 
 func viaMethod(ctx context.Context, c *wrappers.Client) *nats.Msg { // want viaMethod:`sends via \(\*shim.Client\).Request`
 	for {
-		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(which sends through \(\*shim\.Client\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
+		reply, err := c.Call(ctx) // want `call of \(\*wrappers\.Client\)\.Call \(via \(\*shim\.Client\)\.Request\) is retried on failure: it may have run; use a fixed shim\.OperationID the responder de-duplicates, and Attempts`
 		if err != nil {
 			log.Print(err)
 			continue
@@ -33,7 +33,7 @@ func viaMethod(ctx context.Context, c *wrappers.Client) *nats.Msg { // want viaM
 }
 
 func viaGeneric(nc *nats.Conn) { // want viaGeneric:`sends via shim.Publish`
-	for wrappers.Generic(nc, 1) != nil { // want `call of wrappers.Generic \(which sends through shim.Publish\) is retried on failure`
+	for wrappers.Generic(nc, 1) != nil { // want `call of wrappers.Generic \(via shim.Publish\) is retried on failure`
 	}
 }
 

@@ -58,21 +58,7 @@ func (sn *sendIndex) implSend(call *ast.CallExpr, fn *types.Func) (sendInfo, boo
 	if len(impls) == 0 {
 		return sendInfo{}, false
 	}
-	var si sendInfo
-	for i, t := range impls {
-		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
-		m, ok := obj.(*types.Func)
-		if !ok {
-			return sendInfo{}, false
-		}
-		s, ok := sn.sendVia(m)
-		if !ok {
-			return sendInfo{}, false
-		}
-		if i == 0 {
-			si = s
-		}
-	}
+	si, ok := sn.methodsSend(impls, fn)
 	si.direct, si.js = false, false
-	return si, true
+	return si, ok
 }

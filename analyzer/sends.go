@@ -289,12 +289,24 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 	if !ok {
 		return sendInfo{}, false
 	}
-	var si sendInfo
+	ts := make([]types.Type, len(vals))
 	for i, v := range vals {
 		t := sn.info.TypeOf(v)
 		if t == nil || types.IsInterface(t) {
 			return sendInfo{}, false
 		}
+		ts[i] = t
+	}
+	si, ok := sn.methodsSend(ts, fn)
+	si.direct = false
+	return si, ok
+}
+
+// methodsSend reports whether the method named as fn of every type in ts
+// sends, and how the first one does.
+func (sn *sendIndex) methodsSend(ts []types.Type, fn *types.Func) (sendInfo, bool) {
+	var si sendInfo
+	for i, t := range ts {
 		obj, _, _ := types.LookupFieldOrMethod(t, true, fn.Pkg(), fn.Name())
 		m, ok := obj.(*types.Func)
 		if !ok {
@@ -308,7 +320,6 @@ func (sn *sendIndex) concreteSend(call *ast.CallExpr, fn *types.Func) (sendInfo,
 			si = s
 		}
 	}
-	si.direct = false
 	return si, true
 }
 

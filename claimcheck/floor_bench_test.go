@@ -53,15 +53,13 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 		tp := time.Since(t0)
-		got, err := st.Resolve(ctx, ref)
-		if err != nil || len(got) != size {
+		if got, err := st.Resolve(ctx, ref); err != nil || len(got) != size {
 			b.Fatal(err)
 		}
 		cc := time.Since(t0)
 		preps = append(preps, float64(tp.Nanoseconds())/1e6)
 		runtime.ReadMemStats(&ms)
 		alloc += ms.TotalAlloc - a0
-		got = nil
 		if err := st.Discard(ctx, ref); err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 
@@ -76,6 +77,17 @@ func TestTelemetryOneOrderOneTrace(t *testing.T) {
 	case <-got:
 	case <-ctx.Done():
 		t.Fatal("the announcement did not arrive")
+	}
+	// The subscriber's span ends when its handler returns, after got:
+	// drain the connection, which waits for running handlers, first.
+	closed := svc.StatusChanged(nats.CLOSED)
+	if err := svc.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("the service connection did not drain")
 	}
 	span.End()
 	if err := shutdown(context.Background()); err != nil {

@@ -44,10 +44,14 @@ func (s *seen) counts() (int, int) {
 }
 
 // check waits for msgs messages and errs errors, then checks that every
-// message is want and every error matches is.
+// message is want and every error matches is. The wait is the payload's
+// read deadline (long), not settle: a read cut mid-download recovers
+// through its stall check (2 s), the check that the chunks are still
+// stored and a new consumer, which under -race on a loaded machine can
+// take longer than settle.
 func (s *seen) check(t *testing.T, want []byte, msgs, errs int, is error) {
 	t.Helper()
-	natstest.Eventually(t, settle, func() bool { m, e := s.counts(); return m >= msgs && e >= errs }, "the helper to pass the message on")
+	natstest.Eventually(t, long, func() bool { m, e := s.counts(); return m >= msgs && e >= errs }, "the helper to pass the message on")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.msgs) != msgs || len(s.errs) != errs {

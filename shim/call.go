@@ -56,13 +56,13 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 
 	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co}
 	defer cs.discard()
-	return runAttempts(callCtx, newSchedule(co, deadline), func(attempt int, wait time.Duration) (*nats.Msg, bool, error) {
+	return runAttempts(callCtx, newSchedule(co, deadline), func(attempt int, wait func() time.Duration) (*nats.Msg, bool, error) {
 		tried = attempt
 		if err := cs.sendAttempt(mux.subject(token, attempt)); err != nil {
 			attemptEvent(co.tele, attempt, err) // not sent
 			return nil, false, err
 		}
-		reply, err := cs.await(mux, mc, attempt, wait)
+		reply, err := cs.await(mux, mc, attempt, wait())
 		attemptEvent(co.tele, attempt, err)
 		if err != nil {
 			return nil, false, err

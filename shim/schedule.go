@@ -26,8 +26,9 @@ func newSchedule(co callOpts, deadline time.Time) attemptSchedule {
 	return attemptSchedule{n: max(co.attempts, 1), withID: co.opID != "", wait: wait, deadline: deadline}
 }
 
-// runAttempts calls try for attempt 1, 2, … with the time the attempt may
-// wait for its answer: all the time left for the last attempt and for a call
+// runAttempts calls try for attempt 1, 2, … with a function that says,
+// when called (once the attempt is sent), how long it may wait for its
+// answer: all the time left for the last attempt and for a call
 // without an OperationID (which is sent again only when it certainly did
 // not run), otherwise at most AttemptTimeout. It stops at the first
 // success, or when another attempt would be the (n+1)th, would repeat a
@@ -37,15 +38,17 @@ func newSchedule(co callOpts, deadline time.Time) attemptSchedule {
 // (errAttemptWait) is followed at once, any other failure after a
 // jittered, doubling backoff. A try that reports final ends the call with
 // its result as it is (an answer that arrived, whatever comes of it).
-func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt int, wait time.Duration) (v T, final bool, err error)) (T, error) {
+func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt int, wait func() time.Duration) (v T, final bool, err error)) (T, error) {
 	var zero T
 	var errs []error
 	backoff := attemptBackoff
 	for attempt := 1; ; attempt++ {
 		last := attempt >= s.n
-		wait := time.Until(s.deadline)
-		if !last && s.withID {
-			wait = min(wait, s.wait)
+		wait := func() time.Duration {
+			if !last && s.withID {
+				return min(time.Until(s.deadline), s.wait)
+			}
+			return time.Until(s.deadline)
 		}
 		v, final, err := try(attempt, wait)
 		if final || err == nil {

@@ -24,8 +24,8 @@ func TestRunAttemptsSchedule(t *testing.T) {
 	t.Run("n attempts, then every failure", func(t *testing.T) {
 		var waits []time.Duration
 		_, err := runAttempts(ctx, attemptSchedule{n: 3, withID: true, wait: time.Second, deadline: deadline},
-			func(_ int, wait time.Duration) (int, bool, error) {
-				waits = append(waits, wait)
+			func(_ int, wait func() time.Duration) (int, bool, error) {
+				waits = append(waits, wait())
 				return 0, false, unknown
 			})
 		if len(waits) != 3 {
@@ -44,7 +44,7 @@ func TestRunAttemptsSchedule(t *testing.T) {
 	t.Run("an ended wait is followed by the next attempt", func(t *testing.T) {
 		tries := 0
 		_, _ = runAttempts(ctx, attemptSchedule{n: 5, withID: true, wait: time.Millisecond, deadline: deadline},
-			func(int, time.Duration) (int, bool, error) { tries++; return 0, false, unknown })
+			func(int, func() time.Duration) (int, bool, error) { tries++; return 0, false, unknown })
 		if tries != 5 {
 			t.Fatalf("%d attempts, want 5", tries)
 		}
@@ -52,10 +52,10 @@ func TestRunAttemptsSchedule(t *testing.T) {
 	t.Run("without an OperationID an unknown outcome is not repeated", func(t *testing.T) {
 		tries := 0
 		_, _ = runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
-			func(_ int, wait time.Duration) (int, bool, error) {
+			func(_ int, wait func() time.Duration) (int, bool, error) {
 				tries++
-				if wait <= 5*time.Second {
-					t.Errorf("a call without an OperationID waited %v, want all the time left", wait)
+				if w := wait(); w <= 5*time.Second {
+					t.Errorf("a call without an OperationID waited %v, want all the time left", w)
 				}
 				return 0, false, unknown
 			})
@@ -66,7 +66,7 @@ func TestRunAttemptsSchedule(t *testing.T) {
 	t.Run("not run, repeated; invalid, not; final, as it is", func(t *testing.T) {
 		tries := 0
 		v, err := runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
-			func(attempt int, _ time.Duration) (int, bool, error) {
+			func(attempt int, _ func() time.Duration) (int, bool, error) {
 				tries++
 				switch attempt {
 				case 1:
@@ -81,7 +81,7 @@ func TestRunAttemptsSchedule(t *testing.T) {
 		}
 		tries = 0
 		_, err = runAttempts(ctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
-			func(int, time.Duration) (int, bool, error) { tries++; return 0, false, invalid })
+			func(int, func() time.Duration) (int, bool, error) { tries++; return 0, false, invalid })
 		if tries != 1 || !errors.Is(err, invalid) {
 			t.Fatalf("%d attempts of an invalid request: %v", tries, err)
 		}
@@ -90,7 +90,7 @@ func TestRunAttemptsSchedule(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		tries := 0
 		_, _ = runAttempts(cctx, attemptSchedule{n: 5, wait: time.Second, deadline: deadline},
-			func(int, time.Duration) (int, bool, error) { tries++; cancel(); return 0, false, unavailable })
+			func(int, func() time.Duration) (int, bool, error) { tries++; cancel(); return 0, false, unavailable })
 		if tries != 1 {
 			t.Fatalf("%d attempts after cancel, want 1", tries)
 		}

@@ -76,7 +76,7 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	// As Attempts: an attempt waits AttemptTimeout for the first frame
 	// before the request is sent again; the last all the time left.
 	return runAttempts(ctx, newSchedule(co, first), func(_ int, wait func() time.Duration) (*ReplyStream, bool, error) {
-		rs, err := c.openStream(ctx, time.Now().Add(wait()), m, co) //natssend:reviewed retry: as Attempts, only until the first frame
+		rs, err := c.openStream(ctx, time.Now().Add(wait()), m, co)
 		return rs, false, err
 	})
 }

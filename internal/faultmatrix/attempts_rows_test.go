@@ -17,7 +17,7 @@ func TestAttempts(t *testing.T) {
 	threeID := []shim.CallOption{shim.Attempts(3), shim.OperationID("op-1")}
 	fiveNoID := []shim.CallOption{shim.Attempts(5)}
 	dropFirstReply := func(e *env, c *call) { e.expect(e.cp.On(replyDown(e, natstest.Drop))) }
-	runReqRows(t, []reqRow{
+	runRows(t, []reqRow{
 		{name: "no ID: ctx cancelled before the send", opts: three, fault: cancelBefore, fast: true, ran: 0,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
 		{name: "no ID: call timeout over before nats.go writes", opts: []shim.CallOption{shim.Attempts(3), shim.Timeout(time.Nanosecond)}, fast: true, ran: 0,

@@ -21,7 +21,7 @@ var (
 // ServeClaimChecks): the request's upload, then the call.
 func TestClaimCheckedRequest(t *testing.T) {
 	t.Parallel()
-	runReqRows(t, []reqRow{
+	runRows(t, []reqRow{
 		{name: "ctx cancelled before the send", bigReq: true, fault: cancelBefore, fast: true,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
 		{name: "ctx cancelled during the upload", bigReq: true, fast: true,
@@ -35,6 +35,8 @@ func TestClaimCheckedRequest(t *testing.T) {
 		{name: "caller connection dropped after the last chunk reached the server", bigReq: true, fast: true, orAckRaced: true,
 			fault: on(callerP, withAction(natstest.Rule{Dir: natstest.ToServer, Subject: metas, When: natstest.After}, natstest.Cut), nil),
 			want:  notRunUnsent},
+		{name: "caller connection dropped before the acknowledgement of the upload's last message", bigReq: true, fast: true,
+			fault: metaAckLost(metas), want: notRunUnsent},
 		{name: "server restart during the upload", bigReq: true, fast: true,
 			fault: on(callerP, chunkUp(2), doRestart), want: notRunUnsent},
 		{name: "ctx cancelled while waiting", bigReq: true, beh: behave{block: true}, ran: 1, fast: true,
@@ -60,7 +62,7 @@ func TestClaimCheckedReply(t *testing.T) {
 	replyLost := func(cause error) wantErr {
 		return wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeReplyLost, is: []error{shim.ErrReplyLost, cause}, sent: yes}
 	}
-	runReqRows(t, []reqRow{
+	runRows(t, []reqRow{
 		{name: "ctx cancelled while waiting", bigReply: true, beh: behave{block: true}, ran: 1, fast: true,
 			fault: on(callerP, reqSent, doCancel),
 			want:  wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: yes}},

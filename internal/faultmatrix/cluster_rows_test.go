@@ -100,7 +100,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 		t.Skip("3-node clusters: slow")
 	}
 	// One cluster at a time: nine servers at once starve a loaded machine.
-	runFnRowsAtOnce(t, 1, []fnRow{
+	runRowsAtOnce(t, 1, []fnRow{
 		{"Store.PublishMsg: leader lost during the upload", func(t *testing.T) {
 			e := newClusterEnv(t)
 			ch := make(chan *nats.Msg, 4)

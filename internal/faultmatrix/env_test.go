@@ -176,6 +176,23 @@ func objectsIn(subjects []string) int {
 	return n
 }
 
+// purgeBucket purges the bucket's stream: the claim checks in flight can
+// no longer be resolved.
+func (e *env) purgeBucket() {
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	js, err := jetstream.New(e.admin)
+	if err == nil {
+		var s jetstream.Stream
+		if s, err = js.Stream(ctx, "OBJ_"+bucket); err == nil {
+			err = s.Purge(ctx)
+		}
+	}
+	if err != nil {
+		e.t.Errorf("purging the bucket: %v", err)
+	}
+}
+
 // checkLeft checks what the bucket holds once clean-ups are done: objects
 // (listed) complete objects and nothing else when objects >= 0; after a
 // crash (objects < 0) anything, removed by the bucket's TTL.

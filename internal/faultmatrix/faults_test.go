@@ -2,6 +2,7 @@ package faultmatrix_test
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/natssend/natssend/internal/natstest"
 )
@@ -120,4 +121,24 @@ func callerGoneUntilDeadline(e *env, c *call, _ natstest.Frame) {
 		<-c.ctx.Done()
 		up()
 	}()
+}
+
+// metaAckLost cuts the caller's link in place of the server's
+// acknowledgement of the upload's last message (the object's meta, on
+// the subject pattern metas): the server has stored the whole object and
+// the caller never learns it, the interleaving a cut after the meta races
+// with.
+func metaAckLost(metas string) func(e *env, _ *call) {
+	return func(e *env, _ *call) { cutForMetaAck(e, metas) }
+}
+
+func cutForMetaAck(e *env, metas string) {
+	var reply atomic.Pointer[string]
+	e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToServer, Subject: metas, Hook: func(f natstest.Frame) {
+		reply.Store(&f.Reply)
+	}}))
+	e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Action: natstest.Cut, Match: func(f natstest.Frame) bool {
+		r := reply.Load()
+		return r != nil && *r != "" && f.Subject == *r
+	}}))
 }

@@ -14,7 +14,7 @@ import (
 // Handler and JSONHandler replies under faults on the responder's side.
 func TestHandlerReplies(t *testing.T) {
 	t.Parallel()
-	runReqRows(t, []reqRow{
+	runRows(t, []reqRow{
 		{name: "JSONHandler: responder connection dropped before its reply is forwarded", beh: behave{json: true}, deadline: short, ran: 1,
 			fault: on(respP, withAction(replyUp, natstest.Cut), responderGone), want: unknownTimeout},
 		{name: "JSONHandler: responder crashes", beh: behave{json: true, crash: true}, deadline: short, ran: 1, want: unknownTimeout},
@@ -38,7 +38,7 @@ func TestHandlerReplies(t *testing.T) {
 		{name: "Handler: reply lost with a server restart before it is forwarded", deadline: 2 * short, ran: 1, want: unknownTimeout,
 			fault: on(respP, withAction(replyUp, natstest.Cut), doRestart)},
 	})
-	runFnRows(t, []fnRow{{"Handler forwards req.Header to a backend through a plain Client", gatewayRow}})
+	runRows(t, []fnRow{{"Handler forwards req.Header to a backend through a plain Client", gatewayRow}})
 }
 
 // gatewayRow: a gateway's Handler (with ServeClaimChecks) forwards its

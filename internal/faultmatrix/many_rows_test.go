@@ -32,15 +32,7 @@ type manyRow struct {
 	fast     bool                                        // ends well before the deadline
 }
 
-func runManyRows(t *testing.T, rows []manyRow) {
-	fns := make(map[string]func(*testing.T), len(rows))
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = r.run
-	}
-	runRows(t, names, fns)
-}
+func (row manyRow) subtest() (string, func(*testing.T)) { return row.name, row.run }
 
 func (row manyRow) run(t *testing.T) {
 	e := newEnv(t)
@@ -60,13 +52,8 @@ func (row manyRow) run(t *testing.T) {
 	if err := e.resp.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := row.deadline
-	if deadline == 0 {
-		deadline = long
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &call{ctx: ctx, cancel: cancel}
+	c := newCall(t, row.deadline)
+	ctx := c.ctx
 	done := make(chan struct{})
 	t.Cleanup(func() {
 		select {
@@ -125,7 +112,7 @@ func (row manyRow) run(t *testing.T) {
 		row.want.check(t, errs[0])
 	}
 	if row.fast && took > settle {
-		t.Errorf("the collection took %v (deadline %v); it must end within %v", took, deadline, settle)
+		t.Errorf("the collection took %v (deadline %v); it must end within %v", took, row.deadline, settle)
 	}
 	c.afterCall()
 	if e.resp.IsConnected() {
@@ -164,7 +151,7 @@ func nthReply(e *env, n int, a natstest.Action) natstest.Rule {
 func TestRequestMany(t *testing.T) {
 	t.Parallel()
 	stall := shim.StallTimeout(500 * time.Millisecond)
-	runManyRows(t, []manyRow{
+	runRows(t, []manyRow{
 		{name: "ctx cancelled before the send", voters: 1, fast: true,
 			fault: func(_ *env, c *call, _ <-chan struct{}) { c.cancel() },
 			want:  &wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/internal/natstest"
@@ -31,15 +30,7 @@ type microRow struct {
 	left     int  // objects left once the responder is done; -1: a crash's leftovers
 }
 
-func runMicroRows(t *testing.T, rows []microRow) {
-	fns := make(map[string]func(*testing.T), len(rows))
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = r.run
-	}
-	runRows(t, names, fns)
-}
+func (row microRow) subtest() (string, func(*testing.T)) { return row.name, row.run }
 
 func (row microRow) run(t *testing.T) {
 	e := newEnv(t)
@@ -82,13 +73,8 @@ func (row microRow) run(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := row.deadline
-	if deadline == 0 {
-		deadline = long
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &call{ctx: ctx, cancel: cancel}
+	c := newCall(t, row.deadline)
+	ctx := c.ctx
 	if row.fault != nil {
 		row.fault(e, c)
 	}
@@ -125,27 +111,14 @@ func (row microRow) run(t *testing.T) {
 // the responder: its claim check can no longer be resolved.
 func purgeOnDelivery(e *env, _ *call) {
 	r := reqDelivered
-	r.Hook = func(natstest.Frame) {
-		ctx, cancel := context.WithTimeout(context.Background(), settle)
-		defer cancel()
-		js, err := jetstream.New(e.admin)
-		if err == nil {
-			var s jetstream.Stream
-			if s, err = js.Stream(ctx, "OBJ_"+bucket); err == nil {
-				err = s.Purge(ctx)
-			}
-		}
-		if err != nil {
-			e.t.Errorf("purging the bucket: %v", err)
-		}
-	}
+	r.Hook = func(natstest.Frame) { e.purgeBucket() }
 	e.expect(e.rp.On(r))
 }
 
 // micro endpoints with ResolveMicro and RespondMicroClaimCheck.
 func TestMicro(t *testing.T) {
 	t.Parallel()
-	runMicroRows(t, []microRow{
+	runRows(t, []microRow{
 		{name: "claim-checked request: its payload gone when it arrives", bigReq: true, ran: 0,
 			fault: purgeOnDelivery,
 			want:  wantErr{outcome: shim.OutcomeRejected, code: shim.CodeClaimCheckUnresolved, sent: yes}},

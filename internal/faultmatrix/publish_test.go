@@ -14,9 +14,12 @@ import (
 	"github.com/natssend/natssend/shim"
 )
 
-// pubChunks are the chunks of shim.Publish's claim checks (the default
+// The chunks and metas of shim.Publish's claim checks (the default
 // bucket).
-var pubChunks = "$O." + claimcheck.DefaultBucket + ".C.>"
+var (
+	pubChunks = "$O." + claimcheck.DefaultBucket + ".C.>"
+	pubMetas  = "$O." + claimcheck.DefaultBucket + ".M.>"
+)
 
 func pubChunkUp(n int) natstest.Rule {
 	return natstest.Rule{Dir: natstest.ToServer, Subject: pubChunks, Nth: n}
@@ -103,6 +106,8 @@ type pubRow struct {
 	left     int // objects left in the default bucket
 }
 
+func (r pubRow) subtest() (string, func(*testing.T)) { return r.name, r.run }
+
 func (r pubRow) run(t *testing.T) {
 	e := newEnv(t)
 	rc := newReceiver(e)
@@ -110,13 +115,8 @@ func (r pubRow) run(t *testing.T) {
 	if r.big {
 		data = payload(bigSize, 3)
 	}
-	deadline := r.deadline
-	if deadline == 0 {
-		deadline = long
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &call{ctx: ctx, cancel: cancel}
+	c := newCall(t, r.deadline)
+	ctx := c.ctx
 	if r.fault != nil {
 		r.fault(e, c)
 	}
@@ -159,6 +159,8 @@ func TestPublish(t *testing.T) {
 			fault: on(callerP, withAction(pubChunkUp(2), natstest.Cut), nil)},
 		{name: "claim check: caller connection reset in the middle of a chunk", big: true, want: notRunUnsent,
 			fault: func(e *env, c *call) { e.expect(e.cp.CutAfterBytes(natstest.ToServer, limit+limit/2, nil)) }},
+		{name: "claim check: caller connection dropped before the acknowledgement of the upload's last message", big: true, want: notRunUnsent,
+			fault: metaAckLost(pubMetas)},
 		{name: "claim check: server restart during the upload", big: true, want: notRunUnsent,
 			fault: on(callerP, pubChunkUp(2), doRestart)},
 		{name: "claim check: caller connection dropped after the server had the reference", big: true, recv: 1, left: 1, want: ok,
@@ -167,11 +169,5 @@ func TestPublish(t *testing.T) {
 			fault: on(callerP, pubChunkUp(2), doRestart)},
 		{name: "claim check: no fault", big: true, recv: 1, left: 1, want: ok},
 	}
-	fns := map[string]func(*testing.T){}
-	var names []string
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = r.run
-	}
-	runRows(t, names, fns)
+	runRows(t, rows)
 }

@@ -14,7 +14,7 @@ import (
 // Client.Request and RequestMsg, small request and reply.
 func TestRequest(t *testing.T) {
 	t.Parallel()
-	runReqRows(t, []reqRow{
+	runRows(t, []reqRow{
 		{name: "ctx cancelled before the send", fault: cancelBefore, fast: true,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
 		{name: "deadline passed before the send", deadline: time.Nanosecond, fast: true,

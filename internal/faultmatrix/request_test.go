@@ -72,16 +72,7 @@ func (c *call) afterCall() {
 	}
 }
 
-// runReqRows runs rows as concurrent subtests.
-func runReqRows(t *testing.T, rows []reqRow) {
-	fns := make(map[string]func(*testing.T), len(rows))
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = r.run
-	}
-	runRows(t, names, fns)
-}
+func (r reqRow) subtest() (string, func(*testing.T)) { return r.name, r.run }
 
 func (r reqRow) run(t *testing.T) {
 	e := newEnv(t)
@@ -110,13 +101,8 @@ func (r reqRow) run(t *testing.T) {
 		copts = append(copts, shim.WithClaimChecks(e.cst))
 	}
 	client := shim.NewClient(e.caller, append(copts, r.clientOp...)...)
-	deadline := r.deadline
-	if deadline == 0 {
-		deadline = long
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &call{ctx: ctx, cancel: cancel}
+	c := newCall(t, r.deadline)
+	ctx := c.ctx
 	if r.fault != nil {
 		r.fault(e, c)
 	}
@@ -155,7 +141,7 @@ func (r reqRow) run(t *testing.T) {
 		t.Errorf("an error (%v) and a reply", err)
 	}
 	if r.fast && took > settle && !raced {
-		t.Errorf("the call took %v (deadline %v); it must end within %v", took, deadline, settle)
+		t.Errorf("the call took %v (deadline %v); it must end within %v", took, r.deadline, settle)
 	}
 	h.releaseAll()
 	c.afterCall()

@@ -37,7 +37,7 @@ func wantRuns(t *testing.T, got, want int) {
 // shim.Retry around publishes and requests.
 func TestRetry(t *testing.T) {
 	t.Parallel()
-	runFnRows(t, []fnRow{
+	runRows(t, []fnRow{
 		{"ctx cancelled before the first run", func(t *testing.T) {
 			e := newEnv(t)
 			ctx, cancel := context.WithCancel(context.Background())

@@ -1,10 +1,12 @@
 package faultmatrix_test
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // rowsAtOnce is how many rows of one group run at once (each with its own
@@ -18,30 +20,45 @@ func rowsAtOnce() int {
 	return 4
 }
 
-// runRows runs each named row as a subtest, rowsAtOnce at a time, in the
-// order given, and returns when all are done. Each group's test runs in
+// matrixRow is a row of the matrix: its name and its subtest.
+type matrixRow interface {
+	subtest() (name string, run func(t *testing.T))
+}
+
+// runRows runs each row as a subtest, rowsAtOnce at a time, in the order
+// given, and returns when all are done. Each group's test runs in
 // parallel with the other groups (t.Parallel).
-func runRows(t *testing.T, names []string, fns map[string]func(*testing.T)) {
-	runRowsAtOnce(t, rowsAtOnce(), names, fns)
+func runRows[R matrixRow](t *testing.T, rows []R) {
+	runRowsAtOnce(t, rowsAtOnce(), rows)
 }
 
 // runRowsAtOnce is runRows with n rows at a time.
-func runRowsAtOnce(t *testing.T, n int, names []string, fns map[string]func(*testing.T)) {
+func runRowsAtOnce[R matrixRow](t *testing.T, n int, rows []R) {
+	seen := make(map[string]bool, len(rows))
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
-	for _, name := range names {
-		if fns[name] == nil {
-			t.Fatalf("row %q has no function (duplicate name?)", name)
+	for _, r := range rows {
+		name, fn := r.subtest()
+		if seen[name] {
+			t.Fatalf("two rows are named %q", name)
 		}
-		fn := fns[name]
-		fns[name] = nil
+		seen[name] = true
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			t.Run(name, fn)
-		}()
+		})
 	}
 	wg.Wait()
+}
+
+// newCall returns the call of a row with deadline d (long if 0); its
+// context is cancelled when the row ends.
+func newCall(t *testing.T, d time.Duration) *call {
+	if d == 0 {
+		d = long
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return &call{ctx: ctx, cancel: cancel}
 }

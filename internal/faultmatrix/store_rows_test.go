@@ -32,29 +32,17 @@ type storeRow struct {
 	run      func(t *testing.T, e *env, ctx context.Context)
 }
 
-func runStoreRows(t *testing.T, rows []storeRow) {
-	fns := map[string]func(*testing.T){}
-	var names []string
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = func(t *testing.T) {
-			e := newEnv(t)
-			d := r.deadline
-			if d == 0 {
-				d = long
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), d)
-			defer cancel()
-			c := &call{ctx: ctx, cancel: cancel}
-			if r.fault != nil {
-				r.fault(e, c)
-			}
-			r.run(t, e, ctx)
-			c.afterCall()
-			e.checkFaults()
+func (r storeRow) subtest() (string, func(*testing.T)) {
+	return r.name, func(t *testing.T) {
+		e := newEnv(t)
+		c := newCall(t, r.deadline)
+		if r.fault != nil {
+			r.fault(e, c)
 		}
+		r.run(t, e, c.ctx)
+		c.afterCall()
+		e.checkFaults()
 	}
-	runRows(t, names, fns)
 }
 
 // isNotPublished checks a publish error that proves nothing was
@@ -265,7 +253,7 @@ func TestStore(t *testing.T) {
 	np := func(more ...error) func(t *testing.T, err error) {
 		return func(t *testing.T, err error) { t.Helper(); isNotPublished(t, err, more...) }
 	}
-	runStoreRows(t, []storeRow{
+	runRows(t, []storeRow{
 		{name: "PublishMsg: connection cut during the upload", fault: on(callerP, withAction(chunkUp(2), natstest.Cut), nil),
 			run: publishMsgRow(np(), 0, 0)},
 		{name: "PublishMsg: server restart during the upload", fault: on(callerP, chunkUp(2), doRestart),

@@ -186,15 +186,7 @@ type streamRow struct {
 	bug      string // a product bug makes the row fail: it is skipped with this message
 }
 
-func runStreamRows(t *testing.T, rows []streamRow) {
-	fns := make(map[string]func(*testing.T), len(rows))
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		names = append(names, r.name)
-		fns[r.name] = r.run
-	}
-	runRows(t, names, fns)
-}
+func (row streamRow) subtest() (string, func(*testing.T)) { return row.name, row.run }
 
 func (row streamRow) run(t *testing.T) {
 	if row.bug != "" && os.Getenv("NATSSEND_MATRIX_BUGS") == "" {
@@ -212,13 +204,8 @@ func (row streamRow) run(t *testing.T) {
 		copts = append(copts, shim.WithClaimChecks(e.cst))
 	}
 	client := shim.NewClient(e.caller, copts...)
-	deadline := row.deadline
-	if deadline == 0 {
-		deadline = long
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &call{ctx: ctx, cancel: cancel}
+	c := newCall(t, row.deadline)
+	ctx := c.ctx
 	c.after(r.releaseAll)
 	if row.fault != nil {
 		row.fault(e, c, r)

@@ -48,7 +48,7 @@ var (
 // Client.RequestStream and RequestMsgStream against a StreamHandler.
 func TestStream(t *testing.T) {
 	t.Parallel()
-	runStreamRows(t, []streamRow{
+	runRows(t, []streamRow{
 		// Before the send.
 		{name: "ctx cancelled before the send", fault: req(cancelBefore), openBy: settle,
 			open: &wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},

@@ -73,20 +73,7 @@ func (s *seen) check(t *testing.T, want []byte, msgs, errs int, is error) {
 // purgeAt purges the bucket's stream when the message on ev.data reaches
 // the subscriber: its claim check can no longer be resolved.
 func purgeAt(e *env) {
-	e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Subject: "ev.data", Hook: func(natstest.Frame) {
-		ctx, cancel := context.WithTimeout(context.Background(), settle)
-		defer cancel()
-		js, err := jetstream.New(e.admin)
-		if err == nil {
-			var s jetstream.Stream
-			if s, err = js.Stream(ctx, "OBJ_"+bucket); err == nil {
-				err = s.Purge(ctx)
-			}
-		}
-		if err != nil {
-			e.t.Errorf("purging the bucket: %v", err)
-		}
-	}}))
+	e.expect(e.cp.On(natstest.Rule{Dir: natstest.ToClient, Subject: "ev.data", Hook: func(natstest.Frame) { e.purgeBucket() }}))
 }
 
 // coreSubRow subscribes with Store.Subscribe (or QueueSubscribe with
@@ -219,7 +206,7 @@ func restartAt(r natstest.Rule) func(e *env) {
 // claimcheck.Store's Subscribe, QueueSubscribe, Consume and Messages.
 func TestSubscribeHelpers(t *testing.T) {
 	t.Parallel()
-	runFnRows(t, []fnRow{
+	runRows(t, []fnRow{
 		{"Subscribe: connection cut during the payload's download", coreSubRow(false, cutAt(chunkDown(2)), 1, 0, nil, 1)},
 		{"Subscribe: server restart during the payload's download", coreSubRow(false, restartAt(chunkDown(2)), 1, 0, nil, 1)},
 		{"Subscribe: connection cut when the read's consumer is created", coreSubRow(false, cutAt(consumerUp), 1, 0, nil, 1)},

@@ -27,7 +27,7 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		if fb == nil {
 			return unknownSum("options built in a way not followed")
 		}
-		s, n := assignedBuf(co.info, indexOf(co.info, fb))
+		s, n := assignedBuf(co.info, indexOf(fb))
 		return fixedSum(s, n)
 	case *ast.CallExpr:
 		return co.callExprSum(fb, x, kind)
@@ -117,7 +117,7 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 	if vb == nil {
 		return unknownSum("options in " + v.Name() + ", not followed")
 	}
-	idx := indexOf(co.info, vb)
+	idx := indexOf(vb)
 	if idx.addressed[v] {
 		return unknownSum("the address of " + v.Name() + " is taken")
 	}
@@ -178,7 +178,7 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 // initializer (a literal, nats.GetDefaultOptions(), a field or a function
 // returning options), then the assignments to its fields in source order.
 func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
-	idx := indexOf(co.info, vb)
+	idx := indexOf(vb)
 	var init ast.Expr
 	inits := 0
 	for _, a := range idx.byVar[v] {

@@ -150,60 +150,67 @@ type optStore struct {
 // busy marks a function or field whose summary is being computed.
 var busy = unknownSum("options defined in terms of themselves")
 
-// recordField records a store to a field of option type (the scan calls
-// it for assignments and composite literals).
-func (co *connOpts) recordField(n ast.Node, fb *fnBody) {
-	field := func(e ast.Expr) (*types.Var, bool) {
-		f := fieldOf(co.info, e)
-		return f, f != nil
-	}
-	store := func(f *types.Var, rhs ast.Expr) {
-		if optionKind(f.Type()) == optNone {
+// noteStore notes the store a, as the scan records it, if it is to a
+// field of option type (an assignment or &x; x++ and x-- are not noted):
+// its value, or the field is bad.
+func (co *connOpts) noteStore(a *assignment) {
+	switch a.node.(type) {
+	case *ast.AssignStmt:
+		if f := optionField(co.info, a.lhs); f != nil {
+			if a.rhs == nil || a.tok != token.ASSIGN {
+				co.bad(f, "field "+f.Name()+" assigned from a call with several results")
+				return
+			}
+			co.store(f, a.rhs, a.fb)
 			return
 		}
-		if co.fieldStores == nil {
-			co.fieldStores = make(map[*types.Var][]optStore)
-		}
-		co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
-	}
-	bad := func(f *types.Var, why string) {
-		if co.fieldBad == nil {
-			co.fieldBad = make(map[*types.Var]string)
-		}
-		co.fieldBad[f] = why
-	}
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		for i, l := range n.Lhs {
-			if f, ok := field(l); ok && optionKind(f.Type()) != optNone {
-				if len(n.Lhs) != len(n.Rhs) || n.Tok != token.ASSIGN {
-					bad(f, "field "+f.Name()+" assigned from a call with several results")
-					continue
-				}
-				store(f, n.Rhs[i])
-				continue
+		// s.opts.ReconnectBufSize = -1: changed in place.
+		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok {
+			if f := optionField(co.info, sel.X); f != nil && optionKind(f.Type()) == optOptions {
+				co.bad(f, "field "+f.Name()+" changed in place")
 			}
-			// s.opts.ReconnectBufSize = -1: changed in place.
-			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
-				if f, ok := field(sel.X); ok && optionKind(f.Type()) == optOptions {
-					bad(f, "field "+f.Name()+" changed in place")
-				}
-			}
-			if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
-				if f, ok := field(ix.X); ok && optionKind(f.Type()) == optList {
-					bad(f, "field "+f.Name()+" changed by index")
-				}
+		}
+		if ix, ok := ast.Unparen(a.lhs).(*ast.IndexExpr); ok {
+			if f := optionField(co.info, ix.X); f != nil && optionKind(f.Type()) == optList {
+				co.bad(f, "field "+f.Name()+" changed by index")
 			}
 		}
 	case *ast.UnaryExpr:
-		if n.Op == token.AND {
-			if f, ok := field(n.X); ok && optionKind(f.Type()) != optNone {
-				bad(f, "the address of field "+f.Name()+" is taken")
-			}
+		if f := optionField(co.info, a.lhs); f != nil {
+			co.bad(f, "the address of field "+f.Name()+" is taken")
 		}
-	case *ast.CompositeLit:
-		litFields(co.info, n, store)
 	}
+}
+
+// litField notes the value a composite literal in the body fb stores in
+// the field f, if it is of option type.
+func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
+	if optionKind(f.Type()) != optNone {
+		co.store(f, val, fb)
+	}
+}
+
+func (co *connOpts) store(f *types.Var, rhs ast.Expr, fb *fnBody) {
+	if co.fieldStores == nil {
+		co.fieldStores = make(map[*types.Var][]optStore)
+	}
+	co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
+}
+
+func (co *connOpts) bad(f *types.Var, why string) {
+	if co.fieldBad == nil {
+		co.fieldBad = make(map[*types.Var]string)
+	}
+	co.fieldBad[f] = why
+}
+
+// optionField returns the field of option type that the selector e
+// denotes, or nil.
+func optionField(info *types.Info, e ast.Expr) *types.Var {
+	if f := fieldOf(info, e); f != nil && optionKind(f.Type()) != optNone {
+		return f
+	}
+	return nil
 }
 
 // fieldSum judges a field of option type by every store to it in the

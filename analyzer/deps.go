@@ -140,7 +140,7 @@ func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
 // depsFrom computes the variables of fb that the expressions body (what
 // is sent) and targets (where) depend on.
 func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
-	d := &deps{info: info, idx: indexOf(info, fb), index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
+	d := &deps{info: info, idx: indexOf(fb), index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
 	add := func(v *types.Var) {
 		if _, ok := d.index[v]; !ok {
 			d.index[v] = len(d.index)
@@ -173,7 +173,7 @@ func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 				}
 			})
 		}
-		for _, node := range indexOf(info, fb).stmts {
+		for _, node := range indexOf(fb).stmts {
 			switch a := node.(type) {
 			case *ast.AssignStmt:
 				for i, l := range a.Lhs {

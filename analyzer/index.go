@@ -7,7 +7,7 @@ import (
 	"sort"
 )
 
-// assignment is one store in a function body: a target of an assignment
+// assignment is one store in a package: a target of an assignment
 // statement or of a variable declaration, the operand of x++ or x--, or
 // a variable whose address is taken (&x, through which it may change
 // anywhere).
@@ -19,13 +19,99 @@ type assignment struct {
 	tok   token.Token
 	v     *types.Var    // the local variable the target is rooted in, or nil
 	call  *ast.CallExpr // for &x: the call it is an argument of (f(&x)), if any
+	fb    *fnBody       // the innermost body it is in; nil at package level
 	whole bool          // the whole variable, not x.f, x[i] or *x
-	inLit bool          // inside a function literal of the body
+	inLit bool          // in a body's index: inside a function literal of the body
+}
+
+// storeList is the one list of a package's stores, in the scan's order
+// (source order, file by file). The scan records it, once (state.store:
+// record); the value index and the option fields read each store as it
+// is recorded, and a body's assignIndex is the run of it within the body.
+type storeList struct {
+	all     []assignment
+	args    map[*ast.UnaryExpr]*ast.CallExpr // &x arguments of the calls seen, until the scan reaches them
+	scanned bool                             // the scan is over: the list is complete
+}
+
+// addressArgs notes the &x arguments of call, which the scan reaches next.
+func (sl *storeList) addressArgs(call *ast.CallExpr) {
+	for _, arg := range call.Args {
+		if u, ok := ast.Unparen(arg).(*ast.UnaryExpr); ok && u.Op == token.AND {
+			if sl.args == nil {
+				sl.args = make(map[*ast.UnaryExpr]*ast.CallExpr)
+			}
+			sl.args[u] = call
+		}
+	}
+}
+
+// record appends the stores of the node n of the scan, in the body fb, and
+// returns them.
+func (sl *storeList) record(info *types.Info, n ast.Node, fb *fnBody) []assignment {
+	from := len(sl.all)
+	add := func(a assignment) {
+		a.v, a.whole = rootVar(info, a.lhs)
+		a.fb = fb
+		sl.all = append(sl.all, a)
+	}
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for i, l := range n.Lhs {
+			a := assignment{node: n, lhs: l, tok: n.Tok}
+			switch {
+			case len(n.Rhs) == len(n.Lhs):
+				a.rhs = n.Rhs[i]
+			case len(n.Rhs) == 1:
+				a.tuple = n.Rhs[0]
+			}
+			add(a)
+		}
+	case *ast.ValueSpec:
+		for i, name := range n.Names {
+			a := assignment{node: n, lhs: name, tok: token.DEFINE}
+			switch {
+			case len(n.Values) == len(n.Names):
+				a.rhs = n.Values[i]
+			case len(n.Values) == 1:
+				a.tuple = n.Values[0]
+			}
+			add(a)
+		}
+	case *ast.IncDecStmt:
+		add(assignment{node: n, lhs: n.X, tok: n.Tok})
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			add(assignment{node: n, lhs: n.X, tok: token.AND, call: sl.args[n]})
+			delete(sl.args, n)
+		}
+	}
+	return sl.all[from:]
+}
+
+// recordBody records the stores of the body fb where the scan does not
+// run (a package without NATS: scanHelperCandidates): the function
+// literals in it are no bodies, their stores in none.
+func (sl *storeList) recordBody(info *types.Info, fb *fnBody) {
+	var visit func(n ast.Node, in *fnBody) bool
+	visit = func(n ast.Node, in *fnBody) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(m ast.Node) bool { return visit(m, nil) })
+			return false
+		case *ast.CallExpr:
+			sl.addressArgs(n)
+		}
+		sl.record(info, n, in)
+		return true
+	}
+	ast.Inspect(fb.body, func(n ast.Node) bool { return visit(n, fb) })
 }
 
 // assignIndex is the one index of a function body's stores that the
-// checks share: argument tracking and the stores between two sends (deps:
-// effectsOf), flags, option slices and values (connexpr.go, optstate.go),
+// checks share, the run of the package's store list within the body:
+// argument tracking and the stores between two sends (deps.go), flags
+// (loopflags.go), option slices and values (connexpr.go, optstate.go),
 // message IDs and the variables that stay the same across a retry
 // (msgid.go, invariance.go), and the values read from a send's result
 // (carrier.go: withDerived). It holds every store in source order
@@ -33,8 +119,8 @@ type assignment struct {
 // declarations of each local variable (by the variable an assignment
 // target is rooted in), the assignment statements and value specs outside
 // function literals in source order, and the variables whose address is
-// taken (&x.f, &x[i] too). The package-level stores that follow values
-// across functions are the value index's (values.go).
+// taken (&x.f, &x[i] too). The same stores, package-wide, are the value
+// index's (values.go) and the option fields' (connopts.go).
 type assignIndex struct {
 	all       []assignment
 	byVar     map[*types.Var][]assignment // assignments and declarations only: no ++, -- or &
@@ -42,81 +128,41 @@ type assignIndex struct {
 	addressed map[*types.Var]bool
 }
 
-// indexOf returns the assignment index of fb, building it once.
-func indexOf(info *types.Info, fb *fnBody) *assignIndex {
+// indexOf returns the assignment index of fb, building it once, after the
+// scan, from the stores recorded from fb.from on.
+func indexOf(fb *fnBody) *assignIndex {
 	if fb.idx != nil {
 		return fb.idx
 	}
+	if !fb.stores.scanned {
+		panic("analyzer: a body's assignment index read during the scan")
+	}
 	idx := &assignIndex{byVar: make(map[*types.Var][]assignment), addressed: make(map[*types.Var]bool)}
-	args := make(map[*ast.UnaryExpr]*ast.CallExpr) // &x arguments, by the call they are passed to
-	var visit func(n ast.Node, inLit bool) bool
-	visit = func(n ast.Node, inLit bool) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			ast.Inspect(n.Body, func(m ast.Node) bool { return visit(m, true) })
-			return false
-		case *ast.AssignStmt:
-			if !inLit {
-				idx.stmts = append(idx.stmts, n)
+	pos, end := fb.body.Pos(), fb.body.End()
+	var last ast.Node
+	for _, a := range fb.stores.all[fb.from:] {
+		if p := a.node.Pos(); p < pos || p >= end {
+			break // past the body: a later node of its file, or another file
+		}
+		a.inLit = a.fb != fb
+		idx.all = append(idx.all, a)
+		switch a.node.(type) {
+		case *ast.AssignStmt, *ast.ValueSpec:
+			if !a.inLit && a.node != last {
+				idx.stmts = append(idx.stmts, a.node)
 			}
-			for i, l := range n.Lhs {
-				a := assignment{node: n, lhs: l, tok: n.Tok, inLit: inLit}
-				switch {
-				case len(n.Rhs) == len(n.Lhs):
-					a.rhs = n.Rhs[i]
-				case len(n.Rhs) == 1:
-					a.tuple = n.Rhs[0]
-				}
-				idx.add(info, a)
-			}
-		case *ast.ValueSpec:
-			if !inLit {
-				idx.stmts = append(idx.stmts, n)
-			}
-			for i, name := range n.Names {
-				a := assignment{node: n, lhs: name, tok: token.DEFINE, inLit: inLit}
-				switch {
-				case len(n.Values) == len(n.Names):
-					a.rhs = n.Values[i]
-				case len(n.Values) == 1:
-					a.tuple = n.Values[0]
-				}
-				idx.add(info, a)
-			}
-		case *ast.IncDecStmt:
-			idx.add(info, assignment{node: n, lhs: n.X, tok: n.Tok, inLit: inLit})
-		case *ast.CallExpr:
-			for _, arg := range n.Args {
-				if u, ok := ast.Unparen(arg).(*ast.UnaryExpr); ok && u.Op == token.AND {
-					args[u] = n
-				}
+			last = a.node
+			if a.v != nil {
+				idx.byVar[a.v] = append(idx.byVar[a.v], a)
 			}
 		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				idx.add(info, assignment{node: n, lhs: n.X, tok: token.AND, call: args[n], inLit: inLit})
+			if a.v != nil {
+				idx.addressed[a.v] = true
 			}
 		}
-		return true
 	}
-	ast.Inspect(fb.body, func(n ast.Node) bool { return visit(n, false) })
 	fb.idx = idx
 	return idx
-}
-
-// add indexes the store a, whose target is rooted in a local variable or
-// not.
-func (idx *assignIndex) add(info *types.Info, a assignment) {
-	a.v, a.whole = rootVar(info, a.lhs)
-	idx.all = append(idx.all, a)
-	if a.v == nil {
-		return
-	}
-	switch a.node.(type) {
-	case *ast.AssignStmt, *ast.ValueSpec:
-		idx.byVar[a.v] = append(idx.byVar[a.v], a)
-	case *ast.UnaryExpr:
-		idx.addressed[a.v] = true
-	}
 }
 
 // inside calls f with each store within the node n of the body (function
@@ -146,7 +192,7 @@ func (idx *assignIndex) inside(n ast.Node, f func(*assignment)) {
 // variables assigned a constant somewhere in the body, whose address is
 // not taken and that no function literal assigns (see loopflags.go).
 func flagsOf(info *types.Info, fb *fnBody) map[*types.Var]int {
-	idx := indexOf(info, fb)
+	idx := indexOf(fb)
 	flags := make(map[*types.Var]int)
 	for _, node := range idx.stmts { // source order, for stable bits
 		as, ok := node.(*ast.AssignStmt)

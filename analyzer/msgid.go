@@ -28,7 +28,7 @@ type idCheck struct {
 // and assigned. The region is in the body fb; lit is the retried function
 // literal, if any: its parameters change between attempts.
 func (ic *idCheck) fixedMsgID(call *ast.CallExpr, fb *fnBody, region []ast.Node, lit *ast.FuncLit) bool {
-	inv := &invariance{info: ic.info, idx: indexOf(ic.info, fb), region: region, lit: lit}
+	inv := &invariance{info: ic.info, idx: indexOf(fb), region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixedID(ic.info, arg, inv) || ic.optionVarFixed(arg, inv, isMsgIDOption) {
@@ -53,7 +53,7 @@ func (ic *idCheck) fixedOperationID(call *ast.CallExpr, fb *fnBody, region []ast
 	if !opIDRequests[funcKey(calleeFunc(ic.info, call))] {
 		return false
 	}
-	inv := &invariance{info: ic.info, idx: indexOf(ic.info, fb), region: region, lit: lit}
+	inv := &invariance{info: ic.info, idx: indexOf(fb), region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) || ic.optionVarFixed(arg, inv, isOperationIDOption) {
@@ -168,7 +168,7 @@ func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		return true
 	}
 	// v.Header = hdr, from the body's assignment index.
-	for _, a := range indexOf(ic.info, fb).byVar[v] {
+	for _, a := range indexOf(fb).byVar[v] {
 		if _, ok := a.node.(*ast.AssignStmt); ok && a.rhs != nil && isHeader(a.lhs) && ic.headerHasFixedID(a.rhs, inv) {
 			return true
 		}
@@ -268,7 +268,7 @@ func headerSetIn(info *types.Info, fb *fnBody, isHeader func(ast.Expr) bool, inv
 	if fixed {
 		return true
 	}
-	for _, a := range indexOf(info, fb).all {
+	for _, a := range indexOf(fb).all {
 		if _, ok := a.node.(*ast.AssignStmt); !ok || a.rhs == nil {
 			continue
 		}

@@ -145,7 +145,7 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 	d, start, i := sr.d, sr.start, sr.i
 	for k := range sr.carriers {
 		if sr.carriers[k].result != nil {
-			sr.carriers[k] = withDerived(info, indexOf(info, sr.fb), sr.carriers[k])
+			sr.carriers[k] = withDerived(info, indexOf(sr.fb), sr.carriers[k])
 		}
 	}
 	var sendPos token.Pos

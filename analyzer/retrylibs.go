@@ -172,7 +172,7 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 	okStop := false
 	var answered func(*ast.ReturnStmt) bool
 	if kind == helperPoll {
-		answered = answerTests(rt.info, lit.Body, withDerived(rt.info, indexOf(rt.info, fb), c))
+		answered = answerTests(rt.info, lit.Body, withDerived(rt.info, indexOf(fb), c))
 	}
 	again := func(l label) {
 		switch l {

@@ -173,30 +173,25 @@ func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 				}
 			})
 		}
-		for _, node := range indexOf(fb).stmts {
-			switch a := node.(type) {
+		for _, a := range d.idx.all {
+			if _, ok := d.index[a.v]; !ok || a.inLit {
+				continue
+			}
+			switch n := a.node.(type) {
 			case *ast.AssignStmt:
-				for i, l := range a.Lhs {
-					if v, _ := rootVar(info, l); v != nil {
-						if _, ok := d.index[v]; ok {
-							if isHeaderTarget(info, l) {
-								continue
-							}
-							if len(a.Rhs) == len(a.Lhs) {
-								from(v, a.Rhs[i])
-							} else {
-								from(v, a.Rhs[0])
-							}
-						}
-					}
+				switch {
+				case isHeaderTarget(info, a.lhs):
+				case a.rhs != nil:
+					from(a.v, a.rhs)
+				case a.tuple != nil:
+					from(a.v, a.tuple)
 				}
 			case *ast.ValueSpec:
-				for i, name := range a.Names {
-					if v := localVar(info, name); v != nil && i < len(a.Values) {
-						if _, ok := d.index[v]; ok {
-							from(v, a.Values[i])
-						}
-					}
+				switch {
+				case a.rhs != nil:
+					from(a.v, a.rhs)
+				case a.tuple != nil && a.lhs == n.Names[0]:
+					from(a.v, a.tuple) // var x, y = f(): x only (y is not followed)
 				}
 			}
 		}

@@ -182,7 +182,7 @@ func (idx *assignIndex) inside(n ast.Node, f func(*assignment)) {
 	pos, end := n.Pos(), n.End()
 	i := sort.Search(len(idx.all), func(i int) bool { return idx.all[i].node.Pos() >= pos })
 	for ; i < len(idx.all) && idx.all[i].node.Pos() < end; i++ {
-		if idx.all[i].node.End() <= end { // not x := <-ch around its own x
+		if idx.all[i].node.End() <= end { // not case x = <-ch: around its own x
 			f(&idx.all[i])
 		}
 	}

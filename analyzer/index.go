@@ -120,7 +120,7 @@ func (sl *storeList) recordBody(info *types.Info, fb *fnBody) {
 // target is rooted in), the assignment statements and value specs outside
 // function literals in source order, and the variables whose address is
 // taken (&x.f, &x[i] too). The same stores, package-wide, are the value
-// index's (values.go) and the option fields' (connopts.go).
+// index's (values.go) and the option fields' (optfields.go).
 type assignIndex struct {
 	all       []assignment
 	byVar     map[*types.Var][]assignment // assignments and declarations only: no ++, -- or &

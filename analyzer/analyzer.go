@@ -179,6 +179,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
+		st.vals.stores.scanned = true
 		st.checkConnects()
 		st.sends.propagate()
 		st.vals.dropReassigned()
@@ -202,6 +203,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).
 		st.retry.scanHelperCandidates()
+		st.vals.stores.scanned = true
 		st.retry.inferHelpers()
 	}
 	st.rep.report()

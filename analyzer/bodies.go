@@ -7,7 +7,7 @@ import (
 
 // addDecl records the body of a function declaration.
 func (vi *valueIndex) addDecl(fd *ast.FuncDecl, self *types.Func) *fnBody {
-	fb := &fnBody{body: fd.Body, self: self, typ: fd.Type}
+	fb := &fnBody{body: fd.Body, self: self, typ: fd.Type, stores: &vi.stores, from: len(vi.stores.all)}
 	vi.add(fb)
 	if self != nil {
 		vi.byFunc[self] = fb
@@ -17,7 +17,7 @@ func (vi *valueIndex) addDecl(fd *ast.FuncDecl, self *types.Func) *fnBody {
 
 // addLit records the body of a function literal.
 func (vi *valueIndex) addLit(lit *ast.FuncLit) *fnBody {
-	fb := &fnBody{body: lit.Body, lit: lit, typ: lit.Type}
+	fb := &fnBody{body: lit.Body, lit: lit, typ: lit.Type, stores: &vi.stores, from: len(vi.stores.all)}
 	vi.add(fb)
 	return fb
 }

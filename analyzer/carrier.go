@@ -180,16 +180,17 @@ func (c carrier) isResult(o types.Object) bool {
 	return ok && v != nil && (v == c.result || c.derived[v])
 }
 
-// withDerived returns c with the variables of nodes (a function body's
-// control-flow nodes) that are assigned a value read from the send's
-// result: the left side of an assignment whose right side mentions the
-// result or such a variable (decoded := decode(reply.Data), and the error
-// of json.Unmarshal(reply.Data, &decoded)), and a variable whose address
-// goes into a call that reads the result (&decoded). The send's own error
-// variable is never one (its test right after the send is the send's
-// outcome); when it is reassigned from a read of the result, errDecodes
-// lets a success path's later condition on it count as a look.
-func withDerived(info *types.Info, nodes []ast.Node, c carrier) carrier {
+// withDerived returns c with the variables of the body whose index is idx
+// (outside function literals) that are assigned a value read from the
+// send's result: the left side of an assignment whose right side
+// mentions the result or such a variable (decoded := decode(reply.Data),
+// and the error of json.Unmarshal(reply.Data, &decoded)), and a variable
+// whose address goes into a call that reads the result (&decoded). The
+// send's own error variable is never one (its test right after the send
+// is the send's outcome); when it is reassigned from a read of the
+// result, errDecodes lets a success path's later condition on it count as
+// a look.
+func withDerived(info *types.Info, idx *assignIndex, c carrier) carrier {
 	if c.result == nil {
 		return c
 	}
@@ -222,36 +223,37 @@ func withDerived(info *types.Info, nodes []ast.Node, c carrier) carrier {
 		derived[v] = true
 		return true
 	}
+	readsAny := func(es []ast.Expr) bool { return slices.ContainsFunc(es, func(e ast.Expr) bool { return reads(e) }) }
 	for changed := true; changed; {
 		changed = false
-		for _, node := range nodes {
-			ast.Inspect(node, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.FuncLit:
-					return false
-				case *ast.AssignStmt:
-					if slices.ContainsFunc(n.Rhs, func(e ast.Expr) bool { return reads(e) }) {
-						for _, l := range n.Lhs {
-							changed = add(l) || changed
-						}
-					}
-				case *ast.ValueSpec:
-					if slices.ContainsFunc(n.Values, func(e ast.Expr) bool { return reads(e) }) {
-						for _, name := range n.Names {
-							changed = add(name) || changed
-						}
-					}
-				case *ast.CallExpr:
-					if slices.ContainsFunc(n.Args, func(e ast.Expr) bool { return reads(e) }) {
-						for _, a := range n.Args {
-							if u, ok := ast.Unparen(a).(*ast.UnaryExpr); ok && u.Op == token.AND {
-								changed = add(u.X) || changed
-							}
-						}
-					}
+		var last ast.Node // the statement (or call) of the previous target, and whether it reads
+		lastReads := false
+		for i := range idx.all {
+			a := &idx.all[i]
+			if a.inLit {
+				continue
+			}
+			var key ast.Node
+			var from []ast.Expr
+			switch n := a.node.(type) {
+			case *ast.AssignStmt:
+				key, from = n, n.Rhs
+			case *ast.ValueSpec:
+				key, from = n, n.Values
+			case *ast.UnaryExpr:
+				if a.call == nil {
+					continue
 				}
-				return true
-			})
+				key, from = a.call, a.call.Args
+			default:
+				continue
+			}
+			if key != last {
+				last, lastReads = key, readsAny(from)
+			}
+			if lastReads {
+				changed = add(a.lhs) || changed
+			}
 		}
 	}
 	if len(derived) > 0 {

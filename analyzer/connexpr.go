@@ -3,7 +3,6 @@ package analyzer
 import (
 	"go/ast"
 	"go/types"
-	"slices"
 )
 
 // The expression side of the connection-options summary: what an
@@ -24,7 +23,11 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 			return fixedSum(s, n)
 		}
 	case *ast.FuncLit:
-		s, n := assignedBuf(co.info, x.Body)
+		fb := co.vals.bodies[x.Body]
+		if fb == nil {
+			return unknownSum("options built in a way not followed")
+		}
+		s, n := assignedBuf(co.info, indexOf(fb))
 		return fixedSum(s, n)
 	case *ast.CallExpr:
 		return co.callExprSum(fb, x, kind)
@@ -114,7 +117,7 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 	if vb == nil {
 		return unknownSum("options in " + v.Name() + ", not followed")
 	}
-	idx := indexOf(co.info, vb)
+	idx := indexOf(vb)
 	if idx.addressed[v] {
 		return unknownSum("the address of " + v.Name() + " is taken")
 	}
@@ -175,7 +178,7 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 // initializer (a literal, nats.GetDefaultOptions(), a field or a function
 // returning options), then the assignments to its fields in source order.
 func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
-	idx := indexOf(co.info, vb)
+	idx := indexOf(vb)
 	var init ast.Expr
 	inits := 0
 	for _, a := range idx.byVar[v] {
@@ -206,8 +209,7 @@ func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
 		}
 	}
 	for _, a := range idx.byVar[v] {
-		as, ok := a.node.(*ast.AssignStmt)
-		if !ok || a.whole {
+		if _, ok := a.node.(*ast.AssignStmt); !ok || a.whole {
 			continue
 		}
 		sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr)
@@ -217,7 +219,7 @@ func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
 		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || co.info.Uses[id] != v {
 			continue
 		}
-		assignField(co.info, &o, as, sel, slices.Index(as.Lhs, a.lhs))
+		assignField(co.info, &o, &a, sel)
 	}
 	s, n := o.result()
 	if s == bufUnknown {

@@ -3,7 +3,6 @@ package analyzer
 import (
 	"fmt"
 	"go/ast"
-	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/analysis"
@@ -149,106 +148,6 @@ type optStore struct {
 
 // busy marks a function or field whose summary is being computed.
 var busy = unknownSum("options defined in terms of themselves")
-
-// recordField records a store to a field of option type (the scan calls
-// it for assignments and composite literals).
-func (co *connOpts) recordField(n ast.Node, fb *fnBody) {
-	field := func(e ast.Expr) (*types.Var, bool) {
-		f := fieldOf(co.info, e)
-		return f, f != nil
-	}
-	store := func(f *types.Var, rhs ast.Expr) {
-		if optionKind(f.Type()) == optNone {
-			return
-		}
-		if co.fieldStores == nil {
-			co.fieldStores = make(map[*types.Var][]optStore)
-		}
-		co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
-	}
-	bad := func(f *types.Var, why string) {
-		if co.fieldBad == nil {
-			co.fieldBad = make(map[*types.Var]string)
-		}
-		co.fieldBad[f] = why
-	}
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		for i, l := range n.Lhs {
-			if f, ok := field(l); ok && optionKind(f.Type()) != optNone {
-				if len(n.Lhs) != len(n.Rhs) || n.Tok != token.ASSIGN {
-					bad(f, "field "+f.Name()+" assigned from a call with several results")
-					continue
-				}
-				store(f, n.Rhs[i])
-				continue
-			}
-			// s.opts.ReconnectBufSize = -1: changed in place.
-			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
-				if f, ok := field(sel.X); ok && optionKind(f.Type()) == optOptions {
-					bad(f, "field "+f.Name()+" changed in place")
-				}
-			}
-			if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
-				if f, ok := field(ix.X); ok && optionKind(f.Type()) == optList {
-					bad(f, "field "+f.Name()+" changed by index")
-				}
-			}
-		}
-	case *ast.UnaryExpr:
-		if n.Op == token.AND {
-			if f, ok := field(n.X); ok && optionKind(f.Type()) != optNone {
-				bad(f, "the address of field "+f.Name()+" is taken")
-			}
-		}
-	case *ast.CompositeLit:
-		litFields(co.info, n, store)
-	}
-}
-
-// fieldSum judges a field of option type by every store to it in the
-// package. A field that other packages may set (exported, of an exported
-// type) is not judged.
-func (co *connOpts) fieldSum(f *types.Var) optSum {
-	if s, ok := co.fields[f]; ok {
-		return *s
-	}
-	if co.fields == nil {
-		co.fields = make(map[*types.Var]*optSum)
-	}
-	co.fields[f] = &busy
-	s := co.judgeField(f)
-	co.fields[f] = &s
-	return s
-}
-
-func (co *connOpts) judgeField(f *types.Var) optSum {
-	if f.Pkg() != co.pass.Pkg {
-		return unknownSum("field " + f.Name() + " of another package")
-	}
-	if why, bad := co.fieldBad[f]; bad {
-		return unknownSum(why)
-	}
-	stores := co.fieldStores[f]
-	if len(stores) == 0 {
-		return unknownSum("field " + f.Name() + " never stored in this package")
-	}
-	var sum optSum
-	for i, st := range stores {
-		s := co.exprSum(st.fb, st.rhs)
-		if s.Param >= 0 {
-			return unknownSum("field " + f.Name() + " stored from a parameter")
-		}
-		if s.Buf == bufUnknown {
-			return s
-		}
-		if i > 0 && (s.Buf != sum.Buf || s.Size != sum.Size) {
-			return unknownSum("field " + f.Name() + " stored with different options")
-		}
-		sum = s
-	}
-	return sum
-}
 
 // funcSum judges the options a function returns: every return statement
 // of its body agrees, or the fact of another package's function.

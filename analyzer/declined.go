@@ -52,7 +52,7 @@ func (rt *retryCheck) inferDeclined() {
 			continue
 		}
 		d := &deps{info: rt.info, effects: make(map[ast.Node][]effect)}
-		retryPaths(rt.flow, rt.graph, &search{g: bc.g, start: l.b, i: l.i, carriers: []carrier{c}, caseTag: bc.caseTag, typeCase: bc.typeCase, d: d,
+		retryPaths(rt.flow, rt.graph, &search{fb: fb, g: bc.g, start: l.b, i: l.i, carriers: []carrier{c}, caseTag: bc.caseTag, typeCase: bc.typeCase, d: d,
 			onReturn: func(ret *ast.ReturnStmt, lb label, _ bool) {
 				v := returnedSentinel(rt.info, rt.pass.Pkg, ret)
 				if v == nil {

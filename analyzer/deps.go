@@ -16,6 +16,7 @@ const maxDeps = 64
 // the effects of the nodes of the control-flow graph on them.
 type deps struct {
 	info   *types.Info
+	idx    *assignIndex // the body's; nil when no variable is tracked
 	index  map[*types.Var]int
 	direct uint64 // the variables the call's body mentions
 	body   uint64 // direct and the variables they are computed from
@@ -139,7 +140,7 @@ func depsOf(info *types.Info, fb *fnBody, s sendSite) *deps {
 // depsFrom computes the variables of fb that the expressions body (what
 // is sent) and targets (where) depend on.
 func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
-	d := &deps{info: info, index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
+	d := &deps{info: info, idx: indexOf(fb), index: make(map[*types.Var]int), effects: make(map[ast.Node][]effect)}
 	add := func(v *types.Var) {
 		if _, ok := d.index[v]; !ok {
 			d.index[v] = len(d.index)
@@ -172,30 +173,25 @@ func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 				}
 			})
 		}
-		for _, node := range indexOf(info, fb).stmts {
-			switch a := node.(type) {
+		for _, a := range d.idx.all {
+			if _, ok := d.index[a.v]; !ok || a.inLit {
+				continue
+			}
+			switch n := a.node.(type) {
 			case *ast.AssignStmt:
-				for i, l := range a.Lhs {
-					if v, _ := rootVar(info, l); v != nil {
-						if _, ok := d.index[v]; ok {
-							if isHeaderTarget(info, l) {
-								continue
-							}
-							if len(a.Rhs) == len(a.Lhs) {
-								from(v, a.Rhs[i])
-							} else {
-								from(v, a.Rhs[0])
-							}
-						}
-					}
+				switch {
+				case isHeaderTarget(info, a.lhs):
+				case a.rhs != nil:
+					from(a.v, a.rhs)
+				case a.tuple != nil:
+					from(a.v, a.tuple)
 				}
 			case *ast.ValueSpec:
-				for i, name := range a.Names {
-					if v := localVar(info, name); v != nil && i < len(a.Values) {
-						if _, ok := d.index[v]; ok {
-							from(v, a.Values[i])
-						}
-					}
+				switch {
+				case a.rhs != nil:
+					from(a.v, a.rhs)
+				case a.tuple != nil && a.lhs == n.Names[0]:
+					from(a.v, a.tuple) // var x, y = f(): x only (y is not followed)
 				}
 			}
 		}
@@ -225,67 +221,46 @@ func (d *deps) mask(e ast.Node) uint64 {
 	return m
 }
 
-// effectsOf returns the effects of a node on the tracked variables.
+// effectsOf returns the effects of a node on the tracked variables: the
+// stores within it (outside function literals) that the body's index has.
 func (d *deps) effectsOf(node ast.Node) []effect {
 	if es, ok := d.effects[node]; ok {
 		return es
 	}
-	info := d.info
 	var es []effect
-	assign := func(lhs, rhs ast.Expr, tok token.Token) {
-		v, full := rootVar(info, lhs)
-		bit := d.bit(v)
-		if bit == 0 || isHeaderTarget(info, lhs) {
+	d.idx.inside(node, func(a *assignment) {
+		bit := d.bit(a.v)
+		if a.inLit || bit == 0 {
 			return
 		}
-		e := effect{bit: bit, full: full}
+		switch a.node.(type) {
+		case *ast.IncDecStmt:
+			es = append(es, effect{bit: bit, full: a.whole, changed: true})
+			return
+		case *ast.UnaryExpr:
+			// Its address escapes: it may change anywhere.
+			es = append(es, effect{bit: bit, changed: true})
+			return
+		}
+		rhs := a.rhs
+		if rhs == nil {
+			rhs = a.tuple
+		}
+		_, spec := a.node.(*ast.ValueSpec)
+		if (rhs == nil && !spec) || isHeaderTarget(d.info, a.lhs) {
+			return
+		}
+		e := effect{bit: bit, full: a.whole}
 		switch {
-		case tok != token.ASSIGN && tok != token.DEFINE:
+		case a.tok != token.ASSIGN && a.tok != token.DEFINE:
 			e.changed = true // x += y
 		case rhs == nil:
 			// var x T: the zero value
 		default:
 			e.inputs = d.mask(rhs)
-			e.changed = nondet(info, rhs) || e.inputs&bit != 0
+			e.changed = nondet(d.info, rhs) || e.inputs&bit != 0
 		}
 		es = append(es, e)
-	}
-	ast.Inspect(node, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				switch {
-				case len(n.Rhs) == len(n.Lhs):
-					assign(l, n.Rhs[i], n.Tok)
-				case len(n.Rhs) == 1:
-					assign(l, n.Rhs[0], n.Tok)
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				var rhs ast.Expr
-				if i < len(n.Values) {
-					rhs = n.Values[i]
-				} else if len(n.Values) == 1 {
-					rhs = n.Values[0]
-				}
-				assign(name, rhs, token.DEFINE)
-			}
-		case *ast.IncDecStmt:
-			if v, full := rootVar(info, n.X); d.bit(v) != 0 {
-				es = append(es, effect{bit: d.bit(v), full: full, changed: true})
-			}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				if v, _ := rootVar(info, n.X); d.bit(v) != 0 {
-					// Its address escapes: it may change anywhere.
-					es = append(es, effect{bit: d.bit(v), changed: true})
-				}
-			}
-		}
-		return true
 	})
 	d.effects[node] = es
 	return es

@@ -32,7 +32,7 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 			d = depsOf(rt.info, fb, s)
 		}
 		r := retryPaths(rt.flow, rt.graph, &search{
-			g: bc.g, start: l.b, i: l.i,
+			fb: fb, g: bc.g, start: l.b, i: l.i,
 			carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
 			caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: d,
 			tb: locs[k].b, ti: locs[k].i,

@@ -219,11 +219,11 @@ func (rt *retryCheck) checkGoSends(fb *fnBody, bc *bodyCFG) {
 			recv[n] = 1 + len(bc.recvs) + i
 		}
 		r := retryPaths(rt.flow, rt.graph, &search{
-			g: bc.g, start: l.b, i: l.i,
+			fb: fb, g: bc.g, start: l.b, i: l.i,
 			carriers: carriers, recv: recv,
 			self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: goDeps(rt.info, fb, gs),
 		})
-		if !retried(r) || rt.ids.fixedID(gs.site, r.region(l.b, true), gs.lit) {
+		if !retried(r) || rt.ids.fixedID(gs.site, fb, r.region(l.b, true), gs.lit) {
 			continue
 		}
 		s := gs.site

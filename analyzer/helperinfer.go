@@ -147,8 +147,9 @@ func importedHelper(pass *analysis.Pass, fn *types.Func) ([]int, bool) {
 }
 
 // scanHelperCandidates builds the bodies of the top-level functions that
-// take a function parameter returning an error, for inferHelpers, without
-// walking the rest of the package.
+// take a function parameter returning an error, and records their stores
+// for their assignment indexes, for inferHelpers, without walking the rest
+// of the package.
 func (rt *retryCheck) scanHelperCandidates() {
 	for _, f := range rt.pass.Files {
 		for _, d := range f.Decls {
@@ -161,6 +162,7 @@ func (rt *retryCheck) scanHelperCandidates() {
 				continue
 			}
 			fb := rt.vals.addDecl(fd, fn)
+			rt.vals.stores.recordBody(rt.info, fb)
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncLit:

@@ -7,9 +7,11 @@ import (
 )
 
 // invariance decides whether an expression has the same value on every
-// run of a region of code.
+// run of a region of code (nodes of a function body's control-flow graph,
+// or the body itself).
 type invariance struct {
 	info   *types.Info
+	idx    *assignIndex // of the body the region is in
 	region []ast.Node
 	lit    *ast.FuncLit
 }
@@ -82,46 +84,41 @@ func (inv *invariance) fixed(e ast.Expr, depth int) bool {
 	return false
 }
 
-// assignments counts the assignments to v in the region, returning the
-// right-hand side when there is exactly one simple one.
+// assignments counts the assignments to v in the region (x++ too, and
+// taking its address twice), returning the right-hand side when there is
+// exactly one simple one. It reads the stores within each region node from
+// the body's index.
 func (inv *invariance) assignments(v *types.Var) (ast.Expr, int) {
-	info := inv.info
 	var rhs ast.Expr
 	n := 0
+	count := func(a *assignment) {
+		if a.v != v || !a.whole {
+			return
+		}
+		switch a.node.(type) {
+		case *ast.AssignStmt, *ast.ValueSpec:
+			n++
+			rhs = nil
+			if a.tok == token.DEFINE || a.tok == token.ASSIGN {
+				rhs = a.rhs
+			}
+		case *ast.IncDecStmt:
+			n++
+		case *ast.UnaryExpr:
+			n += 2 // its address escapes: never fixed
+		}
+	}
 	for _, node := range inv.region {
-		ast.Inspect(node, func(x ast.Node) bool {
-			switch x := x.(type) {
-			case *ast.AssignStmt:
-				for i, l := range x.Lhs {
-					if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
-						n++
-						rhs = nil
-						if len(x.Rhs) == len(x.Lhs) && (x.Tok == token.DEFINE || x.Tok == token.ASSIGN) {
-							rhs = x.Rhs[i]
-						}
-					}
-				}
-			case *ast.IncDecStmt:
-				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && info.Uses[id] == v {
+		if as, ok := node.(*ast.AssignStmt); ok && len(as.Rhs) == 0 {
+			// The key and value a range loop assigns (pathResult.region).
+			for _, l := range as.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && inv.info.ObjectOf(id) == v {
 					n++
-				}
-			case *ast.UnaryExpr:
-				if id, ok := ast.Unparen(x.X).(*ast.Ident); ok && x.Op == token.AND && info.Uses[id] == v {
-					n += 2 // its address escapes: never fixed
-				}
-			case *ast.ValueSpec:
-				for i, name := range x.Names {
-					if info.Defs[name] == v {
-						n++
-						rhs = nil
-						if len(x.Values) == len(x.Names) {
-							rhs = x.Values[i]
-						}
-					}
+					rhs = nil
 				}
 			}
-			return true
-		})
+		}
+		inv.idx.inside(node, count)
 	}
 	return rhs, n
 }

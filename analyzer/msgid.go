@@ -25,10 +25,10 @@ type idCheck struct {
 // nats.MsgId among its options, also in an options slice passed with
 // opts..., or the Nats-Msg-Id header of its message, set in a literal, by
 // Header.Set or Header.Add, by indexing, or in a header map built first
-// and assigned. lit is the retried function literal, if any: its
-// parameters change between attempts.
-func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
-	inv := &invariance{info: ic.info, region: region, lit: lit}
+// and assigned. The region is in the body fb; lit is the retried function
+// literal, if any: its parameters change between attempts.
+func (ic *idCheck) fixedMsgID(call *ast.CallExpr, fb *fnBody, region []ast.Node, lit *ast.FuncLit) bool {
+	inv := &invariance{info: ic.info, idx: indexOf(fb), region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixedID(ic.info, arg, inv) || ic.optionVarFixed(arg, inv, isMsgIDOption) {
@@ -49,11 +49,11 @@ func (ic *idCheck) fixedMsgID(call *ast.CallExpr, region []ast.Node, lit *ast.Fu
 // passed with opts...) that is the same on every attempt, by the rules of
 // fixedMsgID. Only (*shim.Client).Request and RequestMsg count: a
 // Nats-Msg-Id header on a request protects nothing.
-func (ic *idCheck) fixedOperationID(call *ast.CallExpr, region []ast.Node, lit *ast.FuncLit) bool {
+func (ic *idCheck) fixedOperationID(call *ast.CallExpr, fb *fnBody, region []ast.Node, lit *ast.FuncLit) bool {
 	if !opIDRequests[funcKey(calleeFunc(ic.info, call))] {
 		return false
 	}
-	inv := &invariance{info: ic.info, region: region, lit: lit}
+	inv := &invariance{info: ic.info, idx: indexOf(fb), region: region, lit: lit}
 	for i, arg := range call.Args {
 		arg = ast.Unparen(arg)
 		if optionHasFixed(ic.info, arg, inv, isOperationIDOption) || ic.optionVarFixed(arg, inv, isOperationIDOption) {
@@ -86,8 +86,9 @@ func isOperationIDOption(info *types.Info, e ast.Expr) bool {
 
 // fixedID reports whether a send carries an ID that makes its retry safe:
 // a fixed JetStream message ID, or a fixed operation ID on a shim request.
-func (ic *idCheck) fixedID(s sendSite, region []ast.Node, lit *ast.FuncLit) bool {
-	return s.info.js && ic.fixedMsgID(s.call, region, lit) || ic.fixedOperationID(s.call, region, lit)
+// region is in the body fb.
+func (ic *idCheck) fixedID(s sendSite, fb *fnBody, region []ast.Node, lit *ast.FuncLit) bool {
+	return s.info.js && ic.fixedMsgID(s.call, fb, region, lit) || ic.fixedOperationID(s.call, fb, region, lit)
 }
 
 // optionHasFixedID reports whether e is a message ID option with a fixed ID.
@@ -162,15 +163,12 @@ func (ic *idCheck) msgHasFixedID(m ast.Expr, inv *invariance) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) == v
 	}
-	if fixed || headerSetIn(ic.info, body, isHeader, inv) {
+	fb := ic.vals.bodies[body]
+	if fixed || headerSetIn(ic.info, fb, isHeader, inv) {
 		return true
 	}
 	// v.Header = hdr, from the body's assignment index.
-	fb := ic.vals.bodies[body]
-	if fb == nil {
-		return false
-	}
-	for _, a := range indexOf(ic.info, fb).byVar[v] {
+	for _, a := range indexOf(fb).byVar[v] {
 		if _, ok := a.node.(*ast.AssignStmt); ok && a.rhs != nil && isHeader(a.lhs) && ic.headerHasFixedID(a.rhs, inv) {
 			return true
 		}
@@ -196,7 +194,7 @@ func (ic *idCheck) builderSetsMsgID(call *ast.CallExpr) bool {
 		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == headerField && localVar(ic.info, sel.X) != nil
 	}
-	if headerSetIn(ic.info, fb.body, isHeader, inv) {
+	if headerSetIn(ic.info, fb, isHeader, inv) {
 		return true
 	}
 	found := false
@@ -249,39 +247,40 @@ func (ic *idCheck) headerHasFixedID(h ast.Expr, inv *invariance) bool {
 			fixed = fixed || ic.headerHasFixedID(hl, inv)
 		}
 	})
-	return fixed || headerSetIn(ic.info, body, func(e ast.Expr) bool { return localVar(ic.info, e) == v }, inv)
+	return fixed || headerSetIn(ic.info, ic.vals.bodies[body], func(e ast.Expr) bool { return localVar(ic.info, e) == v }, inv)
 }
 
-// headerSetIn reports whether body sets a fixed Nats-Msg-Id on a header
-// that isHeader recognizes: hdr.Set(key, id), hdr.Add(key, id) or
-// hdr[key] = []string{id}.
-func headerSetIn(info *types.Info, body ast.Node, isHeader func(ast.Expr) bool, inv *invariance) bool {
+// headerSetIn reports whether the body fb sets a fixed Nats-Msg-Id on a
+// header that isHeader recognizes: hdr.Set(key, id), hdr.Add(key, id) or,
+// among the body's stores, hdr[key] = []string{id}.
+func headerSetIn(info *types.Info, fb *fnBody, isHeader func(ast.Expr) bool, inv *invariance) bool {
 	fixed := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CallExpr:
+	ast.Inspect(fb.body, func(n ast.Node) bool {
+		if n, ok := n.(*ast.CallExpr); ok {
 			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
 			if ok && len(n.Args) == 2 && headerSetters[funcKey(calleeFunc(info, n))] && isHeader(sel.X) &&
 				isMsgIDKey(info, n.Args[0]) && inv.fixed(n.Args[1], 0) {
 				fixed = true
 			}
-		case *ast.AssignStmt:
-			if len(n.Lhs) != len(n.Rhs) {
-				return true
-			}
-			for i, l := range n.Lhs {
-				ix, ok := ast.Unparen(l).(*ast.IndexExpr)
-				if !ok || !isHeader(ix.X) || !isMsgIDKey(info, ix.Index) {
-					continue
-				}
-				if vals, ok := ast.Unparen(n.Rhs[i]).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {
-					fixed = true
-				}
-			}
 		}
 		return !fixed
 	})
-	return fixed
+	if fixed {
+		return true
+	}
+	for _, a := range indexOf(fb).all {
+		if _, ok := a.node.(*ast.AssignStmt); !ok || a.rhs == nil {
+			continue
+		}
+		ix, ok := ast.Unparen(a.lhs).(*ast.IndexExpr)
+		if !ok || !isHeader(ix.X) || !isMsgIDKey(info, ix.Index) {
+			continue
+		}
+		if vals, ok := ast.Unparen(a.rhs).(*ast.CompositeLit); ok && len(vals.Elts) > 0 && inv.fixed(vals.Elts[0], 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // unaddr returns x for &x.

@@ -22,35 +22,30 @@ func intConst(info *types.Info, e ast.Expr) (int64, bool) {
 	return v, exact
 }
 
-// optionArg classifies one nats.Option argument of nats.Connect.
-func optionArg(info *types.Info, arg ast.Expr) (bufState, int64) {
-	switch e := ast.Unparen(arg).(type) {
-	case *ast.CallExpr:
-		fn := calleeFunc(info, e)
-		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
+// optionArg classifies one nats.Option argument of nats.Connect, a call
+// of a nats.go option function.
+func optionArg(info *types.Info, call *ast.CallExpr) (bufState, int64) {
+	fn := calleeFunc(info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != natsPath {
+		return bufUnknown, 0
+	}
+	switch funcKey(fn) {
+	case reconnectBufOption:
+		if len(call.Args) != 1 {
 			return bufUnknown, 0
 		}
-		switch funcKey(fn) {
-		case reconnectBufOption:
-			if len(e.Args) != 1 {
-				return bufUnknown, 0
-			}
-			n, ok := intConst(info, e.Args[0])
-			if !ok {
-				return bufUnknown, 0
-			}
-			if n < 0 {
-				return bufDisabled, n
-			}
-			return bufSet, n
-		case noReconnectOption:
-			return bufDisabled, 0
+		n, ok := intConst(info, call.Args[0])
+		if !ok {
+			return bufUnknown, 0
 		}
-		return bufDefault, 0
-	case *ast.FuncLit:
-		return assignedBuf(info, e.Body)
+		if n < 0 {
+			return bufDisabled, n
+		}
+		return bufSet, n
+	case noReconnectOption:
+		return bufDisabled, 0
 	}
-	return bufUnknown, 0
+	return bufDefault, 0
 }
 
 // optState tracks a nats.Options value: whether reconnecting is allowed
@@ -107,40 +102,33 @@ func assignOption(info *types.Info, o *optState, field string, expr ast.Expr) {
 	}
 }
 
-// assignOptions applies, in source order, the assignments in body to the
-// ReconnectBufSize and AllowReconnect fields of any value.
-func assignOptions(info *types.Info, o *optState, body ast.Node) {
-	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok {
-			return true
-		}
-		for i, lhs := range as.Lhs {
-			if sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr); ok {
-				assignField(info, o, as, sel, i)
-			}
-		}
-		return true
-	})
-}
-
-// assignField applies the assignment as of its i'th target, the field sel,
-// if it is ReconnectBufSize or AllowReconnect.
-func assignField(info *types.Info, o *optState, as *ast.AssignStmt, sel *ast.SelectorExpr, i int) {
+// assignField applies the store a to the field sel, its target, if it is
+// ReconnectBufSize or AllowReconnect.
+func assignField(info *types.Info, o *optState, a *assignment, sel *ast.SelectorExpr) {
 	if sel.Sel.Name != reconnectBufField && sel.Sel.Name != allowReconnectField {
 		return
 	}
-	if len(as.Rhs) != len(as.Lhs) || as.Tok != token.ASSIGN {
+	if a.rhs == nil || a.tok != token.ASSIGN {
 		o.buf = bufUnknown
 		return
 	}
-	assignOption(info, o, sel.Sel.Name, as.Rhs[i])
+	assignOption(info, o, sel.Sel.Name, a.rhs)
 }
 
-// assignedBuf classifies a function literal used as a nats.Option.
-func assignedBuf(info *types.Info, body ast.Node) (bufState, int64) {
+// assignedBuf classifies a function literal used as a nats.Option, whose
+// body's index is idx: the assignments in it to the ReconnectBufSize and
+// AllowReconnect fields of any value, in source order.
+func assignedBuf(info *types.Info, idx *assignIndex) (bufState, int64) {
 	o := optState{allow: triTrue, buf: bufDefault}
-	assignOptions(info, &o, body)
+	for i := range idx.all {
+		a := &idx.all[i]
+		if _, ok := a.node.(*ast.AssignStmt); !ok {
+			continue
+		}
+		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok {
+			assignField(info, &o, a, sel)
+		}
+	}
 	return o.result()
 }
 

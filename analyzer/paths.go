@@ -116,7 +116,8 @@ const maxStates = 20000
 
 // search is the input of retryPaths for one send.
 type search struct {
-	g        *cfg.CFG
+	fb       *fnBody  // the body searched
+	g        *cfg.CFG // its control-flow graph
 	start    *cfg.Block
 	i        int              // the send's node in start
 	carriers []carrier        // [0]: the send's; then receives awaiting a reply
@@ -142,12 +143,10 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 	info := ef.info
 	r := &pathResult{}
 	d, start, i := sr.d, sr.start, sr.i
-	var nodes []ast.Node
-	for _, b := range sr.g.Blocks {
-		nodes = append(nodes, b.Nodes...)
-	}
 	for k := range sr.carriers {
-		sr.carriers[k] = withDerived(info, nodes, sr.carriers[k])
+		if sr.carriers[k].result != nil {
+			sr.carriers[k] = withDerived(info, indexOf(sr.fb), sr.carriers[k])
+		}
 	}
 	var sendPos token.Pos
 	if i >= 0 && i < len(start.Nodes) {

@@ -85,7 +85,7 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 		if looping {
 			// A send not retried by the loop or recursion (a first try
 			// before the loop) is left to the loop's send.
-			if r, ok := rt.retriedAt(fb, bc, locs[j], s); ok && !rt.ids.fixedID(s, r.region(locs[j].b, true), nil) {
+			if r, ok := rt.retriedAt(fb, bc, locs[j], s); ok && !rt.ids.fixedID(s, fb, r.region(locs[j].b, true), nil) {
 				how := "is retried on failure"
 				if r.recursed() {
 					how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
@@ -100,7 +100,7 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 			continue
 		}
 		// Exempt: an ID fixed before the first send, passed to both alike.
-		if rt.ids.fixedID(s, r.region(locs[j].b, true)[locs[j].i+1:], nil) && rt.sameOptions(s, sends[k]) {
+		if rt.ids.fixedID(s, fb, r.region(locs[j].b, true)[locs[j].i+1:], nil) && rt.sameOptions(s, sends[k]) {
 			continue
 		}
 		line := rt.pass.Fset.Position(sends[k].call.Pos()).Line
@@ -160,7 +160,7 @@ func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pa
 		return nil, false
 	}
 	r := retryPaths(rt.flow, rt.graph, &search{
-		g: bc.g, start: l.b, i: l.i,
+		fb: fb, g: bc.g, start: l.b, i: l.i,
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
 		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(rt.info, fb, s),
 	})

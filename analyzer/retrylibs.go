@@ -69,7 +69,7 @@ func (rt *retryCheck) checkHelper(h helperCall) {
 			var g *cfg.CFG
 			for _, call := range fb.calls {
 				s, ok := rt.sends.sendOf(call)
-				if !ok || rt.ids.fixedID(s, []ast.Node{lit.Body}, lit) {
+				if !ok || rt.ids.fixedID(s, fb, []ast.Node{lit.Body}, lit) {
 					continue
 				}
 				if g == nil {
@@ -172,7 +172,7 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 	okStop := false
 	var answered func(*ast.ReturnStmt) bool
 	if kind == helperPoll {
-		answered = answerTests(rt.info, lit.Body, withDerived(rt.info, cfgNodes(g), c))
+		answered = answerTests(rt.info, lit.Body, withDerived(rt.info, indexOf(fb), c))
 	}
 	again := func(l label) {
 		switch l {
@@ -183,7 +183,7 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 		}
 	}
 	d := &deps{info: rt.info, effects: make(map[ast.Node][]effect)}
-	retryPaths(rt.flow, rt.graph, &search{g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
+	retryPaths(rt.flow, rt.graph, &search{fb: fb, g: g, start: locs[0].b, i: locs[0].i, carriers: []carrier{c}, caseTag: caseTags(lit.Body), d: d, onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 		var e ast.Expr
 		switch {
 		case len(ret.Results) == n:
@@ -247,15 +247,6 @@ func (rt *retryCheck) retriedByHelper(g *cfg.CFG, lit *ast.FuncLit, fb *fnBody, 
 		}
 	}})
 	return failAgain && (!okAgain || okStop)
-}
-
-// cfgNodes returns the nodes of every block of g.
-func cfgNodes(g *cfg.CFG) []ast.Node {
-	var nodes []ast.Node
-	for _, b := range g.Blocks {
-		nodes = append(nodes, b.Nodes...)
-	}
-	return nodes
 }
 
 // answerTests returns a test of whether a return statement of body
@@ -322,7 +313,7 @@ func (rt *retryCheck) safePredicateExpr(e ast.Expr) bool {
 	}
 	safe, returned := true, false
 	c := carrier{v: param}
-	retryPaths(rt.flow, rt.graph, &search{g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
+	retryPaths(rt.flow, rt.graph, &search{fb: rt.vals.bodies[lit.Body], g: g, start: g.Blocks[0], i: -1, carriers: []carrier{c}, caseTag: caseTags(lit.Body),
 		d: &deps{info: rt.info, effects: make(map[ast.Node][]effect)},
 		onReturn: func(ret *ast.ReturnStmt, l label, valid bool) {
 			returned = true

@@ -12,15 +12,25 @@ import (
 func (st *state) scan(file *ast.File) {
 	ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
 		st.flows.at(n, stack)
-		st.vals.record(n)
-		switch n.(type) {
-		case *ast.AssignStmt, *ast.CompositeLit, *ast.UnaryExpr:
-			st.conn.recordField(n, st.vals.innermost(stack))
+		switch n := n.(type) {
+		case *ast.AssignStmt, *ast.ValueSpec, *ast.IncDecStmt:
+			st.store(n, stack)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				st.store(n, stack)
+			}
+		case *ast.CompositeLit:
+			fb := st.vals.innermost(stack)
+			litFields(st.info, n, func(f *types.Var, val ast.Expr) {
+				st.vals.litField(f, val)
+				st.conn.litField(f, val, fb)
+			})
 		}
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			st.selector(n, stack)
 		case *ast.CallExpr:
+			st.vals.stores.addressArgs(n)
 			st.call(n, stack)
 		case *ast.FuncDecl:
 			st.flow.predicateCandidate(n)
@@ -45,6 +55,15 @@ func (st *state) scan(file *ast.File) {
 		}
 		return true
 	})
+}
+
+// store records the stores of the node n, once, in the package's store
+// list, for the value index, the option fields and the bodies' indexes.
+func (st *state) store(n ast.Node, stack []ast.Node) {
+	for _, a := range st.vals.stores.record(st.info, n, st.vals.innermost(stack)) {
+		st.vals.note(&a)
+		st.conn.noteStore(&a)
+	}
 }
 
 // call handles one call: connects, and calls that may send.

@@ -15,9 +15,10 @@ import (
 // local variables and unexported fields of function or interface type
 // (valuesOf: an interface method called on a *nats.Conn, a send through
 // a function variable), and the expression a variable is defined from
-// (def: ok := err == nil). The scan fills it (record), once per pass;
-// the send index, the error-flow labels, the ID check, the connect check
-// (option slices) and the retry check (the bodies) read it.
+// (def: ok := err == nil). The scan fills it, once per pass, from the
+// package's store list (note, litField), which it also holds; the send
+// index, the error-flow labels, the ID check, the connect check (option
+// slices) and the retry check (the bodies) read it.
 type valueIndex struct {
 	info  *types.Info
 	fset  *token.FileSet
@@ -34,6 +35,7 @@ type valueIndex struct {
 	fieldVals map[*types.Var][]ast.Expr   // the values stored in unexported fields of function or interface type
 	fieldBad  map[*types.Var]bool         // such fields stored in a way not followed (address taken)
 	defs      map[*types.Var]ast.Expr     // local variables defined (:=) from an expression
+	stores    storeList                   // every store of the package, for the bodies' indexes
 }
 
 // fnBody is a function body (declaration or literal) with calls that may
@@ -44,9 +46,12 @@ type fnBody struct {
 	lit   *ast.FuncLit  // the literal, nil for a declaration
 	typ   *ast.FuncType // the function's type
 	calls []*ast.CallExpr
-	loops bool         // contains a for, range or goto
-	idx   *assignIndex // lazily
-	cfg   *bodyCFG     // lazily
+	loops bool // contains a for, range or goto
+	// stores holds the body's stores from index from on (indexOf).
+	stores *storeList
+	from   int
+	idx    *assignIndex // lazily
+	cfg    *bodyCFG     // lazily
 	// reschedules: the body calls time.AfterFunc (outside literals)
 	reschedules bool
 	goes        bool // the body has a go statement (outside literals)
@@ -81,57 +86,53 @@ func tracksValues(v *types.Var) bool {
 	return false
 }
 
-// record indexes the stores of the node n of the scan: to local
-// variables (how often each is assigned, function literals bound to them,
-// the values of those of function or interface type, what := defines
-// them from) and to unexported fields (fieldStores).
-func (vi *valueIndex) record(n ast.Node) {
-	vi.fieldStores(n)
-	switch n := n.(type) {
+// note indexes the store a, as the scan records it: to a local variable
+// (how often each is assigned, function literals bound to them, the
+// values of those of function or interface type, what := defines them
+// from) or to an unexported field of function or interface type, whose
+// address, when taken, makes it not followed. x++ and x-- are not noted.
+func (vi *valueIndex) note(a *assignment) {
+	switch a.node.(type) {
 	case *ast.AssignStmt:
-		for i, l := range n.Lhs {
-			id, ok := l.(*ast.Ident)
-			if !ok {
-				continue
+		if f := vi.trackedField(a.lhs); f != nil {
+			if a.rhs != nil {
+				vi.fieldVals[f] = append(vi.fieldVals[f], a.rhs)
+			} else {
+				vi.fieldBad[f] = true
 			}
-			v, ok := vi.info.ObjectOf(id).(*types.Var)
-			if !ok {
-				continue
-			}
-			vi.assigned[v]++
-			if len(n.Rhs) == len(n.Lhs) {
-				if lit, ok := ast.Unparen(n.Rhs[i]).(*ast.FuncLit); ok {
-					vi.closures[v] = lit
-				}
-				if tracksValues(v) {
-					vi.funcVals[v] = append(vi.funcVals[v], n.Rhs[i])
-				}
-				if n.Tok == token.DEFINE {
-					vi.defs[v] = n.Rhs[i]
-				}
+		}
+		id, ok := a.lhs.(*ast.Ident)
+		if !ok {
+			return
+		}
+		v, ok := vi.info.ObjectOf(id).(*types.Var)
+		if !ok {
+			return
+		}
+		vi.assigned[v]++
+		if a.rhs != nil {
+			vi.boundTo(v, a.rhs)
+			if a.tok == token.DEFINE {
+				vi.defs[v] = a.rhs
 			}
 		}
 	case *ast.ValueSpec:
-		for i, name := range n.Names {
-			v, ok := vi.info.Defs[name].(*types.Var)
-			if !ok {
-				continue
-			}
-			if len(n.Values) == 0 && tracksValues(v) {
-				continue // var f func() error: nil until assigned
-			}
-			vi.assigned[v]++
-			if len(n.Values) == len(n.Names) {
-				if lit, ok := ast.Unparen(n.Values[i]).(*ast.FuncLit); ok {
-					vi.closures[v] = lit
-				}
-				if tracksValues(v) {
-					vi.funcVals[v] = append(vi.funcVals[v], n.Values[i])
-				}
-			}
+		v, ok := vi.info.Defs[a.lhs.(*ast.Ident)].(*types.Var)
+		if !ok {
+			return
+		}
+		if a.rhs == nil && a.tuple == nil && tracksValues(v) {
+			return // var f func() error: nil until assigned
+		}
+		vi.assigned[v]++
+		if a.rhs != nil {
+			vi.boundTo(v, a.rhs)
 		}
 	case *ast.UnaryExpr:
-		if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND {
+		if f := vi.trackedField(a.lhs); f != nil {
+			vi.fieldBad[f] = true
+		}
+		if id, ok := ast.Unparen(a.lhs).(*ast.Ident); ok {
 			if v, ok := vi.info.Uses[id].(*types.Var); ok {
 				vi.assigned[v] += 2 // its address escapes
 			}
@@ -139,40 +140,32 @@ func (vi *valueIndex) record(n ast.Node) {
 	}
 }
 
-// fieldStores records the values stored in unexported fields of function
-// or interface type: assignments and composite literals. A field whose
-// address is taken is not followed.
-func (vi *valueIndex) fieldStores(n ast.Node) {
-	info := vi.info
-	field := func(e ast.Expr) *types.Var {
-		f := fieldOf(info, e)
-		if f == nil || f.Exported() || !tracksValues(f) {
-			return nil
-		}
-		return f
+// boundTo notes the value rhs assigned to v one to one: a function
+// literal, and a value of function or interface type.
+func (vi *valueIndex) boundTo(v *types.Var, rhs ast.Expr) {
+	if lit, ok := ast.Unparen(rhs).(*ast.FuncLit); ok {
+		vi.closures[v] = lit
 	}
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		for i, l := range n.Lhs {
-			if f := field(l); f != nil {
-				if len(n.Lhs) == len(n.Rhs) {
-					vi.fieldVals[f] = append(vi.fieldVals[f], n.Rhs[i])
-				} else {
-					vi.fieldBad[f] = true
-				}
-			}
-		}
-	case *ast.UnaryExpr:
-		if f := field(n.X); f != nil {
-			vi.fieldBad[f] = true
-		}
-	case *ast.CompositeLit:
-		litFields(info, n, func(f *types.Var, val ast.Expr) {
-			if !f.Exported() && tracksValues(f) {
-				vi.fieldVals[f] = append(vi.fieldVals[f], val)
-			}
-		})
+	if tracksValues(v) {
+		vi.funcVals[v] = append(vi.funcVals[v], rhs)
 	}
+}
+
+// litField notes the value a composite literal stores in the field f.
+func (vi *valueIndex) litField(f *types.Var, val ast.Expr) {
+	if !f.Exported() && tracksValues(f) {
+		vi.fieldVals[f] = append(vi.fieldVals[f], val)
+	}
+}
+
+// trackedField returns the unexported field of function or interface type
+// that the selector e denotes, or nil.
+func (vi *valueIndex) trackedField(e ast.Expr) *types.Var {
+	f := fieldOf(vi.info, e)
+	if f == nil || f.Exported() || !tracksValues(f) {
+		return nil
+	}
+	return f
 }
 
 // fieldOf returns the struct field that the selector e (x.f) denotes, or
@@ -303,7 +296,7 @@ func (vi *valueIndex) valuesAssigned(body *ast.BlockStmt, v *types.Var, f func(r
 	if fb == nil || v == nil {
 		return
 	}
-	for _, a := range indexOf(vi.info, fb).byVar[v] {
+	for _, a := range indexOf(fb).byVar[v] {
 		if a.whole && a.rhs != nil {
 			f(a.rhs)
 		}

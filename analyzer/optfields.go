@@ -1,0 +1,120 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// The fields of option type: the stores to them the scan notes, and the
+// judgement of a field by all of them (connOpts.fieldSum).
+
+// noteStore notes the store a, as the scan records it, if it is to a
+// field of option type (an assignment or &x; x++ and x-- are not noted):
+// its value, or the field is bad.
+func (co *connOpts) noteStore(a *assignment) {
+	switch a.node.(type) {
+	case *ast.AssignStmt:
+		if f := optionField(co.info, a.lhs); f != nil {
+			if a.rhs == nil || a.tok != token.ASSIGN {
+				co.bad(f, "field "+f.Name()+" assigned from a call with several results")
+				return
+			}
+			co.store(f, a.rhs, a.fb)
+			return
+		}
+		// s.opts.ReconnectBufSize = -1: changed in place.
+		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok {
+			if f := optionField(co.info, sel.X); f != nil && optionKind(f.Type()) == optOptions {
+				co.bad(f, "field "+f.Name()+" changed in place")
+			}
+		}
+		if ix, ok := ast.Unparen(a.lhs).(*ast.IndexExpr); ok {
+			if f := optionField(co.info, ix.X); f != nil && optionKind(f.Type()) == optList {
+				co.bad(f, "field "+f.Name()+" changed by index")
+			}
+		}
+	case *ast.UnaryExpr:
+		if f := optionField(co.info, a.lhs); f != nil {
+			co.bad(f, "the address of field "+f.Name()+" is taken")
+		}
+	}
+}
+
+// litField notes the value a composite literal in the body fb stores in
+// the field f, if it is of option type.
+func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
+	if optionKind(f.Type()) != optNone {
+		co.store(f, val, fb)
+	}
+}
+
+// store notes the value rhs stored in the field f of option type, in the
+// body fb.
+func (co *connOpts) store(f *types.Var, rhs ast.Expr, fb *fnBody) {
+	if co.fieldStores == nil {
+		co.fieldStores = make(map[*types.Var][]optStore)
+	}
+	co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
+}
+
+// bad marks the field f of option type as not followed, for why.
+func (co *connOpts) bad(f *types.Var, why string) {
+	if co.fieldBad == nil {
+		co.fieldBad = make(map[*types.Var]string)
+	}
+	co.fieldBad[f] = why
+}
+
+// optionField returns the field of option type that the selector e
+// denotes, or nil.
+func optionField(info *types.Info, e ast.Expr) *types.Var {
+	if f := fieldOf(info, e); f != nil && optionKind(f.Type()) != optNone {
+		return f
+	}
+	return nil
+}
+
+// fieldSum judges a field of option type by every store to it in the
+// package. A field that other packages may set (exported, of an exported
+// type) is not judged.
+func (co *connOpts) fieldSum(f *types.Var) optSum {
+	if s, ok := co.fields[f]; ok {
+		return *s
+	}
+	if co.fields == nil {
+		co.fields = make(map[*types.Var]*optSum)
+	}
+	co.fields[f] = &busy
+	s := co.judgeField(f)
+	co.fields[f] = &s
+	return s
+}
+
+func (co *connOpts) judgeField(f *types.Var) optSum {
+	if f.Pkg() != co.pass.Pkg {
+		return unknownSum("field " + f.Name() + " of another package")
+	}
+	if why, bad := co.fieldBad[f]; bad {
+		return unknownSum(why)
+	}
+	stores := co.fieldStores[f]
+	if len(stores) == 0 {
+		return unknownSum("field " + f.Name() + " never stored in this package")
+	}
+	var sum optSum
+	for i, st := range stores {
+		s := co.exprSum(st.fb, st.rhs)
+		if s.Param >= 0 {
+			return unknownSum("field " + f.Name() + " stored from a parameter")
+		}
+		if s.Buf == bufUnknown {
+			return s
+		}
+		if i > 0 && (s.Buf != sum.Buf || s.Size != sum.Size) {
+			return unknownSum("field " + f.Name() + " stored with different options")
+		}
+		sum = s
+	}
+	return sum
+}

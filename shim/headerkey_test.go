@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +48,67 @@ func TestPublishBadHeaderKeyNotSent(t *testing.T) {
 			}
 		}
 	}
+	noneSent(t, guarded, sub)
+}
+
+// TestPublishBadSubjectNotSent: a subject or reply subject nats.go
+// refuses (empty, or with a space, tab, CR or LF) gives the same typed
+// refusal, naming it, on every publish path: a message that fits on a
+// connection made by Connect (nats.go's own check, the fast path), on a
+// plain connection, on one that skips nats.go's subject check, and a
+// message too large for the limit. Nothing is delivered, nothing stored.
+func TestPublishBadSubjectNotSent(t *testing.T) {
+	s := natstest.Start(t, natstest.JetStream(), natstest.MaxPayload(4096))
+	guarded := connect(t, s.URL())
+	skipping := connect(t, s.URL(), func(o *nats.Options) error { o.SkipSubjectValidation = true; return nil })
+	plain, err := nats.Connect(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plain.Close)
+	sub, err := guarded.SubscribeSync(">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guarded.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	conns := map[string]*nats.Conn{"Connect": guarded, "SkipSubjectValidation": skipping, "plain": plain}
+	for _, bad := range []string{"", "bs x", "bs\tx", "bs\r\nx", "bs.x\n"} {
+		for name, nc := range conns {
+			for _, size := range []int{16, 8192} {
+				for _, m := range []*nats.Msg{
+					{Subject: bad, Data: make([]byte, size)},
+					{Subject: "bs.ok", Reply: bad, Data: make([]byte, size)},
+				} {
+					if bad == "" && m.Subject != "" {
+						continue // an empty reply subject is no reply subject
+					}
+					what := fmt.Sprintf("%s, subject %q, reply %q, %d bytes", name, m.Subject, m.Reply, size)
+					err := shim.PublishMsgContext(context.Background(), nc, m)
+					notRun(t, what, err, shim.CodeInvalidArgument, nats.ErrBadSubject)
+					if !strings.Contains(err.Error(), fmt.Sprintf("subject %q", bad)) {
+						t.Fatalf("%s: %v does not name the subject", what, err)
+					}
+					notRun(t, "PublishMsg: "+what, shim.PublishMsg(nc, m), shim.CodeInvalidArgument, nats.ErrBadSubject)
+					if m.Reply == "" {
+						notRun(t, "Publish: "+what, shim.Publish(nc, m.Subject, m.Data), shim.CodeInvalidArgument, nats.ErrBadSubject)
+						notRun(t, "PublishContext: "+what, shim.PublishContext(context.Background(), nc, m.Subject, m.Data), shim.CodeInvalidArgument, nats.ErrBadSubject)
+					}
+				}
+			}
+		}
+	}
+	noneSent(t, guarded, sub)
+}
+
+// noneSent fails t if sub received a message or a stream holds one.
+func noneSent(t *testing.T, nc *nats.Conn, sub *nats.Subscription) {
+	t.Helper()
 	if m, err := sub.NextMsg(200 * time.Millisecond); err == nil {
 		t.Fatalf("delivered: %+v", m)
 	}
-	js, err := jetstream.New(guarded)
+	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}

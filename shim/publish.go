@@ -81,18 +81,22 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 // publishSend is publish after its input check.
 func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
-	if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
-		// nats.go checked the header keys before writing anything.
-		if errors.Is(err, nats.ErrBadHeaderMsg) {
-			if herr := checkHeaderKeys(m.Header); herr != nil {
-				return herr
+	// nats.go checks the subject, the reply subject and the header keys
+	// before it writes anything, as checkMsg does, unless the connection
+	// skips its subject check.
+	if !nc.Opts.SkipSubjectValidation {
+		if done, err := st.SendExact(func() error { return nc.PublishMsg(m) }); done {
+			if errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
+				if merr := checkMsg(m.Subject, m.Reply, m.Header); merr != nil {
+					return merr
+				}
 			}
+			return sendError(ctx, err, false)
 		}
-		return sendError(ctx, err, false)
 	}
-	// Every other path checks them first: a claim check uploads before
-	// the reference, which carries the headers, is published.
-	if err := checkHeaderKeys(m.Header); err != nil {
+	// Every other path checks first: a claim check uploads before the
+	// reference, which carries the subjects and headers, is published.
+	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
 	}
 	v, _, err := st.Send(ctx, connlimit.Send{
@@ -135,9 +139,9 @@ func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, 
 }
 
 // checkSend is the input check every publish makes before anything else:
-// the context, the connection, the message and its subjects. The header
+// the context, the connection and the message. The subjects and header
 // keys are checked by nats.go on the fast path and by publishSend before
-// any other.
+// any other (checkMsg).
 func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	switch {
 	case ctx == nil:
@@ -146,9 +150,6 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
 	case nc == nil:
 		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
-	}
-	if err := checkSubjects(m.Subject, m.Reply); err != nil {
-		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return notSent(ctxCode(err), "context done before sending; not sent", err)

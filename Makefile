@@ -87,7 +87,8 @@ bench:
 
 # The hot path against raw nats.go, server in a child process: BENCH_COUNT
 # alternating rounds (one test binary run per round, every call in each),
-# then the best of each call and its ratio to the raw call.
+# then the best of each call, its ratio to the raw call's best, and the
+# median over the rounds of the ratio within a round.
 BENCH_COUNT ?= 7
 bench-fast:
 	$(GO) test -c -o $(BIN)/shim.test ./shim/

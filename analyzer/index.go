@@ -59,23 +59,13 @@ func (sl *storeList) record(info *types.Info, n ast.Node, fb *fnBody) []assignme
 	case *ast.AssignStmt:
 		for i, l := range n.Lhs {
 			a := assignment{node: n, lhs: l, tok: n.Tok}
-			switch {
-			case len(n.Rhs) == len(n.Lhs):
-				a.rhs = n.Rhs[i]
-			case len(n.Rhs) == 1:
-				a.tuple = n.Rhs[0]
-			}
+			a.rhs, a.tuple = valueOf(n.Rhs, i, len(n.Lhs))
 			add(a)
 		}
 	case *ast.ValueSpec:
 		for i, name := range n.Names {
 			a := assignment{node: n, lhs: name, tok: token.DEFINE}
-			switch {
-			case len(n.Values) == len(n.Names):
-				a.rhs = n.Values[i]
-			case len(n.Values) == 1:
-				a.tuple = n.Values[0]
-			}
+			a.rhs, a.tuple = valueOf(n.Values, i, len(n.Names))
 			add(a)
 		}
 	case *ast.IncDecStmt:
@@ -87,6 +77,19 @@ func (sl *storeList) record(info *types.Info, n ast.Node, fb *fnBody) []assignme
 		}
 	}
 	return sl.all[from:]
+}
+
+// valueOf returns what the i-th of n targets is assigned from values:
+// the i-th value when there is one per target, or the one call (or
+// other multi-value expression) all targets share.
+func valueOf(values []ast.Expr, i, n int) (rhs, tuple ast.Expr) {
+	switch {
+	case len(values) == n:
+		return values[i], nil
+	case len(values) == 1:
+		return nil, values[0]
+	}
+	return nil, nil
 }
 
 // recordBody records the stores of the body fb where the scan does not

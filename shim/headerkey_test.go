@@ -21,20 +21,7 @@ import (
 // limit (checked before the claim check's upload). Nothing is delivered
 // and nothing is stored.
 func TestPublishBadHeaderKeyNotSent(t *testing.T) {
-	s := natstest.Start(t, natstest.JetStream(), natstest.MaxPayload(4096))
-	guarded := connect(t, s.URL())
-	plain, err := nats.Connect(s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(plain.Close)
-	sub, err := guarded.SubscribeSync("hk.>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := guarded.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	_, guarded, plain, sub := refusalEnv(t, "hk.>")
 	for _, key := range []string{"Bad Key", "a:b", "", "\u00e9t\u00e9"} {
 		for name, nc := range map[string]*nats.Conn{"Connect": guarded, "plain": plain} {
 			for _, size := range []int{16, 8192} {
@@ -58,21 +45,8 @@ func TestPublishBadHeaderKeyNotSent(t *testing.T) {
 // plain connection, on one that skips nats.go's subject check, and a
 // message too large for the limit. Nothing is delivered, nothing stored.
 func TestPublishBadSubjectNotSent(t *testing.T) {
-	s := natstest.Start(t, natstest.JetStream(), natstest.MaxPayload(4096))
-	guarded := connect(t, s.URL())
+	s, guarded, plain, sub := refusalEnv(t, ">")
 	skipping := connect(t, s.URL(), func(o *nats.Options) error { o.SkipSubjectValidation = true; return nil })
-	plain, err := nats.Connect(s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(plain.Close)
-	sub, err := guarded.SubscribeSync(">")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := guarded.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	conns := map[string]*nats.Conn{"Connect": guarded, "SkipSubjectValidation": skipping, "plain": plain}
 	for _, bad := range []string{"", "bs x", "bs\tx", "bs\r\nx", "bs.x\n"} {
 		for name, nc := range conns {
@@ -100,6 +74,28 @@ func TestPublishBadSubjectNotSent(t *testing.T) {
 		}
 	}
 	noneSent(t, guarded, sub)
+}
+
+// refusalEnv starts a server with JetStream and a 4 KiB max_payload and
+// returns it, a connection made by Connect, a plain one, and the first's
+// subscription to watch (its interest already at the server).
+func refusalEnv(t *testing.T, watch string) (*natstest.Server, *nats.Conn, *nats.Conn, *nats.Subscription) {
+	t.Helper()
+	s := natstest.Start(t, natstest.JetStream(), natstest.MaxPayload(4096))
+	guarded := connect(t, s.URL())
+	plain, err := nats.Connect(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plain.Close)
+	sub, err := guarded.SubscribeSync(watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guarded.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return s, guarded, plain, sub
 }
 
 // noneSent fails t if sub received a message or a stream holds one.

@@ -56,12 +56,24 @@
 // (the standard library, nats.go itself, other modules' packages that do
 // not use NATS, which the analyzer infers nothing about under go vet
 // either) is read from the compiler's export data,
-// as far as a source package imports it. It then runs the analyzer with
-// golang.org/x/tools/go/analysis/checker over that graph. Its cost is that
-// of a checker without facts plus the source of the dependencies that use
-// NATS, whatever the size of the rest of the dependency graph. (Were the
+// as far as a source package imports it. Its cost is that of a checker
+// without facts plus the source of the dependencies that use NATS,
+// whatever the size of the rest of the dependency graph. (Were the
 // analyzer to require another analyzer with facts, whose facts any package
 // may carry, every dependency would be loaded from source instead.)
+//
+// The named packages are type-checked against the export data of those
+// source dependencies too, as a checker without facts would, so that they
+// need not wait for the dependencies' source: the dependencies are
+// type-checked from source at the same time, for their facts, which reach
+// the named packages by object path (golang.org/x/tools/go/types/objectpath,
+// as go vet's facts travel between processes). Each package is analyzed
+// as soon as it is type-checked and the packages it imports are analyzed,
+// and its syntax and type information are dropped then: the analyses
+// overlap the type checks, and the peak memory is not the whole module's
+// syntax. The results are those golang.org/x/tools/go/analysis/checker
+// gives over the same packages: the same facts seen by each package, the
+// same errors when a package does not type-check.
 //
 // With -vet it has the go command run this very executable as its vet
 // tool (go vet -vettool=<this executable> -json, found with os.Executable,

@@ -13,7 +13,6 @@ import (
 	"runtime/pprof"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/natssend/natssend/analyzer"
@@ -141,23 +140,17 @@ func runHere(o *options, stderr io.Writer) (jsonTree, map[string]string, bool, e
 		}()
 	}
 	if os.Getenv("GOGC") == "" {
-		// The run holds the module's syntax and types until each
-		// package is analyzed: a heap goal of 1.5 times the live heap
-		// rather than 2 keeps the peak near the fact-free floor's (on
-		// make bench-lint's 800-package module: 1.06x rather than
-		// 1.4-1.6x, at no measurable cost in time).
-		debug.SetGCPercent(50)
+		// A heap goal of 1.75 times the live heap rather than 2: the
+		// run drops each package's syntax once it is analyzed, so the
+		// live heap stays under the fact-free floor's on most modules,
+		// but on natscli, whose largest package is checked twice (with
+		// and without its tests) while jsm.go's packages are checked
+		// for their facts, the default goal would bring the peak to
+		// 1.22x the floor's; 75 keeps it at 1.18x for 3% more time
+		// (BENCHMARKS.md, "The driver's own run").
+		debug.SetGCPercent(75)
 	}
-	pkgs, err := load(cfg, o.pkgs, needsAllFacts(analyzer.Analyzer))
-	if err != nil {
-		return nil, nil, false, err
-	}
-	failed := printErrors(stderr, pkgs) > 0
-	// load type-checks from source every package that can send, so the
-	// analyzer may read the import graph rather than copy a package fact
-	// into every package (SetSourceGraph).
-	analyzer.SetSourceGraph(analyzer.Analyzer)
-	graph, err := checker.Analyze([]*analysis.Analyzer{releasing(analyzer.Analyzer)}, testedOnce(pkgs), nil)
+	tree, urls, failed, err := analyzeHere(cfg, o.pkgs, analyzer.Analyzer, stderr)
 	if err != nil {
 		return nil, nil, failed, err
 	}
@@ -166,30 +159,31 @@ func runHere(o *options, stderr io.Writer) (jsonTree, map[string]string, bool, e
 			return nil, nil, failed, err
 		}
 	}
-	var buf bytes.Buffer
-	if err := graph.PrintJSON(&buf); err != nil {
-		return nil, nil, failed, err
-	}
-	tree, err := readTree(&buf)
-	return tree, diagURLs(graph), failed, err
+	return tree, urls, failed, nil
 }
 
-// diagURLs returns the Diagnostic.URL of every finding of graph's root
-// actions, by urlKey: the JSON printer of x/tools drops it.
-func diagURLs(graph *checker.Graph) map[string]string {
-	urls := make(map[string]string)
-	for act := range graph.All() {
-		if !act.IsRoot {
-			continue
-		}
-		for _, d := range act.Diagnostics {
-			if d.URL != "" {
-				posn := act.Package.Fset.Position(d.Pos).String()
-				urls[urlKey(posn, d.Message)] = d.URL
-			}
-		}
+// analyzeHere loads the packages matching patterns (see load) and runs a
+// on them while they are type-checked (see run), and returns the results
+// as a JSON tree, the Diagnostic.URL of each finding (by urlKey), and
+// whether a package had errors (printed on w, as go/packages prints
+// them).
+func analyzeHere(cfg *packages.Config, patterns []string, a *analysis.Analyzer, w io.Writer) (jsonTree, map[string]string, bool, error) {
+	l, roots, err := newLoader(cfg, patterns, needsAllFacts(a), true)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	return urls
+	// load type-checks from source every package that can send, so the
+	// analyzer may read the import graph rather than copy a package fact
+	// into every package (SetSourceGraph).
+	analyzer.SetSourceGraph(a)
+	r, err := l.newRun(testedOnce(roots), []*analysis.Analyzer{a})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	l.check(r)
+	failed := printErrors(w, l.pkgs(roots)) > 0
+	tree, urls, err := r.tree()
+	return tree, urls, failed, err
 }
 
 // startCPUProfile starts a CPU profile written to the file name; stop ends
@@ -220,20 +214,20 @@ func writeHeapProfile(name string) error {
 	return f.Close()
 }
 
-// testedOnce drops from pkgs each package whose test variant (the package
-// compiled with its _test.go files, "p [p.test]") is also in pkgs: the
-// variant has all of its files, so the analyzer is run once per file, as
-// go vet runs it. The package itself is still analyzed, for its facts,
-// when another of pkgs imports it.
-func testedOnce(pkgs []*packages.Package) []*packages.Package {
-	ids := make(map[string]bool, len(pkgs))
-	for _, p := range pkgs {
-		ids[p.ID] = true
+// testedOnce drops from roots each package whose test variant (the
+// package compiled with its _test.go files, "p [p.test]") is also in
+// roots: the variant has all of its files, so the analyzer is run once per
+// file, as go vet runs it. The package itself is still analyzed, for its
+// facts, when another of roots imports it.
+func testedOnce(roots []*node) []*node {
+	ids := make(map[string]bool, len(roots))
+	for _, n := range roots {
+		ids[n.p.ID] = true
 	}
-	var out []*packages.Package
-	for _, p := range pkgs {
-		if !ids[p.ID+" ["+p.PkgPath+".test]"] {
-			out = append(out, p)
+	var out []*node
+	for _, n := range roots {
+		if !ids[n.p.ID+" ["+n.p.PkgPath+".test]"] {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"go/ast"
 	"go/build"
-	"go/parser"
 	"go/token"
 	"go/types"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/gcexportdata"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -43,28 +38,51 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledG
 // fact-free checker does.
 //
 // It returns the named packages with their Imports edges pruned to the
-// packages loaded from source: the graph go/analysis/checker runs on.
+// packages loaded from source: the graph go/analysis/checker would run
+// on. (The driver does not wait for the load: see analyzeHere.)
 //
 // With all set, every package is loaded from source (what a singlechecker
 // does for an analyzer with facts): for an analyzer that depends on the
 // facts of another analyzer about packages that cannot send.
 func load(cfg *packages.Config, patterns []string, all bool) ([]*packages.Package, error) {
-	cfg.Mode = loadMode
-	roots, err := packages.Load(cfg, patterns...)
+	l, roots, err := newLoader(cfg, patterns, all, true)
 	if err != nil {
 		return nil, err
 	}
+	l.check(nil)
+	return l.pkgs(roots), nil
+}
+
+// newLoader lists the packages matching patterns and decides how each is
+// loaded (see load), with twins (twins.go) unless twins is false; it
+// returns the loader and the named packages' nodes.
+func newLoader(cfg *packages.Config, patterns []string, all, twins bool) (*loader, []*node, error) {
+	cfg.Mode = loadMode
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, nil, err
+	}
 	l := &loader{fset: token.NewFileSet(), nodes: make(map[*packages.Package]*node)}
-	for _, p := range roots {
-		l.node(p).root = true
+	roots := make([]*node, len(pkgs))
+	for i, p := range pkgs {
+		roots[i] = l.node(p)
+		roots[i].root = true
 	}
 	l.mark(all)
-	l.check()
-	out := make([]*packages.Package, len(roots))
-	for i, p := range roots {
-		out[i] = l.pkg(l.nodes[p])
+	if twins {
+		l.markTwins(all)
 	}
-	return out, nil
+	return l, roots, nil
+}
+
+// pkgs returns the packages of nodes as go/analysis/checker is to see
+// them (loader.pkg).
+func (l *loader) pkgs(nodes []*node) []*packages.Package {
+	out := make([]*packages.Package, len(nodes))
+	for i, n := range nodes {
+		out[i] = l.pkg(n)
+	}
+	return out
 }
 
 // loader holds one load's package graph.
@@ -73,6 +91,7 @@ type loader struct {
 	nodes    map[*packages.Package]*node
 	order    []*node    // every node, dependencies first
 	exportMu sync.Mutex // serializes gcexportdata, which fills the shared types.Packages
+	twins    twinMap    // each twin's source package (twins.go)
 }
 
 // node is one package of the graph.
@@ -87,6 +106,12 @@ type node struct {
 	errs    []packages.Error
 	done    chan struct{} // closed once a source package is checked
 	loaded  bool          // export data read (under exportMu)
+	// twinned: a dependency checked from source, for its facts, whose
+	// importers in the named packages' universe read it from export
+	// data instead, as twin (twins.go).
+	twinned    bool
+	twin       *types.Package
+	twinLoaded bool // twin's export data read (under exportMu)
 	// viaExport: a package read from export data that n imports, directly
 	// or not, imports a source package (a package of the module that is
 	// not named, importing one that is): rare, so sourceDeps only walks
@@ -159,157 +184,6 @@ func hasSourceImport(n *node) bool {
 	return slices.ContainsFunc(n.imports, func(d *node) bool { return d.source })
 }
 
-// check type-checks the source packages, in parallel, each once its
-// dependencies are done.
-func (l *loader) check() {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for _, n := range l.order {
-		if !n.source {
-			continue
-		}
-		wg.Go(func() {
-			defer close(n.done)
-			for _, d := range l.sourceDeps(n) {
-				<-d.done
-			}
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			l.checkOne(n)
-		})
-	}
-	wg.Wait()
-}
-
-// sourceDeps returns the source packages n depends on, directly or through
-// packages read from export data (whose export data may refer to them).
-func (l *loader) sourceDeps(n *node) []*node {
-	var deps []*node
-	seen := make(map[*node]bool)
-	var visit func(*node)
-	visit = func(m *node) {
-		for _, d := range m.imports {
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			if d.source {
-				deps = append(deps, d)
-			} else if d.viaExport || hasSourceImport(d) {
-				visit(d)
-			}
-		}
-	}
-	visit(n)
-	return deps
-}
-
-// checkOne parses and type-checks a source package into its types.Package.
-func (l *loader) checkOne(n *node) {
-	p := n.p
-	n.errs = append(n.errs, p.Errors...)
-	files := make([]*ast.File, len(p.CompiledGoFiles))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, name := range p.CompiledGoFiles {
-		wg.Go(func() {
-			src, err := os.ReadFile(name)
-			if err == nil {
-				files[i], err = parser.ParseFile(l.fset, name, src, parser.AllErrors|parser.ParseComments|parser.SkipObjectResolution)
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			n.errs = append(n.errs, packages.Error{Pos: p.CompiledGoFiles[i], Msg: err.Error(), Kind: packages.ParseError})
-		}
-		if files[i] != nil {
-			n.files = append(n.files, files[i])
-		}
-	}
-	n.info = &types.Info{
-		Types:        make(map[ast.Expr]types.TypeAndValue),
-		Defs:         make(map[*ast.Ident]types.Object),
-		Uses:         make(map[*ast.Ident]types.Object),
-		Implicits:    make(map[ast.Node]types.Object),
-		Instances:    make(map[*ast.Ident]types.Instance),
-		Scopes:       make(map[ast.Node]*types.Scope),
-		Selections:   make(map[*ast.SelectorExpr]*types.Selection),
-		FileVersions: make(map[*ast.File]string),
-	}
-	byPath := make(map[string]*node, len(n.imports))
-	for path, ip := range p.Imports {
-		byPath[path] = l.nodes[ip]
-	}
-	conf := &types.Config{
-		Sizes: p.TypesSizes,
-		Importer: importerFunc(func(path string) (*types.Package, error) {
-			d, ok := byPath[path]
-			if !ok {
-				return nil, fmt.Errorf("no metadata for import %q of %s", path, p.ID)
-			}
-			if !d.source {
-				if err := l.readExport(d); err != nil {
-					return nil, err
-				}
-			}
-			return d.types, nil
-		}),
-		Error: func(err error) {
-			n.errs = append(n.errs, typeError(err))
-		},
-	}
-	if p.Module != nil && p.Module.GoVersion != "" {
-		conf.GoVersion = "go" + p.Module.GoVersion
-	}
-	_ = types.NewChecker(conf, l.fset, n.types, n.info).Files(n.files)
-	n.types.MarkComplete()
-}
-
-// readExport fills d's types.Package from its export data, once.
-func (l *loader) readExport(d *node) error {
-	l.exportMu.Lock()
-	defer l.exportMu.Unlock()
-	if d.loaded {
-		return nil
-	}
-	if d.p.ExportFile == "" {
-		return fmt.Errorf("no export data for %s", d.p.ID)
-	}
-	f, err := os.Open(d.p.ExportFile)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }() // read only: nothing is lost on a failed close
-	// go/packages reads go list -export files the same way (loadFromExportData).
-	r, err := gcexportdata.NewReader(f) //nolint:staticcheck // SA1019: as go/packages does, for go list -export files
-	if err != nil {
-		return fmt.Errorf("reading export data of %s: %v", d.p.ID, err)
-	}
-	// The view gcexportdata sees: every package d may mention, by path.
-	view := make(map[string]*types.Package)
-	seen := make(map[*node]bool)
-	var visit func(*node)
-	visit = func(m *node) {
-		for _, i := range m.imports {
-			if !seen[i] {
-				seen[i] = true
-				view[i.p.PkgPath] = i.types
-				visit(i)
-			}
-		}
-	}
-	visit(d)
-	view[d.p.PkgPath] = d.types
-	if _, err := gcexportdata.Read(r, l.fset, view, d.p.PkgPath); err != nil {
-		return fmt.Errorf("reading export data of %s: %v", d.p.ID, err)
-	}
-	d.loaded = true
-	return nil
-}
-
 // pkg returns n as go/analysis/checker is to see it: loaded from source,
 // with its imports pruned to the packages loaded from source (the only
 // ones the analyzer runs on and has facts from).
@@ -332,18 +206,6 @@ func (l *loader) pkg(n *node) *packages.Package {
 		}
 	}
 	return n.out
-}
-
-type importerFunc func(path string) (*types.Package, error)
-
-func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
-
-// typeError converts a type-checking error to a packages.Error.
-func typeError(err error) packages.Error {
-	if te, ok := err.(types.Error); ok {
-		return packages.Error{Pos: te.Fset.Position(te.Pos).String(), Msg: te.Msg, Kind: packages.TypeError}
-	}
-	return packages.Error{Pos: "-", Msg: err.Error(), Kind: packages.TypeError}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/types"
 	"slices"
-	"sync"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -53,38 +52,12 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact), new(optionsFact), new(connectFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
-	checkers.Store(a, c)
 	return a, nil
 }
 
 // checker holds the configuration of one Analyzer.
 type checker struct {
 	cfg Config
-	// sourceGraph is set by SetSourceGraph: dependsOnNATS reads the
-	// import graph (memoized in usesNATS) instead of package facts.
-	sourceGraph bool
-	usesNATS    sync.Map // *types.Package -> bool
-}
-
-// checkers maps each Analyzer made by New to its checker.
-var checkers sync.Map // *analysis.Analyzer -> *checker
-
-// SetSourceGraph tells a, an Analyzer of this package, that its driver
-// type-checks from source every package that imports nats.go, directly or
-// through other packages (natssend-lint's in-process run), so that the
-// import graph of a package's types says whether it depends on nats.go.
-// The analyzer then reads that graph instead of exporting a package fact
-// to every package that uses nats.go: go/analysis/checker copies every
-// package fact of every dependency into each package, which grows with
-// the square of the package count (about 25 MB on an 800-package module).
-// Under go vet, where dependencies are read from export data, it must not
-// be set. It reports whether a is an Analyzer of this package.
-func SetSourceGraph(a *analysis.Analyzer) bool {
-	c, ok := checkers.Load(a)
-	if ok {
-		c.(*checker).sourceGraph = true
-	}
-	return ok
 }
 
 // sendsFact marks a function or method whose body (outside function
@@ -165,12 +138,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	st := newState(pass, c.cfg.compile())
 	// nats.go itself is not analyzed: its sends are the raw send list, and
 	// inferring facts there would make Connect, Subscribe, Ack... senders.
-	var nats bool
-	if c.sourceGraph {
-		nats = c.importsNATS(pass.Pkg)
-	} else {
-		nats = dependsOnNATS(pass)
-	}
+	nats := dependsOnNATS(pass)
 	infer := inferHere(pass, nats) && !isNATSPackage(pass.Pkg.Path()) && !inGOROOT(pass)
 	if infer {
 		st.noRet.infer()

@@ -157,23 +157,6 @@ func (*usesNATSFact) AFact() {}
 
 func (*usesNATSFact) String() string { return "uses nats.go" }
 
-// importsNATS reports whether pkg is, or transitively imports, a nats.go
-// package, by its import graph (see SetSourceGraph), which has no cycles.
-func (c *checker) importsNATS(pkg *types.Package) bool {
-	if v, ok := c.usesNATS.Load(pkg); ok {
-		return v.(bool)
-	}
-	uses := isNATSPackage(pkg.Path())
-	for _, imp := range pkg.Imports() {
-		if uses {
-			break
-		}
-		uses = c.importsNATS(imp)
-	}
-	c.usesNATS.Store(pkg, uses)
-	return uses
-}
-
 // dependsOnNATS reports whether the package is, or transitively imports, a
 // nats.go package, and exports usesNATSFact for it. Only such packages can
 // contain a send, so the analyzer skips all others (the standard library

@@ -172,10 +172,6 @@ func analyzeHere(cfg *packages.Config, patterns []string, a *analysis.Analyzer, 
 	if err != nil {
 		return nil, nil, false, err
 	}
-	// load type-checks from source every package that can send, so the
-	// analyzer may read the import graph rather than copy a package fact
-	// into every package (SetSourceGraph).
-	analyzer.SetSourceGraph(a)
 	r, err := l.newRun(testedOnce(roots), []*analysis.Analyzer{a})
 	if err != nil {
 		return nil, nil, false, err

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/objectpath"
 )
 
 // factStore holds every fact of a run, shared by all packages: the source
@@ -18,7 +19,12 @@ type factStore struct {
 	mu   sync.RWMutex
 	objs map[objectFactKey]analysis.Fact
 	pkgs map[packageFactKey]analysis.Fact
-	src  sourceObjects
+	// twins maps a twin's objects to their source objects; twinOf maps
+	// a twinned source package to its twin, and enc encodes its objects'
+	// paths, for AllObjectFacts in the twins' universe.
+	twins  sourceObjects
+	twinOf map[*types.Package]*types.Package
+	enc    objectpath.Encoder
 	// index numbers the source packages, for the sets of dependencies.
 	index map[*types.Package]int
 }
@@ -33,14 +39,24 @@ type packageFactKey struct {
 	typ reflect.Type
 }
 
-// deps is what one package's analysis sees of the others: the source
+// pkgView is what one package's analysis sees of the others: the source
 // packages it imports and, transitively, those they import (as bit sets
 // over factStore.index).
-type deps struct {
+type pkgView struct {
+	id             string // the package's ID
 	own            *types.Package
+	main           bool // in the named packages' universe, which sees the twins
 	direct, transv bitset
 }
 
+// factView is one analyzer's pkgView: it sees its own fact types only.
+type factView struct {
+	*pkgView
+	analyzer *analysis.Analyzer
+	types    map[reflect.Type]bool
+}
+
+// bitset is a set of small integers.
 type bitset []uint64
 
 func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
@@ -51,15 +67,25 @@ func (b bitset) or(c bitset) {
 	}
 }
 
+// factType is the key of fact's type, as checker's factType: a fact is a
+// pointer.
+func factType(fact analysis.Fact) reflect.Type {
+	t := reflect.TypeOf(fact)
+	if t.Kind() != reflect.Pointer {
+		log.Fatalf("invalid Fact type: got %T, want pointer", fact)
+	}
+	return t
+}
+
 // visible reports whether a fact about obj, a source object, reaches the
-// package of d, as go/analysis/checker passes facts along its import
+// package of v, as go/analysis/checker passes facts along its import
 // edges (its exportedFrom): a package's own facts; for a method, a
 // struct field, a type name or a constant, the facts of any package it
 // depends on; for an exported package-level function or a package-level
 // variable, the facts of a package it imports directly.
-func (s *factStore) visible(d *deps, obj types.Object) bool {
+func (s *factStore) visible(v *pkgView, obj types.Object) bool {
 	pkg := obj.Pkg()
-	if pkg == d.own {
+	if pkg == v.own {
 		return true
 	}
 	i, ok := s.index[pkg]
@@ -69,101 +95,136 @@ func (s *factStore) visible(d *deps, obj types.Object) bool {
 	switch obj := obj.(type) {
 	case *types.Func:
 		if obj.Signature().Recv() != nil {
-			return d.transv.has(i)
+			return v.transv.has(i)
 		}
-		return obj.Exported() && d.direct.has(i)
+		return obj.Exported() && v.direct.has(i)
 	case *types.Var:
 		if obj.IsField() {
-			return d.transv.has(i)
+			return v.transv.has(i)
 		}
-		return d.direct.has(i)
+		return v.direct.has(i)
 	case *types.TypeName, *types.Const:
-		return d.transv.has(i)
+		return v.transv.has(i)
 	}
 	return false
 }
 
-// importObject implements Pass.ImportObjectFact for the package of d.
-func (s *factStore) importObject(d *deps, obj types.Object, ptr analysis.Fact) bool {
+// sees reports whether pkg's package facts reach the package of v: they
+// pass along every import edge.
+func (s *factStore) sees(v *pkgView, pkg *types.Package) bool {
+	i, ok := s.index[pkg]
+	return pkg == v.own || ok && v.transv.has(i)
+}
+
+// importObject implements Pass.ImportObjectFact.
+func (s *factStore) importObject(v *factView, obj types.Object, ptr analysis.Fact) bool {
 	if obj == nil {
 		panic("nil object")
 	}
-	if s.src.twins[obj.Pkg()] != nil {
-		if obj = s.src.of(obj); obj == nil {
+	typ := factType(ptr)
+	if !v.types[typ] {
+		return false
+	}
+	if s.twins.twins[obj.Pkg()] != nil {
+		if obj = s.twins.of(obj); obj == nil {
 			return false
 		}
 	}
-	if !s.visible(d, obj) {
+	if !s.visible(v.pkgView, obj) {
 		return false
 	}
 	s.mu.RLock()
-	v, ok := s.objs[objectFactKey{obj, reflect.TypeOf(ptr)}]
+	f, ok := s.objs[objectFactKey{obj, typ}]
 	s.mu.RUnlock()
 	if ok {
-		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(v).Elem())
+		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(f).Elem())
 	}
 	return ok
 }
 
-// exportObject implements Pass.ExportObjectFact for the package of d.
-func (s *factStore) exportObject(a *analysis.Analyzer, d *deps, obj types.Object, fact analysis.Fact) {
-	if obj.Pkg() != d.own {
+// exportObject implements Pass.ExportObjectFact.
+func (s *factStore) exportObject(v *factView, obj types.Object, fact analysis.Fact) {
+	if obj.Pkg() != v.own {
 		log.Panicf("internal error: in analysis %s of package %s: Fact.Set(%s, %T): can't set facts on objects belonging another package",
-			a, d.own.Path(), obj, fact)
+			v.analyzer, v.id, obj, fact)
 	}
+	key := objectFactKey{obj, factType(fact)}
 	s.mu.Lock()
-	s.objs[objectFactKey{obj, reflect.TypeOf(fact)}] = fact
+	s.objs[key] = fact
 	s.mu.Unlock()
 }
 
-// importPackage implements Pass.ImportPackageFact for the package of d:
-// package facts pass along every import edge.
-func (s *factStore) importPackage(d *deps, pkg *types.Package, ptr analysis.Fact) bool {
+// importPackage implements Pass.ImportPackageFact.
+func (s *factStore) importPackage(v *factView, pkg *types.Package, ptr analysis.Fact) bool {
 	if pkg == nil {
 		panic("nil package")
 	}
-	if src := s.src.twins[pkg]; src != nil {
+	typ := factType(ptr)
+	if src := s.twins.twins[pkg]; src != nil {
 		pkg = src
 	}
-	if i, ok := s.index[pkg]; pkg != d.own && (!ok || !d.transv.has(i)) {
+	if !v.types[typ] || !s.sees(v.pkgView, pkg) {
 		return false
 	}
 	s.mu.RLock()
-	v, ok := s.pkgs[packageFactKey{pkg, reflect.TypeOf(ptr)}]
+	f, ok := s.pkgs[packageFactKey{pkg, typ}]
 	s.mu.RUnlock()
 	if ok {
-		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(v).Elem())
+		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(f).Elem())
 	}
 	return ok
 }
 
-// exportPackage implements Pass.ExportPackageFact for the package of d.
-func (s *factStore) exportPackage(d *deps, fact analysis.Fact) {
+// exportPackage implements Pass.ExportPackageFact.
+func (s *factStore) exportPackage(v *factView, fact analysis.Fact) {
+	key := packageFactKey{v.own, factType(fact)}
 	s.mu.Lock()
-	s.pkgs[packageFactKey{d.own, reflect.TypeOf(fact)}] = fact
+	s.pkgs[key] = fact
 	s.mu.Unlock()
 }
 
-// all implements Pass.AllObjectFacts and Pass.AllPackageFacts for a's
-// analysis of the package of d.
-func (s *factStore) all(a *analysis.Analyzer, d *deps) ([]analysis.ObjectFact, []analysis.PackageFact) {
-	types := make(map[reflect.Type]bool, len(a.FactTypes))
-	for _, f := range a.FactTypes {
-		types[reflect.TypeOf(f)] = true
-	}
+// all implements Pass.AllObjectFacts and Pass.AllPackageFacts. In the
+// named packages' universe a twinned package's objects and the package
+// itself are given as its twin's, which that universe holds; an object
+// without a path in the twin (none that the package can name) is left
+// out.
+func (s *factStore) all(v *factView) ([]analysis.ObjectFact, []analysis.PackageFact) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var objs []analysis.ObjectFact
 	for k, f := range s.objs {
-		if types[k.typ] && s.visible(d, k.obj) {
-			objs = append(objs, analysis.ObjectFact{Object: k.obj, Fact: f})
+		if !v.types[k.typ] || !s.visible(v.pkgView, k.obj) {
+			continue
 		}
+		obj := k.obj
+		if twin := s.twinOf[obj.Pkg()]; v.main && twin != nil {
+			if obj = s.twinObject(twin, obj); obj == nil {
+				continue
+			}
+		}
+		objs = append(objs, analysis.ObjectFact{Object: obj, Fact: f})
 	}
 	var pkgs []analysis.PackageFact
 	for k, f := range s.pkgs {
-		if i, ok := s.index[k.pkg]; types[k.typ] && (k.pkg == d.own || ok && d.transv.has(i)) {
-			pkgs = append(pkgs, analysis.PackageFact{Package: k.pkg, Fact: f})
+		if !v.types[k.typ] || !s.sees(v.pkgView, k.pkg) {
+			continue
 		}
+		pkg := k.pkg
+		if twin := s.twinOf[pkg]; v.main && twin != nil {
+			pkg = twin
+		}
+		pkgs = append(pkgs, analysis.PackageFact{Package: pkg, Fact: f})
 	}
 	return objs, pkgs
+}
+
+// twinObject returns the object of twin that obj, a source object, stands
+// for, or nil.
+func (s *factStore) twinObject(twin *types.Package, obj types.Object) types.Object {
+	path, err := s.enc.For(obj)
+	if err != nil {
+		return nil
+	}
+	t, _ := objectpath.Object(twin, path)
+	return t
 }

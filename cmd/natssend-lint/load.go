@@ -39,13 +39,14 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledG
 //
 // It returns the named packages with their Imports edges pruned to the
 // packages loaded from source: the graph go/analysis/checker would run
-// on. (The driver does not wait for the load: see analyzeHere.)
+// on, without twins (twins.go), whose facts checker could not find. (The
+// driver analyzes the packages while it loads them: see analyzeHere.)
 //
 // With all set, every package is loaded from source (what a singlechecker
 // does for an analyzer with facts): for an analyzer that depends on the
 // facts of another analyzer about packages that cannot send.
 func load(cfg *packages.Config, patterns []string, all bool) ([]*packages.Package, error) {
-	l, roots, err := newLoader(cfg, patterns, all, true)
+	l, roots, err := newLoader(cfg, patterns, all, false)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type run struct {
 	analyzers []*analysis.Analyzer // requested, run on the roots
 	actions   map[*node]*action
 	facts     factStore
+	factTypes map[*analysis.Analyzer]map[reflect.Type]bool
 }
 
 // action is the analysis of one source package: every analyzer it needs
@@ -43,7 +44,7 @@ type action struct {
 	root      bool
 	analyzers []*analysis.Analyzer
 	deps      []*action // the source packages n imports, analyzed first
-	sees      deps
+	sees      pkgView
 	done      chan struct{}
 	results   map[*analysis.Analyzer]*result
 }
@@ -63,14 +64,18 @@ func (l *loader) newRun(roots []*node, analyzers []*analysis.Analyzer) (*run, er
 	}
 	r := &run{fset: l.fset, analyzers: analyzers, actions: make(map[*node]*action)}
 	r.facts = factStore{
-		objs:  make(map[objectFactKey]analysis.Fact),
-		pkgs:  make(map[packageFactKey]analysis.Fact),
-		src:   sourceObjects{twins: l.twins},
-		index: make(map[*types.Package]int),
+		objs:   make(map[objectFactKey]analysis.Fact),
+		pkgs:   make(map[packageFactKey]analysis.Fact),
+		twins:  sourceObjects{twins: l.twins},
+		index:  make(map[*types.Package]int),
+		twinOf: make(map[*types.Package]*types.Package),
 	}
 	for _, n := range l.order {
 		if n.source {
 			r.facts.index[n.types] = len(r.facts.index)
+		}
+		if n.twinned {
+			r.facts.twinOf[n.types] = n.twin
 		}
 	}
 	// need: which analyzers run on which package, as checker's
@@ -101,13 +106,20 @@ func (l *loader) newRun(roots []*node, analyzers []*analysis.Analyzer) (*run, er
 		}
 	}
 	order := prerequisitesFirst(analyzers)
+	r.factTypes = make(map[*analysis.Analyzer]map[reflect.Type]bool)
+	for _, a := range order {
+		r.factTypes[a] = make(map[reflect.Type]bool)
+		for _, f := range a.FactTypes {
+			r.factTypes[a][reflect.TypeOf(f)] = true
+		}
+	}
 	words := (len(r.facts.index) + 63) / 64
 	for _, n := range l.order { // dependencies first
 		if need[n] == nil {
 			continue
 		}
 		act := &action{n: n, id: n.p.ID, done: make(chan struct{}), results: make(map[*analysis.Analyzer]*result)}
-		act.sees = deps{own: n.types, direct: make(bitset, words), transv: make(bitset, words)}
+		act.sees = pkgView{id: act.id, own: n.types, main: !n.twinned, direct: make(bitset, words), transv: make(bitset, words)}
 		for _, a := range order {
 			if need[n][a] {
 				act.analyzers = append(act.analyzers, a)
@@ -209,7 +221,7 @@ func (r *run) exec(act *action, a *analysis.Analyzer) *result {
 		res.err = fmt.Errorf("failed prerequisites: %s", strings.Join(failed, ", "))
 		return res
 	}
-	n, s, d := act.n, &r.facts, &act.sees
+	n, s, d := act.n, &r.facts, &factView{pkgView: &act.sees, analyzer: a, types: r.factTypes[a]}
 	p := n.p
 	pass := &analysis.Pass{
 		Analyzer:     a,
@@ -234,15 +246,15 @@ func (r *run) exec(act *action, a *analysis.Analyzer) *result {
 		ImportPackageFact: func(pkg *types.Package, fact analysis.Fact) bool {
 			return s.importPackage(d, pkg, fact)
 		},
-		AllObjectFacts:  func() []analysis.ObjectFact { objs, _ := s.all(a, d); return objs },
-		AllPackageFacts: func() []analysis.PackageFact { _, pkgs := s.all(a, d); return pkgs },
+		AllObjectFacts:  func() []analysis.ObjectFact { objs, _ := s.all(d); return objs },
+		AllPackageFacts: func() []analysis.PackageFact { _, pkgs := s.all(d); return pkgs },
 	}
 	ran := false // as checker: exporting a fact after Run is a bug of the analyzer
 	pass.ExportObjectFact = func(obj types.Object, fact analysis.Fact) {
 		if ran {
 			log.Panicf("%s@%s: Pass.ExportObjectFact(%s, %T) called after Run", a, act.id, obj, fact)
 		}
-		s.exportObject(a, d, obj, fact)
+		s.exportObject(d, obj, fact)
 	}
 	pass.ExportPackageFact = func(fact analysis.Fact) {
 		if ran {
@@ -280,10 +292,21 @@ func (r *run) exec(act *action, a *analysis.Analyzer) *result {
 // analysisModule is checker's analysisModuleFromPackagesModule: the
 // package's module, or an empty one.
 func analysisModule(mod *packages.Module) *analysis.Module {
-	if mod == nil {
-		return &analysis.Module{}
+	if m := convertModule(mod); m != nil {
+		return m
 	}
-	m := &analysis.Module{Path: mod.Path, Version: mod.Version, GoVersion: mod.GoVersion}
+	return &analysis.Module{}
+}
+
+func convertModule(mod *packages.Module) *analysis.Module {
+	if mod == nil {
+		return nil
+	}
+	m := &analysis.Module{
+		Path: mod.Path, Version: mod.Version, Replace: convertModule(mod.Replace),
+		Time: mod.Time, Main: mod.Main, Indirect: mod.Indirect, Dir: mod.Dir,
+		GoMod: mod.GoMod, GoVersion: mod.GoVersion,
+	}
 	if mod.Error != nil {
 		m.Error = &analysis.ModuleError{Err: mod.Error.Err}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,8 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/natssend/natssend/analyzer"
 )
 
 // probeFact names the object it is about.
@@ -261,4 +264,45 @@ func decodeTree(t *testing.T, tree jsonTree) map[string]map[string]any {
 		}
 	}
 	return out
+}
+
+// TestSendThroughTwins: a named package that reaches nats.go only through
+// a chain of twinned packages still uses NATS: its raw send, on a
+// connection that comes from the far end of the chain, is a finding. (Its
+// own imports name no NATS package; the twins' facts say it.)
+func TestSendThroughTwins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list -export")
+	}
+	root := t.TempDir()
+	stub, err := os.ReadFile("../../analyzer/testdata/src/github.com/nats-io/nats.go/nats.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"natsstub/go.mod":  "module github.com/nats-io/nats.go\n\ngo 1.26\n",
+		"natsstub/nats.go": string(stub),
+		"m/go.mod":         "module example.com/m\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n",
+		"m/zz/c/c.go":      "package c\n\nimport \"github.com/nats-io/nats.go\"\n\nvar conn *nats.Conn\n\nfunc NC() *nats.Conn { return conn }\n",
+		"m/zz/b/b.go":      "package b\n\nimport \"example.com/m/zz/c\"\n\nvar NC = c.NC\n",
+		"m/zz/a/a.go":      "package a\n\nimport \"example.com/m/zz/b\"\n\nfunc Send() error { return b.NC().Publish(\"s\", nil) }\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &packages.Config{Dir: filepath.Join(root, "m"), Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")}
+	tree, _, failed, err := analyzeHere(cfg, []string{"./zz/a"}, analyzer.Analyzer, io.Discard)
+	if err != nil || failed {
+		t.Fatalf("analyzeHere: failed %v, %v", failed, err)
+	}
+	got := string(tree["example.com/m/zz/a"]["natssend"])
+	if !strings.Contains(got, "a.go:5:") || !strings.Contains(got, "Publish") {
+		t.Errorf("no finding at a's Publish; results: %v", tree)
+	}
 }

@@ -20,8 +20,6 @@ func (r *run) tree() (jsonTree, map[string]string, error) {
 			res := act.results[a]
 			var v any
 			switch {
-			case res == nil:
-				continue // not run: a package without a type check
 			case res.err != nil:
 				v = struct {
 					Err string `json:"error"`
@@ -62,11 +60,13 @@ type jsonDiagnostic struct {
 	Related        []jsonRelatedInfo  `json:"related,omitempty"`
 }
 
+// jsonSuggestedFix is driverutil.JSONSuggestedFix.
 type jsonSuggestedFix struct {
 	Message string         `json:"message"`
 	Edits   []jsonTextEdit `json:"edits"`
 }
 
+// jsonTextEdit is driverutil.JSONTextEdit.
 type jsonTextEdit struct {
 	Filename string `json:"filename"`
 	Start    int    `json:"start"`
@@ -74,12 +74,15 @@ type jsonTextEdit struct {
 	New      string `json:"new"`
 }
 
+// jsonRelatedInfo is driverutil.JSONRelatedInformation.
 type jsonRelatedInfo struct {
 	Posn    string `json:"posn"`
 	End     string `json:"end"`
 	Message string `json:"message"`
 }
 
+// jsonDiag is d in x/tools' JSON form, as driverutil.JSONTree.Add makes
+// it.
 func (r *run) jsonDiag(d analysis.Diagnostic) jsonDiagnostic {
 	posn := func(p, alt token.Pos) string {
 		if p == token.NoPos {

@@ -26,12 +26,15 @@ type slots struct {
 	wait waiters
 }
 
+// waiter is a task waiting for a slot.
 type waiter struct {
 	kind  int
 	seq   int64
 	ready chan struct{}
 }
 
+// waiters is a heap of waiters (container/heap.Interface), the first to
+// wake on top.
 type waiters []*waiter
 
 func (w waiters) Len() int { return len(w) }
@@ -50,6 +53,7 @@ func (w *waiters) Pop() any {
 	return x
 }
 
+// newSlots returns n free slots.
 func newSlots(n int) *slots { return &slots{free: n} }
 
 // acquire waits for a slot, behind every waiter of a higher kind and

@@ -59,15 +59,30 @@ func (l *loader) markTwins(all bool) {
 	}
 }
 
-// readTwin fills d's twin from its export data, once, with the twins of
-// the source packages it mentions, and gives it d's imports (export data
-// lists only the packages whose objects it mentions; the analyzer walks
-// the import graph).
+// readTwin fills d's twin from its export data, once, and first those of
+// the twinned packages it depends on, deepest first: a twin is complete
+// before any package can see it, so that nothing reads a twin's scope
+// while export data is still being read into it (gcexportdata adds to the
+// twins a package's export data mentions). Each twin is given its
+// package's imports: export data lists only the packages whose objects it
+// mentions, and the analyzer walks the import graph.
 func (l *loader) readTwin(d *node) error {
 	l.exportMu.Lock()
 	defer l.exportMu.Unlock()
+	return l.fillTwin(d)
+}
+
+// fillTwin is readTwin under exportMu.
+func (l *loader) fillTwin(d *node) error {
 	if d.twinLoaded {
 		return nil
+	}
+	for _, m := range d.imports {
+		if m.twinned {
+			if err := l.fillTwin(m); err != nil {
+				return err
+			}
+		}
 	}
 	if err := l.readInto(d, d.twin, twinOrShared); err != nil {
 		return err

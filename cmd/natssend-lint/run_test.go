@@ -77,12 +77,33 @@ var probe = &analysis.Analyzer{
 				return true
 			})
 		}
+		// The objects and packages of AllObjectFacts and AllPackageFacts
+		// must be those of this package's universe: reached through its
+		// imports (the fixture's module only: the walk stays off the
+		// packages read from export data).
+		reached := map[*types.Package]bool{pass.Pkg: true}
+		var walk func(p *types.Package)
+		walk = func(p *types.Package) {
+			for _, imp := range p.Imports() {
+				if !reached[imp] && strings.HasPrefix(imp.Path(), "example.com/") {
+					reached[imp] = true
+					walk(imp)
+				}
+			}
+		}
+		walk(pass.Pkg)
+		foreign := func(p *types.Package) string {
+			if !reached[p] {
+				return " (another universe)"
+			}
+			return ""
+		}
 		var seen []string
 		for _, f := range pass.AllObjectFacts() {
-			seen = append(seen, f.Fact.(*probeFact).Of)
+			seen = append(seen, f.Fact.(*probeFact).Of+foreign(f.Object.Pkg()))
 		}
 		for _, f := range pass.AllPackageFacts() {
-			seen = append(seen, "package "+f.Fact.(*probePkgFact).Of)
+			seen = append(seen, "package "+f.Fact.(*probePkgFact).Of+foreign(f.Package))
 		}
 		for _, imp := range pass.Pkg.Imports() {
 			var fact probePkgFact
@@ -107,9 +128,10 @@ func (f *probePkgFact) String() string { return f.Of }
 // go/analysis/checker.Analyze gives over the same packages loaded without
 // twins: which facts each package sees (a method's, a field's, a type's
 // from any package below; a function's or a variable's from a package it
-// imports), with the named packages type-checked against twins or not;
-// and an error in one package skipping its analysis and failing every
-// package above it.
+// imports), with the named packages type-checked against twins or not,
+// AllObjectFacts and AllPackageFacts giving objects and packages of the
+// asking package's own universe; and an error in one package skipping its
+// analysis and failing every package above it.
 func TestRunAsChecker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")

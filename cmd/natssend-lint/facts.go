@@ -133,13 +133,7 @@ func (s *factStore) importObject(v *factView, obj types.Object, ptr analysis.Fac
 	if !s.visible(v.pkgView, obj) {
 		return false
 	}
-	s.mu.RLock()
-	f, ok := s.objs[objectFactKey{obj, typ}]
-	s.mu.RUnlock()
-	if ok {
-		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(f).Elem())
-	}
-	return ok
+	return lookup(&s.mu, s.objs, objectFactKey{obj, typ}, ptr)
 }
 
 // exportObject implements Pass.ExportObjectFact.
@@ -166,9 +160,15 @@ func (s *factStore) importPackage(v *factView, pkg *types.Package, ptr analysis.
 	if !v.types[typ] || !s.sees(v.pkgView, pkg) {
 		return false
 	}
-	s.mu.RLock()
-	f, ok := s.pkgs[packageFactKey{pkg, typ}]
-	s.mu.RUnlock()
+	return lookup(&s.mu, s.pkgs, packageFactKey{pkg, typ}, ptr)
+}
+
+// lookup copies the fact stored under k, if any, into ptr, as checker's
+// ObjectFact and PackageFact do, and reports whether there was one.
+func lookup[K comparable](mu *sync.RWMutex, facts map[K]analysis.Fact, k K, ptr analysis.Fact) bool {
+	mu.RLock()
+	f, ok := facts[k]
+	mu.RUnlock()
 	if ok {
 		reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(f).Elem())
 	}

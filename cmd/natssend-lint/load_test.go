@@ -26,13 +26,7 @@ func TestLoadSourceOnlyWhereSendsCanBe(t *testing.T) {
 	root := t.TempDir()
 	write := func(name, content string) {
 		t.Helper()
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTree(t, root, map[string]string{name: content})
 	}
 	stub, err := os.ReadFile("../../analyzer/testdata/src/github.com/nats-io/nats.go/nats.go")
 	if err != nil {
@@ -144,15 +138,7 @@ func TestLoadMixedIdentity(t *testing.T) {
 		"top/top.go":     "package top\n\nimport (\n\t\"example.com/m/base\"\n\t\"example.com/m/mid\"\n)\n\nvar V base.T = mid.F()\n",
 		"other/other.go": "package other\n\nimport \"example.com/m/mid\"\n\nvar W = mid.F().N\n",
 	}
-	for name, content := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	cfg := &packages.Config{Dir: root, Env: append(os.Environ(), "GOPROXY=off", "GOWORK=off")}
 	pkgs, err := load(cfg, []string{"./top", "./base", "./other"}, false)
 	if err != nil {
@@ -162,5 +148,19 @@ func TestLoadMixedIdentity(t *testing.T) {
 		var b strings.Builder
 		printErrors(&b, pkgs)
 		t.Errorf("%d errors loading top, base and other (mid from export data):\n%s", n, b.String())
+	}
+}
+
+// writeTree writes files (by slash-separated path) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -195,15 +195,7 @@ var E = d.D() + c.K
 		"broken/broken.go": "package broken\n\nvar X int = \"no\"\n",
 		"up/up.go":         "package up\n\nimport \"example.com/m/broken\"\n\nvar Y = broken.X\n",
 	}
-	for name, content := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	patterns := []string{"./a", "./e", "./up"}
 	config := func() *packages.Config {
 		return &packages.Config{Dir: root, Env: append(os.Environ(), "GOPROXY=off", "GOWORK=off")}
@@ -309,15 +301,7 @@ func TestSendThroughTwins(t *testing.T) {
 		"m/zz/b/b.go":      "package b\n\nimport \"example.com/m/zz/c\"\n\nvar NC = c.NC\n",
 		"m/zz/a/a.go":      "package a\n\nimport \"example.com/m/zz/b\"\n\nfunc Send() error { return b.NC().Publish(\"s\", nil) }\n",
 	}
-	for name, content := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	cfg := &packages.Config{Dir: filepath.Join(root, "m"), Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")}
 	tree, _, failed, err := analyzeHere(cfg, []string{"./zz/a"}, analyzer.Analyzer, io.Discard)
 	if err != nil || failed {

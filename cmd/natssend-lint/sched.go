@@ -1,9 +1,6 @@
 package main
 
-import (
-	"container/heap"
-	"sync"
-)
+import "sync"
 
 // The type checks and the analyses share GOMAXPROCS slots. When both wait
 // for a slot, an analysis goes first: it ends by dropping its package's
@@ -11,53 +8,26 @@ import (
 // more packages were type-checked first; within each kind, first come,
 // first served.
 
-// Kinds of task, in the order they get a free slot.
+// Kinds of task; a free slot goes to the waiting task of the highest kind.
 const (
 	checking  = iota // a type check
 	analyzing        // an analysis
+	kinds
 )
 
-// slots is a counting semaphore that wakes the waiter of highest kind
-// first, and among those the one that came first.
+// slots is a counting semaphore with a first-in, first-out queue of
+// waiters per kind of task.
 type slots struct {
 	mu   sync.Mutex
 	free int
-	seq  int64
-	wait waiters
-}
-
-// waiter is a task waiting for a slot.
-type waiter struct {
-	kind  int
-	seq   int64
-	ready chan struct{}
-}
-
-// waiters is a heap of waiters (container/heap.Interface), the first to
-// wake on top.
-type waiters []*waiter
-
-func (w waiters) Len() int { return len(w) }
-func (w waiters) Less(i, j int) bool {
-	if w[i].kind != w[j].kind {
-		return w[i].kind > w[j].kind
-	}
-	return w[i].seq < w[j].seq
-}
-func (w waiters) Swap(i, j int) { w[i], w[j] = w[j], w[i] }
-func (w *waiters) Push(x any)   { *w = append(*w, x.(*waiter)) }
-func (w *waiters) Pop() any {
-	old := *w
-	x := old[len(old)-1]
-	*w = old[:len(old)-1]
-	return x
+	wait [kinds][]chan struct{}
 }
 
 // newSlots returns n free slots.
 func newSlots(n int) *slots { return &slots{free: n} }
 
-// acquire waits for a slot, behind every waiter of a higher kind and
-// those of its kind that came first.
+// acquire waits for a slot, behind every waiting task of a higher kind
+// and those of its kind that came first.
 func (s *slots) acquire(kind int) {
 	s.mu.Lock()
 	if s.free > 0 {
@@ -65,20 +35,22 @@ func (s *slots) acquire(kind int) {
 		s.mu.Unlock()
 		return
 	}
-	s.seq++
-	w := &waiter{kind: kind, seq: s.seq, ready: make(chan struct{})}
-	heap.Push(&s.wait, w)
+	ready := make(chan struct{})
+	s.wait[kind] = append(s.wait[kind], ready)
 	s.mu.Unlock()
-	<-w.ready
+	<-ready
 }
 
-// release hands the slot to the first waiter, if any.
+// release hands the slot to the first waiter of the highest kind, if any.
 func (s *slots) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.wait.Len() > 0 {
-		close(heap.Pop(&s.wait).(*waiter).ready)
-		return
+	for kind := kinds - 1; kind >= 0; kind-- {
+		if q := s.wait[kind]; len(q) > 0 {
+			s.wait[kind] = q[1:]
+			close(q[0])
+			return
+		}
 	}
 	s.free++
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"go/types"
 	"os"
 	"runtime"
@@ -90,15 +91,20 @@ func (l *loader) checkOne(n *node) {
 			n.files = append(n.files, files[i])
 		}
 	}
+	// Sized from the code's bytes, the maps do not grow (and rehash)
+	// while the checker fills them: on natscli that growth was a sixth of
+	// the type check's time. The ratios are those of real modules (jsm.go,
+	// natscli, nack: 6-12 types, 4-8 uses per 100 bytes of code).
+	code := codeBytes(l.fset, n.files)
 	n.info = &types.Info{
-		Types:        make(map[ast.Expr]types.TypeAndValue),
-		Defs:         make(map[*ast.Ident]types.Object),
-		Uses:         make(map[*ast.Ident]types.Object),
+		Types:        make(map[ast.Expr]types.TypeAndValue, code/9),
+		Defs:         make(map[*ast.Ident]types.Object, code/50),
+		Uses:         make(map[*ast.Ident]types.Object, code/12),
 		Implicits:    make(map[ast.Node]types.Object),
 		Instances:    make(map[*ast.Ident]types.Instance),
-		Scopes:       make(map[ast.Node]*types.Scope),
-		Selections:   make(map[*ast.SelectorExpr]*types.Selection),
-		FileVersions: make(map[*ast.File]string),
+		Scopes:       make(map[ast.Node]*types.Scope, code/80),
+		Selections:   make(map[*ast.SelectorExpr]*types.Selection, code/50),
+		FileVersions: make(map[*ast.File]string, len(n.files)),
 	}
 	byPath := make(map[string]*node, len(n.imports))
 	for path, ip := range p.Imports {
@@ -133,6 +139,18 @@ func (l *loader) checkOne(n *node) {
 	}
 	_ = types.NewChecker(conf, l.fset, n.types, n.info).Files(n.files)
 	n.types.MarkComplete()
+}
+
+// codeBytes is the size of files without their comments.
+func codeBytes(fset *token.FileSet, files []*ast.File) int {
+	b := 0
+	for _, f := range files {
+		b += fset.File(f.FileStart).Size()
+		for _, c := range f.Comments {
+			b -= int(c.End() - c.Pos())
+		}
+	}
+	return b
 }
 
 // readExport fills d's types.Package from its export data, once.

@@ -1,0 +1,87 @@
+package claimcheck_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// jsTransfer is the JetStream leg of BenchmarkRoundTripFloor: the least a
+// claim check stored in a stream can do, without the object store, its
+// meta data or any hashing. It publishes the payload in chunks of the
+// claim check's size to a memory stream of its own (the asynchronous
+// publishes kept 32 ahead, as a Store's upload does), waits for every
+// acknowledgement, then reads the chunks back through a consumer
+// configured as a Store's read is (8 chunks requested ahead), copying
+// them into one buffer.
+type jsTransfer struct {
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	chunk  int
+	buf    []byte
+}
+
+func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
+	nc, _ := connect(b, url)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "FLOOR", Subjects: []string{"floor.chunks"}, Storage: jetstream.MemoryStorage,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mp := nc.MaxPayload()
+	return &jsTransfer{js: js, stream: stream, chunk: int(mp - min(mp/16, 512)), buf: make([]byte, 0, size)}
+}
+
+// run stores data and reads it back once, and returns how long that took.
+func (t *jsTransfer) run(b *testing.B, ctx context.Context, data []byte) time.Duration {
+	t.buf = t.buf[:0]
+	t0 := time.Now()
+	for off := 0; off < len(data); off += t.chunk {
+		if _, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-t.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		b.Fatal(ctx.Err())
+	}
+	cons, err := t.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject: "floor.chunks", DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MaxDeliver: 1, MemoryStorage: true, Replicas: 1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(8))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for len(t.buf) < len(data) {
+		m, err := msgs.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.buf = append(t.buf, m.Data()...)
+	}
+	d := time.Since(t0)
+	msgs.Stop()
+	if err := t.stream.DeleteConsumer(ctx, cons.CachedInfo().Name); err != nil {
+		b.Fatal(err)
+	}
+	if err := t.stream.Purge(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// noRetry: as a Store's upload, no publish is retried.
+var noRetry = jetstream.WithRetryAttempts(0)

@@ -5,7 +5,8 @@
 # the same round (on a noisy machine the best of a few rounds is itself
 # noisy; a round's pair ran minutes apart at most). Baselines: "raw" for Publish and
 # PublishContext, "rawMsg" for PublishMsg and PublishMsgContext,
-# "raw+header" for Client.Request, "raw" for Respond.
+# "raw+header" for Client.Request, "raw" for Respond; rawMsgAgain, the
+# raw call timed again, against rawMsg (the measurement's own spread).
 /^goos:/ { round++ }
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
@@ -40,7 +41,7 @@ END {
 		name = order[k]; grp = name; sub(/\/[^\/]*$/, "", grp); call = name; sub(/^.*\//, "", call)
 		base = ""
 		if (call == "Publish" || call == "PublishContext") base = grp "/raw"
-		if (call == "PublishMsg" || call == "PublishMsgContext") base = grp "/rawMsg"
+		if (call == "PublishMsg" || call == "PublishMsgContext" || call == "rawMsgAgain") base = grp "/rawMsg"
 		if (call == "Client.Request") base = grp "/raw+header"
 		if (call == "Respond") base = grp "/raw"
 		if (base != "" && (base in best) && best[base] > 0)

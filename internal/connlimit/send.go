@@ -112,7 +112,7 @@ func (s *State) SendExact(write func() error) (done bool, err error) {
 	link := s.Link()
 	s.BeforeSend()
 	err = write()
-	if !errors.Is(err, nats.ErrMaxPayload) {
+	if err == nil || !errors.Is(err, nats.ErrMaxPayload) {
 		return true, err
 	}
 	if s.Link() != link {

@@ -12,7 +12,8 @@
 #   make golangci   build golangci-lint with the natssend plugin (tools/golangci) and run it
 #   make golangci-test  the plugin's end-to-end test with that binary
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
-#   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7)
+#   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7),
+#                   then each publish call interleaved with the raw call (BenchmarkFastPathPaired)
 #   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3)
 #   make bench-lint natssend-lint against the no-op and go vet floors on real dependency graphs
 #                   (BENCH_MODS=dir,... adds checkouts of public modules, BENCH_RUNS=5)
@@ -93,6 +94,7 @@ BENCH_COUNT ?= 7
 bench-fast:
 	$(GO) test -c -o $(BIN)/shim.test ./shim/
 	cd shim && for i in $$(seq $(BENCH_COUNT)); do $(BIN)/shim.test -test.run '^$$' -test.bench '^BenchmarkFastPath(Respond)?$$' -test.benchmem; done | tee /dev/stderr | awk -f ../internal/benchratio/benchratio.awk
+	cd shim && $(BIN)/shim.test -test.run '^$$' -test.bench '^BenchmarkFastPathPaired$$' -test.benchtime 2s -test.benchmem
 
 # The 64 MiB claim-check round trip at 1 MiB max_payload against its floor
 # (the core NATS transfer plus two SHA-256 passes), paired in every

@@ -22,37 +22,30 @@ import (
 // two runs of the same call differ.
 func BenchmarkFastPath(b *testing.B) {
 	nc := connect(b, natstest.StartChild(b, "TestChildServer", nil, nil).URL)
-	hdr := nats.Header{"Authorization": {"Bearer 0123456789abcdef"}, "Trace": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
-	for _, par := range []int{1, 8} {
-		for _, size := range []int{128, 16 << 10} {
-			data := make([]byte, size)
-			for _, h := range []nats.Header{nil, hdr} {
-				name := fmt.Sprintf("g%d/%dB/hdr=%v", par, size, h != nil)
-				msg := func() *nats.Msg { return &nats.Msg{Subject: "publish.bench", Data: data, Header: h} }
-				ctx := context.Background()
-				calls := []struct {
-					name string
-					fn   func() error
-				}{
-					{"raw", func() error { return nc.Publish("publish.bench", data) }}, //natssend:reviewed benchmark baseline
-					{"rawMsg", func() error { return nc.PublishMsg(msg()) }},           //natssend:reviewed benchmark baseline
-					{"Publish", func() error { return shim.Publish(nc, "publish.bench", data) }},
-					{"PublishMsg", func() error { return shim.PublishMsg(nc, msg()) }},
-					{"PublishContext", func() error { return shim.PublishContext(ctx, nc, "publish.bench", data) }},
-					{"PublishMsgContext", func() error { return shim.PublishMsgContext(ctx, nc, msg()) }},
-					// The raw call once more, last: its ratio to rawMsg is
-					// the measurement's own spread (an A/A comparison).
-					{"rawMsgAgain", func() error { return nc.PublishMsg(msg()) }}, //natssend:reviewed benchmark control
-				}
-				for _, call := range calls {
-					if h != nil && (call.name == "raw" || call.name == "Publish" || call.name == "PublishContext") {
-						continue // no header argument
-					}
-					b.Run("publish/"+name+"/"+call.name, func(b *testing.B) { runPar(b, par, size, call.fn) })
-				}
-			}
+	publishGroups(func(name string, par int, data []byte, h nats.Header) {
+		msg := func() *nats.Msg { return &nats.Msg{Subject: "publish.bench", Data: data, Header: h} }
+		ctx := context.Background()
+		calls := []struct {
+			name string
+			fn   func() error
+		}{
+			{"raw", func() error { return nc.Publish("publish.bench", data) }}, //natssend:reviewed benchmark baseline
+			{"rawMsg", func() error { return nc.PublishMsg(msg()) }},           //natssend:reviewed benchmark baseline
+			{"Publish", func() error { return shim.Publish(nc, "publish.bench", data) }},
+			{"PublishMsg", func() error { return shim.PublishMsg(nc, msg()) }},
+			{"PublishContext", func() error { return shim.PublishContext(ctx, nc, "publish.bench", data) }},
+			{"PublishMsgContext", func() error { return shim.PublishMsgContext(ctx, nc, msg()) }},
+			// The raw call once more, last: its ratio to rawMsg is
+			// the measurement's own spread (an A/A comparison).
+			{"rawMsgAgain", func() error { return nc.PublishMsg(msg()) }}, //natssend:reviewed benchmark control
 		}
-	}
+		for _, call := range calls {
+			if h != nil && (call.name == "raw" || call.name == "Publish" || call.name == "PublishContext") {
+				continue // no header argument
+			}
+			b.Run("publish/"+name+"/"+call.name, func(b *testing.B) { runPar(b, par, len(data), call.fn) })
+		}
+	})
 	c := shim.NewClient(nc)
 	data := make([]byte, 128)
 	for _, par := range []int{1, 8} {
@@ -99,6 +92,21 @@ func BenchmarkFastPathRespond(b *testing.B) {
 	b.Run("Respond", func(b *testing.B) {
 		runPar(b, 1, len(data), func() error { return shim.Respond(req, data, nil) })
 	})
+}
+
+// publishGroups calls f for each group of publish rows, named
+// g<goroutines>/<size>B/hdr=<bool>: from 1 and from 8 goroutines, with
+// 128 B and 16 KiB bodies, without headers and with two (h nil or not).
+func publishGroups(f func(name string, par int, data []byte, h nats.Header)) {
+	hdr := nats.Header{"Authorization": {"Bearer 0123456789abcdef"}, "Trace": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
+	for _, par := range []int{1, 8} {
+		for _, size := range []int{128, 16 << 10} {
+			data := make([]byte, size)
+			for _, h := range []nats.Header{nil, hdr} {
+				f(fmt.Sprintf("g%d/%dB/hdr=%v", par, size, h != nil), par, data, h)
+			}
+		}
+	}
 }
 
 // runPar runs fn b.N times in all, from par goroutines.

@@ -2,7 +2,6 @@ package shim_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -27,38 +26,31 @@ import (
 // far the measurement strays from 1 with nothing to find.
 func BenchmarkFastPathPaired(b *testing.B) {
 	nc := connect(b, natstest.StartChild(b, "TestChildServer", nil, nil).URL)
-	hdr := nats.Header{"Authorization": {"Bearer 0123456789abcdef"}, "Trace": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
 	ctx := context.Background()
-	for _, par := range []int{1, 8} {
-		for _, size := range []int{128, 16 << 10} {
-			data := make([]byte, size)
-			for _, h := range []nats.Header{nil, hdr} {
-				msg := func() *nats.Msg { return &nats.Msg{Subject: "publish.bench", Data: data, Header: h} }
-				raw := func() error { return nc.Publish("publish.bench", data) } //natssend:reviewed benchmark baseline
-				rawMsg := func() error { return nc.PublishMsg(msg()) }           //natssend:reviewed benchmark baseline
-				pairs := []struct {
-					name      string
-					base, fn  func() error
-					noHeaders bool // the call has no header argument
-				}{
-					{"Publish", raw, func() error { return shim.Publish(nc, "publish.bench", data) }, true},
-					{"PublishMsg", rawMsg, func() error { return shim.PublishMsg(nc, msg()) }, false},
-					{"PublishContext", raw, func() error { return shim.PublishContext(ctx, nc, "publish.bench", data) }, true},
-					{"PublishMsgContext", rawMsg, func() error { return shim.PublishMsgContext(ctx, nc, msg()) }, false},
-					{"rawMsg-vs-rawMsg", rawMsg, rawMsg, false},
-				}
-				for _, p := range pairs {
-					if h != nil && p.noHeaders {
-						continue
-					}
-					name := fmt.Sprintf("publish/g%d/%dB/hdr=%v/%s", par, size, h != nil, p.name)
-					// About 2 MiB per phase: a few milliseconds.
-					ops := max(2<<20/size, 64)
-					b.Run(name, func(b *testing.B) { runPaired(b, par, ops, p.base, p.fn) })
-				}
-			}
+	publishGroups(func(group string, par int, data []byte, h nats.Header) {
+		msg := func() *nats.Msg { return &nats.Msg{Subject: "publish.bench", Data: data, Header: h} }
+		raw := func() error { return nc.Publish("publish.bench", data) } //natssend:reviewed benchmark baseline
+		rawMsg := func() error { return nc.PublishMsg(msg()) }           //natssend:reviewed benchmark baseline
+		pairs := []struct {
+			name      string
+			base, fn  func() error
+			noHeaders bool // the call has no header argument
+		}{
+			{"Publish", raw, func() error { return shim.Publish(nc, "publish.bench", data) }, true},
+			{"PublishMsg", rawMsg, func() error { return shim.PublishMsg(nc, msg()) }, false},
+			{"PublishContext", raw, func() error { return shim.PublishContext(ctx, nc, "publish.bench", data) }, true},
+			{"PublishMsgContext", rawMsg, func() error { return shim.PublishMsgContext(ctx, nc, msg()) }, false},
+			{"rawMsg-vs-rawMsg", rawMsg, rawMsg, false},
 		}
-	}
+		for _, p := range pairs {
+			if h != nil && p.noHeaders {
+				continue
+			}
+			// About 2 MiB per phase: a few milliseconds.
+			ops := max(2<<20/len(data), 64)
+			b.Run("publish/"+group+"/"+p.name, func(b *testing.B) { runPaired(b, par, ops, p.base, p.fn) })
+		}
+	})
 }
 
 // runPaired runs ABBA cycles of base and fn, ops operations per phase

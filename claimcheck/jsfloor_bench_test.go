@@ -44,15 +44,22 @@ func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
 func (t *jsTransfer) run(b *testing.B, ctx context.Context, data []byte) time.Duration {
 	t.buf = t.buf[:0]
 	t0 := time.Now()
+	var futures []jetstream.PubAckFuture
 	for off := 0; off < len(data); off += t.chunk {
-		if _, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry); err != nil {
+		f, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry)
+		if err != nil {
 			b.Fatal(err)
 		}
+		futures = append(futures, f)
 	}
-	select {
-	case <-t.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		b.Fatal(ctx.Err())
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			b.Fatal(err) // a chunk not stored: the read below would wait for it
+		case <-ctx.Done():
+			b.Fatal(ctx.Err())
+		}
 	}
 	cons, err := t.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
 		FilterSubject: "floor.chunks", DeliverPolicy: jetstream.DeliverAllPolicy,

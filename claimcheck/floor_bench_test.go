@@ -76,7 +76,7 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 		ct := min(core.run(b, data), core.run(b, data))
 		sh := sha256Twice(data)
 		floor := ct + sh
-		jt := min(jst.run(b, ctx, data), jst.run(b, ctx, data))
+		jt := min(jst.run(ctx, b, data), jst.run(ctx, b, data))
 		jss = append(jss, float64(jt.Nanoseconds())/1e6)
 		jsRatios = append(jsRatios, float64(floor)/float64(jt))
 		jsCC = append(jsCC, float64(jt)/float64(cc))

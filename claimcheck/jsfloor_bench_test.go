@@ -41,7 +41,7 @@ func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
 }
 
 // run stores data and reads it back once, and returns how long that took.
-func (t *jsTransfer) run(b *testing.B, ctx context.Context, data []byte) time.Duration {
+func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Duration {
 	t.buf = t.buf[:0]
 	t0 := time.Now()
 	var futures []jetstream.PubAckFuture

@@ -202,19 +202,21 @@ var lastGlobals atomic.Pointer[globalSnap]
 // and propagate nothing (no SDK configured), metrics included, or, with
 // metricsOnly, whether they record no metrics: then a send with no
 // telemetry options has nothing to do. It is the publish path's check: one
-// snapshot compare, no copy of a Tel.
+// snapshot compare, no copy of a Tel; with metricsOnly, only the meter
+// provider is looked up and compared.
 func GlobalsIdle(metricsOnly bool) bool {
-	tp, mp, p := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetTextMapPropagator()
 	g := lastGlobals.Load()
-	if g == nil || g.tp != identOf(tp) || g.mp != identOf(mp) || g.p != identOf(p) {
-		t := globals()
-		if metricsOnly {
-			return t.inst == nil
-		}
-		return !t.Active()
-	}
 	if metricsOnly {
-		return g.tel.inst == nil
+		// The snapshot's instruments are those of its meter provider,
+		// whatever the other two are now.
+		if g != nil && g.mp == identOf(otel.GetMeterProvider()) {
+			return g.tel.inst == nil
+		}
+		return globals().inst == nil
+	}
+	tp, mp, p := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetTextMapPropagator()
+	if g == nil || g.tp != identOf(tp) || g.mp != identOf(mp) || g.p != identOf(p) {
+		return !globals().Active()
 	}
 	return !g.tel.Active()
 }

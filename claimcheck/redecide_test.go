@@ -80,8 +80,9 @@ func TestStoreSendersDecideAgainOnALinkChange(t *testing.T) {
 				return
 			}
 			gate := g.Hold() // the new link's limit waits
+			r0 := nc.Stats().Reconnects
 			s.Restart(opts(8 << 10)...)
-			natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+			natstest.Reconnected(t, nc, r0)
 			time.AfterFunc(50*time.Millisecond, func() { close(gate) })
 		})
 		before := ls.Redecisions()

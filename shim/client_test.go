@@ -130,8 +130,9 @@ func TestLimitAfterReconnectToLowerServer(t *testing.T) {
 	if _, err := c.Request(context.Background(), "svc", make([]byte, 3000)); err != nil {
 		t.Fatal(err)
 	}
+	r0 := nc.Stats().Reconnects
 	s.Restart(natstest.MaxPayload(1024))
-	natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+	natstest.Reconnected(t, nc, r0)
 	natstest.Eventually(t, 10*time.Second, func() bool {
 		return responder.IsConnected() && responder.Stats().Reconnects > 0 && responder.Flush() == nil
 	}, "responder reconnect")

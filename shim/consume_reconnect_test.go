@@ -49,8 +49,9 @@ func TestConsumeResumesAfterReconnect(t *testing.T) {
 	}
 	defer cc.Stop()
 	for round := range 3 {
+		r0 := nc.Stats().Reconnects
 		s.Restart(natstest.JetStream())
-		natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+		natstest.Reconnected(t, nc, r0)
 		start := time.Now()
 		for {
 			if _, err := js.Publish(ctx, "resume", []byte("x")); err == nil {

@@ -41,8 +41,9 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 	restartOnce := func() {
 		st.SetBeforeSend(nil)
 		gate := g.Hold() // the new link's limit waits
+		r0 := nc.Stats().Reconnects
 		s.Restart(opts(8 << 10)...)
-		natstest.Eventually(t, 10*time.Second, nc.IsConnected, "reconnect")
+		natstest.Reconnected(t, nc, r0)
 		time.AfterFunc(50*time.Millisecond, func() { close(gate) })
 	}
 
@@ -112,8 +113,9 @@ func TestReplyReconnectBetweenDecisionAndSend(t *testing.T) {
 			return
 		}
 		gate := g.Hold() // the new link's limit waits
+		r0 := rnc.Stats().Reconnects
 		s.Restart(opts(8 << 10)...)
-		natstest.Eventually(t, 10*time.Second, rnc.IsConnected, "reconnect")
+		natstest.Reconnected(t, rnc, r0)
 		time.AfterFunc(50*time.Millisecond, func() { close(gate) })
 	})
 	defer st.SetBeforeSend(nil)

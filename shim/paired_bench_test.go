@@ -57,15 +57,18 @@ func BenchmarkFastPathPaired(b *testing.B) {
 // from par goroutines, one cycle per benchmark iteration.
 func runPaired(b *testing.B, par, ops int, base, fn func() error) {
 	b.ReportAllocs()
-	var tBase, tFn time.Duration
+	var tBase, tFn, cBase, cFn time.Duration
 	var ratios []float64
+	_, cpuOK := selfCPU()
 	for b.Loop() {
-		a1 := phase(b, par, ops, base)
-		f1 := phase(b, par, ops, fn)
-		f2 := phase(b, par, ops, fn)
-		a2 := phase(b, par, ops, base)
+		a1, ca1 := phase(b, par, ops, base)
+		f1, cf1 := phase(b, par, ops, fn)
+		f2, cf2 := phase(b, par, ops, fn)
+		a2, ca2 := phase(b, par, ops, base)
 		tBase += a1 + a2
 		tFn += f1 + f2
+		cBase += ca1 + ca2
+		cFn += cf1 + cf2
 		ratios = append(ratios, float64(f1+f2)/float64(a1+a2))
 	}
 	n := float64(2 * ops * len(ratios))
@@ -74,11 +77,25 @@ func runPaired(b *testing.B, par, ops int, base, fn func() error) {
 	b.ReportMetric(float64(tFn)/float64(tBase), "call/raw")
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "cycle-median")
+	if cpuOK && cBase > 0 {
+		// The client's CPU (every thread: the flusher, the GC), the
+		// server being another process.
+		b.ReportMetric(float64(cFn)/float64(cBase), "cpu-call/raw")
+	}
 }
 
 // phase runs fn ops times in all from par goroutines and returns how long
-// that took.
-func phase(b *testing.B, par, ops int, fn func() error) time.Duration {
+// that took and the CPU time the process used meanwhile.
+func phase(b *testing.B, par, ops int, fn func() error) (wall, cpu time.Duration) {
+	c0, _ := selfCPU()
+	wall = phaseWall(b, par, ops, fn)
+	c1, _ := selfCPU()
+	return wall, c1 - c0
+}
+
+// phaseWall runs fn ops times in all from par goroutines and returns how
+// long that took.
+func phaseWall(b *testing.B, par, ops int, fn func() error) time.Duration {
 	if par == 1 {
 		t0 := time.Now()
 		for range ops {

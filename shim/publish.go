@@ -24,17 +24,42 @@ const DefaultPublishTimeout = time.Minute
 // Publish publishes data on subject. See PublishMsgContext; a claim check
 // upload is bounded by DefaultPublishTimeout.
 func Publish(nc *nats.Conn, subject string, data []byte) error {
+	if st, link, ok := exact(nc, true); ok {
+		st.BeforeSend()
+		if err := nc.Publish(subject, data); err != nil {
+			return publishRefused(context.Background(), nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, true)
+		}
+		return nil
+	}
 	return publish(context.Background(), nc, &nats.Msg{Subject: subject, Data: data}, true)
 }
 
 // PublishMsg publishes m. See PublishMsgContext; a claim check upload is
 // bounded by DefaultPublishTimeout.
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
+	if m != nil {
+		if st, link, ok := exact(nc, true); ok {
+			st.BeforeSend()
+			if err := publishNATS(nc, m); err != nil {
+				return publishRefused(context.Background(), nc, st, m, link, err, true)
+			}
+			return nil
+		}
+	}
 	return publish(context.Background(), nc, m, true)
 }
 
 // PublishContext publishes data on subject. See PublishMsgContext.
 func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
+	if ctx != nil && ctx.Err() == nil {
+		if st, link, ok := exact(nc, false); ok {
+			st.BeforeSend()
+			if err := nc.Publish(subject, data); err != nil {
+				return publishRefused(ctx, nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, false)
+			}
+			return nil
+		}
+	}
 	return publish(ctx, nc, &nats.Msg{Subject: subject, Data: data}, false)
 }
 
@@ -54,17 +79,39 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 // For another bucket, TTL or storage, make a claimcheck.Store and use its
 // PublishMsg.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
+	if ctx != nil && m != nil && ctx.Err() == nil {
+		if st, link, ok := exact(nc, false); ok {
+			st.BeforeSend()
+			if err := publishNATS(nc, m); err != nil {
+				return publishRefused(ctx, nc, st, m, link, err, false)
+			}
+			return nil
+		}
+	}
 	return publish(ctx, nc, m, false)
 }
 
-// publish is every Publish function; bounded says whether a claim check
-// gets DefaultPublishTimeout (the calls without a context).
-//
-// The fast path (connlimit.State.SendExact): on a connection made by
-// Connect, nats.go's own check is the decision for a message that fits.
-// Only a refusal (nothing was written) takes the one send loop
-// (connlimit.State.Send): wait for the link's limit, then send, claim
-// check or refuse.
+// exact is the hot path's check, made by each Publish function once its
+// own arguments are not nil (and its context not done): there is no
+// telemetry to record (metricsOnly: no metrics, for the calls without a
+// context, which start no span) and nats.go's own check is the decision
+// (connlimit.State.Exact; nats.go checks the subject, the reply subject
+// and the header keys before it writes anything, as checkMsg does, unless
+// the connection skips its subject check). Then the message goes straight
+// to nats.go, and only an error takes the rest of the path
+// (publishRefused).
+func exact(nc *nats.Conn, metricsOnly bool) (*connlimit.State, uint64, bool) {
+	if nc == nil || nc.Opts.SkipSubjectValidation || !telemetry.GlobalsIdle(metricsOnly) {
+		return nil, 0, false
+	}
+	st := connlimit.For(nc)
+	link, ok := st.Exact()
+	return st, link, ok
+}
+
+// publish is every Publish function past the hot path (exact); bounded
+// says whether a claim check gets DefaultPublishTimeout (the calls
+// without a context).
 func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
@@ -78,27 +125,46 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 	return publishSend(ctx, nc, m, bounded)
 }
 
-// publishSend is publish after its input check.
+// publishSend is publish after its input check and telemetry: nats.go's
+// own check decides where it can (connlimit.State.Exact), and a refusal
+// (nothing was written) takes the one send loop (publishDecided).
 func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
-	// nats.go checks the subject, the reply subject and the header keys
-	// before it writes anything, as checkMsg does, unless the connection
-	// skips its subject check.
-	if !nc.Opts.SkipSubjectValidation {
-		if done, err := st.SendExact(func() error { return publishNATS(nc, m) }); done {
-			if err == nil {
-				return nil // the hot path: no error look-ups
-			}
-			if errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
-				if merr := checkMsg(m.Subject, m.Reply, m.Header); merr != nil {
-					return merr
-				}
-			}
-			return sendError(ctx, err, false)
+	if nc.Opts.SkipSubjectValidation {
+		return publishDecided(ctx, nc, st, m, bounded)
+	}
+	link, ok := st.Exact()
+	if !ok {
+		return publishDecided(ctx, nc, st, m, bounded)
+	}
+	st.BeforeSend()
+	if err := publishNATS(nc, m); err != nil {
+		return publishRefused(ctx, nc, st, m, link, err, bounded)
+	}
+	return nil
+}
+
+// publishRefused is what follows a write error on the fast path: a
+// refusal for the message's size (nothing was written) goes through the
+// one send loop (publishDecided); a refused subject or header key gets
+// checkMsg's error; anything else is the send's own error.
+func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, err error, bounded bool) error {
+	if st.Refused(link, err) {
+		return publishDecided(ctx, nc, st, m, bounded)
+	}
+	if errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
+		if merr := checkMsg(m.Subject, m.Reply, m.Header); merr != nil {
+			return merr
 		}
 	}
-	// Every other path checks first: a claim check uploads before the
-	// reference, which carries the subjects and headers, is published.
+	return sendError(ctx, err, false)
+}
+
+// publishDecided sends m through the one send loop (connlimit.State.Send):
+// wait for the link's limit, then send, claim check or refuse. It checks
+// the message first: a claim check uploads before the reference, which
+// carries the subjects and headers, is published.
+func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, bounded bool) error {
 	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
 	}

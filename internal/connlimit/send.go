@@ -95,28 +95,36 @@ func Unwritten(err error) bool {
 	return false
 }
 
-// SendExact is Send's fast path for a message whose only question is
-// whether it fits the connection's limit (no cap, no reserve): on a
+// Exact is Send's fast path for a message whose only question is
+// whether it fits the connection's limit (no cap, no reserve). On a
 // guarded connection (see Guarded) the limit nats.go checks against under
 // its connection lock, atomically with the write, is never above the one
-// the server enforces, so nats.go's own check is the decision. It calls
-// the before-send hook and write, and reports done. done is false, with
-// nothing written, when the connection is not guarded or nats.go refused
-// the message with nats.ErrMaxPayload: the sender then goes through Send,
-// which waits for the link's limit and decides. A refusal because a new
-// link's placeholder limit was in force counts as a decision taken again.
-func (s *State) SendExact(write func() error) (done bool, err error) {
-	if !s.Guarded() {
-		return false, nil
+// the server enforces, so nats.go's own check is the decision: the sender
+// calls BeforeSend and writes, and passes a write error to Refused. ok is
+// false when the connection is not guarded: the sender goes through Send.
+// link is the current link (see Link), for Refused.
+//
+// It is a check and not a function taking the write, so that the hot path
+// makes no indirect call.
+func (s *State) Exact() (link uint64, ok bool) {
+	if s.d == nil || !s.d.guarded() {
+		return 0, false
 	}
-	link := s.Link()
-	s.BeforeSend()
-	err = write()
-	if err == nil || !errors.Is(err, nats.ErrMaxPayload) {
-		return true, err
+	return s.d.dials.Load(), true
+}
+
+// Refused reports whether err, from a write after Exact, is nats.go's
+// refusal of the message for its size (nats.ErrMaxPayload, nothing
+// written): the sender then goes through Send, which waits for the link's
+// limit and decides. A refusal because a new link's placeholder limit was
+// in force (the link is no longer the one Exact returned) counts as a
+// decision taken again. Any other error is the send's own.
+func (s *State) Refused(link uint64, err error) bool {
+	if !errors.Is(err, nats.ErrMaxPayload) {
+		return false
 	}
 	if s.Link() != link {
 		s.Redecided()
 	}
-	return false, nil
+	return true
 }

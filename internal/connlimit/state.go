@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/nats-io/nats.go"
 )
@@ -105,16 +106,21 @@ var registry struct {
 // on one connection, and this spares the registry look-up per message
 // (it showed in the publish path's profile). It may keep one closed
 // connection's State alive until another connection is used.
-var last atomic.Pointer[State]
+var last unsafe.Pointer // *State, read and written atomically
 
 // For returns the State of nc, creating it on first use. nc must not be
 // nil.
 func For(nc *nats.Conn) *State {
-	if st := last.Load(); st != nil && st.nc == nc {
-		return st
+	if st := (*State)(atomic.LoadPointer(&last)); st != nil && st.nc == nc {
+		return st // inlined into the sender: one load and compare
 	}
+	return forSlow(nc)
+}
+
+// forSlow is For past its one-entry cache.
+func forSlow(nc *nats.Conn) *State {
 	if st, ok := registry.m.Load(nc); ok {
-		last.Store(st.(*State))
+		atomic.StorePointer(&last, unsafe.Pointer(st.(*State)))
 		return st.(*State)
 	}
 	registry.sweep.Lock()

@@ -39,11 +39,7 @@ func Publish(nc *nats.Conn, subject string, data []byte) error {
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
 	if m != nil {
 		if st, link, ok := exact(nc, true); ok {
-			st.BeforeSend()
-			if err := publishNATS(nc, m); err != nil {
-				return publishRefused(context.Background(), nc, st, m, link, err, true)
-			}
-			return nil
+			return publishDirect(context.Background(), nc, st, m, link, true)
 		}
 	}
 	return publish(context.Background(), nc, m, true)
@@ -81,11 +77,7 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	if ctx != nil && m != nil && ctx.Err() == nil {
 		if st, link, ok := exact(nc, false); ok {
-			st.BeforeSend()
-			if err := publishNATS(nc, m); err != nil {
-				return publishRefused(ctx, nc, st, m, link, err, false)
-			}
-			return nil
+			return publishDirect(ctx, nc, st, m, link, false)
 		}
 	}
 	return publish(ctx, nc, m, false)
@@ -130,15 +122,25 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 // (nothing was written) takes the one send loop (publishDecided).
 func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
-	if nc.Opts.SkipSubjectValidation {
-		return publishDecided(ctx, nc, st, m, bounded)
+	if link, ok := st.Exact(); ok && !nc.Opts.SkipSubjectValidation {
+		return publishDirect(ctx, nc, st, m, link, bounded)
 	}
-	link, ok := st.Exact()
-	if !ok {
-		return publishDecided(ctx, nc, st, m, bounded)
-	}
+	return publishDecided(ctx, nc, st, m, bounded)
+}
+
+// publishDirect hands m to nats.go, whose own check decides (see exact):
+// a message with no headers and no reply subject as nc.Publish, which is
+// what nc.PublishMsg does with it less its header pass. A write error
+// takes the rest of the path (publishRefused).
+func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, bounded bool) error {
 	st.BeforeSend()
-	if err := publishNATS(nc, m); err != nil {
+	var err error
+	if m.Header == nil && m.Reply == "" {
+		err = nc.Publish(m.Subject, m.Data)
+	} else {
+		err = nc.PublishMsg(m)
+	}
+	if err != nil {
 		return publishRefused(ctx, nc, st, m, link, err, bounded)
 	}
 	return nil
@@ -184,16 +186,6 @@ func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 		defer cancel()
 	}
 	return publishClaimCheck(ctx, nc, st, m)
-}
-
-// publishNATS hands m to nats.go: a message with no headers and no reply
-// subject as nc.Publish, which is what nc.PublishMsg does with it less
-// its header pass.
-func publishNATS(nc *nats.Conn, m *nats.Msg) error {
-	if m.Header == nil && m.Reply == "" {
-		return nc.Publish(m.Subject, m.Data)
-	}
-	return nc.PublishMsg(m)
 }
 
 // publishClaimCheck sends m, which does not fit, through the connection's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -216,6 +217,10 @@ func requestContext(base context.Context, req *nats.Msg) (context.Context, conte
 	if err != nil || ms < 0 {
 		// No header, or a malformed one (the caller's bug): serve without a
 		// deadline rather than drop the request.
+		return context.WithCancel(base)
+	}
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		// Longer than a time.Duration holds (about 292 years): no deadline.
 		return context.WithCancel(base)
 	}
 	return context.WithTimeout(base, time.Duration(ms)*time.Millisecond)

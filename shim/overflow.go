@@ -105,13 +105,13 @@ func ServeClaimChecks(st *claimcheck.Store) HandlerOption {
 }
 
 // timeoutMS is the HeaderTimeout value for d: whole milliseconds rounded
-// up, at least 1.
+// up (without overflowing near math.MaxInt64), at least 1.
 func timeoutMS(d time.Duration) int64 {
-	ms := (d + time.Millisecond - 1) / time.Millisecond
-	if ms < 1 {
-		ms = 1
+	ms := d / time.Millisecond
+	if d%time.Millisecond > 0 {
+		ms++
 	}
-	return int64(ms)
+	return max(int64(ms), 1)
 }
 
 // uploadError maps a failure of the request upload: nothing was sent.

@@ -81,7 +81,10 @@ func badOperationID(id string) string {
 // waits a backoff with jitter (from 20 ms, doubling, at most 500 ms, each
 // wait between half and all of that), never past the deadline. So
 // Attempts never fails a call that a single attempt would have completed
-// within the same deadline, and n may be as large as you like
+// within the same deadline (a repeat's error that would end the call,
+// for example a responder failing a concurrent duplicate of an operation
+// ID at once, is held while an earlier attempt is unanswered: the call
+// waits for that answer up to its deadline), and n may be as large as you like
 // (math.MaxInt included): the deadline bounds the call.
 //
 // When the call fails after more than one attempt, the error is a *Error

@@ -62,6 +62,12 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 			attemptEvent(co.tele, attempt, err) // not sent
 			return nil, false, err
 		}
+		if co.attempts > 1 { // a single attempt has no earlier one to wait for
+			if cs.pending == nil {
+				cs.pending = map[int]struct{}{}
+			}
+			cs.pending[attempt] = struct{}{}
+		}
 		reply, err := cs.await(mux, mc, attempt, wait())
 		attemptEvent(co.tele, attempt, err)
 		if err != nil {
@@ -77,6 +83,11 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 // call's deadline (AttemptTimeout).
 var errAttemptWait = errors.New("natssend: no reply within the attempt's wait")
 
+// attemptWaitErr is the underlying error of such an attempt: like every
+// DEADLINE_EXCEEDED error it matches nats.ErrTimeout and
+// context.DeadlineExceeded.
+var attemptWaitErr = fmt.Errorf("%w; %w; %w", errAttemptWait, nats.ErrTimeout, context.DeadlineExceeded)
+
 // callState is what the attempts of one call share.
 type callState struct {
 	c                *Client
@@ -84,7 +95,8 @@ type callState struct {
 	deadline         time.Time
 	m                *nats.Msg
 	co               callOpts
-	ref              *nats.Msg // the stored claim check of the request, once made
+	ref              *nats.Msg        // the stored claim check of the request, once made
+	pending          map[int]struct{} // attempts sent and not answered yet
 	discarded        chan struct{}
 	discardRequested bool
 }
@@ -167,30 +179,56 @@ func (cs *callState) upload(limit int64, msLen int) error {
 }
 
 // await waits up to wait for a reply to any attempt of the call; attempt
-// is the one just sent.
+// is the one just sent. A reply to an earlier attempt that still comes
+// answers the call when it is a success; an answer of the attempt's own
+// that would end the call (a remote error or no responders on the last
+// attempt, or one that is not sent again) is held while an earlier attempt
+// is still unanswered: the call then waits, up to its deadline, for that
+// earlier answer, since one attempt alone would have waited for it (a
+// responder that de-duplicates on the operation ID may fail a repeat fast
+// while the first delivery is still running).
 func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Duration) (*nats.Msg, error) {
 	lost, lostErr := mux.lostLink()
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	var held error // the attempt's own final answer, held (see above)
+	hold := func(err error) bool {
+		if held == nil && cs.earlierPending(attempt) && cs.endsCall(attempt, err) {
+			held = err
+			t.Reset(time.Until(cs.deadline))
+			return true
+		}
+		return false
+	}
 	for {
 		select {
 		case r := <-mc.ch:
-			if isNoResponders(r.msg) {
-				if r.attempt == attempt {
-					return nil, &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: nats.ErrNoResponders}
+			delete(cs.pending, r.attempt)
+			var rerr error
+			switch {
+			case isNoResponders(r.msg):
+				rerr = &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: nats.ErrNoResponders}
+			default:
+				if e := remoteError(r.msg); e != nil {
+					rerr = e
 				}
-				continue // an earlier attempt's
 			}
-			if rerr := remoteError(r.msg); rerr != nil {
-				if r.attempt == attempt {
-					return nil, rerr
-				}
-				continue // an earlier attempt failed; this one is still out
+			switch {
+			case rerr == nil:
+				return r.msg, nil
+			case r.attempt == attempt && !hold(rerr):
+				return nil, rerr
+			case held != nil && !cs.earlierPending(attempt):
+				return nil, held // every earlier attempt has failed too
 			}
-			return r.msg, nil
+			// An earlier attempt failed while this one is still out, or
+			// this one's answer is held.
 		case <-t.C:
+			if held != nil {
+				return nil, held
+			}
 			if time.Now().Before(cs.deadline) {
-				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptWait}
+				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: attemptWaitErr}
 			}
 			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
 		case <-cs.callCtx.Done():
@@ -199,6 +237,23 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 			return nil, sendError(cs.ctx, lostErr(), true)
 		}
 	}
+}
+
+// earlierPending reports whether an attempt before attempt was sent and
+// has had no answer yet.
+func (cs *callState) earlierPending(attempt int) bool {
+	for a := range cs.pending {
+		if a < attempt {
+			return true
+		}
+	}
+	return false
+}
+
+// endsCall reports whether err, attempt's answer, ends the call: the last
+// attempt's, or one that is not sent again (see Attempts).
+func (cs *callState) endsCall(attempt int, err error) bool {
+	return attempt >= max(cs.co.attempts, 1) || !resendable(err, cs.co.opID != "")
 }
 
 // isNoResponders reports whether m is the server's no-responders status.

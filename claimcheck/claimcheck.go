@@ -100,6 +100,14 @@ var (
 	// receivers would take it for a claim check and ignore its body.
 	// Nothing is published; errors.Is(err, ErrNotPublished) is true for it.
 	ErrReservedHeader error = &kindError{msg: "claimcheck: message already carries a claim-check header", parent: ErrNotPublished}
+	// ErrReplyStored is returned by PrepareReply when a reply to the same
+	// reply subject is already stored (under ReplyObjectName), or is
+	// stored by another responder while this one uploads: each reply
+	// subject gets one stored reply, the first, and the caller reads that
+	// one. Nothing of this reply is left stored; it also matches
+	// ErrReservedHeader and ErrNotPublished. A responder that gets it has
+	// nothing to send: the request has its answer.
+	ErrReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader}
 	// ErrClosed is returned by Prepare and the publish methods of a Store
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.

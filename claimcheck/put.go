@@ -40,7 +40,9 @@ func ReplyObjectName(subject string) string {
 }
 
 // nameFree refuses a chosen name that is already stored: a reply subject
-// is used once, so an object of its name belongs to someone else.
+// is used once, so an object of its name is another responder's reply to
+// the same request (ErrReplyStored). It spares that upload; what decides
+// is the meta message's conditional write (see store).
 func (s *Store) nameFree(ctx context.Context, name string) error {
 	err := s.readCall(ctx, func(ctx context.Context) error {
 		_, err := s.obs.GetInfo(ctx, name)
@@ -50,7 +52,7 @@ func (s *Store) nameFree(ctx context.Context, name string) error {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return nil
 	case err == nil:
-		return fmt.Errorf("%w: an object named %q is already stored (a reply subject used twice?)", ErrReservedHeader, name)
+		return fmt.Errorf("%w: an object named %q is already stored", ErrReplyStored, name)
 	}
 	return err
 }
@@ -103,15 +105,33 @@ func chunkSize(limit int64, maxChunk int) int {
 // metaMsg builds the object's meta message, in the format the object store
 // itself writes (jetstream/object.go Put): the ObjectInfo as JSON with a
 // zero ModTime, on $O.<bucket>.M.<base64url(name)>, with a subject rollup.
-func (s *Store) metaMsg(info *jetstream.ObjectInfo) (*nats.Msg, error) {
+// With once (a chosen name: a reply's) the stream stores it only while no
+// meta message of that name is stored, so that of two responders
+// answering one request only the first stores its reply.
+func (s *Store) metaMsg(info *jetstream.ObjectInfo, once bool) (*nats.Msg, error) {
 	data, err := json.Marshal(info)
 	if err != nil {
 		return nil, err
 	}
-	m := nats.NewMsg("$O." + s.cfg.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(info.Name)))
+	m := nats.NewMsg(s.metaSubject(info.Name))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if once {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	}
 	m.Data = data
 	return m, nil
+}
+
+// metaSubject is the subject of object name's meta message.
+func (s *Store) metaSubject(name string) string {
+	return "$O." + s.cfg.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+}
+
+// wrongLastSequence reports whether err is the stream's refusal of a
+// conditional write (the meta message of a name already stored).
+func wrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
 }
 
 // digestPlaceholder has the length of a real digest value.
@@ -158,7 +178,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	if ml := s.bucketMaxMsgSize(); ml > 0 && int64(chunk) > ml {
 		chunk = chunkSize(ml, s.cfg.maxChunk)
 	}
-	if name == "" {
+	once := name != ""
+	if !once {
 		name = newName()
 	} else if err := s.nameFree(ctx, name); err != nil {
 		return "", &storeError{len(data), err}
@@ -178,7 +199,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 		Digest: digestPlaceholder,
 	}
 	// The meta message must fit too; check before writing anything.
-	mm, err := s.metaMsg(info)
+	mm, err := s.metaMsg(info, once)
 	if err != nil {
 		return "", &storeError{len(data), err}
 	}
@@ -210,11 +231,16 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	var inflight []jetstream.PubAckFuture
 	metaSent := false
 	fail := func(err error) (string, error) {
-		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		if metaSent && wrongLastSequence(err) {
+			// Another responder's reply is stored under the name: ours is
+			// not, and its meta message is theirs to keep.
+			metaSent = false
+			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", ErrReplyStored, subject, err)
+		} else if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, metaSent); cerr != nil {
+		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, id, metaSent); cerr != nil {
 			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
 		}
 		return "", &storeError{len(data), err}
@@ -237,7 +263,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	}
 	<-hashed
 	info.Digest = digest
-	if mm, err = s.metaMsg(info); err != nil {
+	if mm, err = s.metaMsg(info, once); err != nil {
 		return fail(err)
 	}
 	paf, err := s.pub.PublishMsgAsync(mm, noRetry)
@@ -285,7 +311,7 @@ const purgeAttemptTimeout = 2 * time.Second
 // subject. Transient failures (a reconnect) are retried, each attempt
 // bounded by purgeAttemptTimeout, until the cleanup timeout; on a closed connection it gives up at once, since nothing can
 // be sent any more (the bucket's TTL removes the leftovers).
-func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj string, metaSent bool) error {
+func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, metaSent bool) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	var err error
@@ -300,7 +326,7 @@ func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj string, met
 				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(chunkSubj))
 			}
 			if err == nil && metaSent {
-				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(metaSubj))
+				err = s.deleteMetaOf(actx, metaSubj, id)
 			}
 			acancel()
 		}
@@ -316,6 +342,28 @@ func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj string, met
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// deleteMetaOf deletes the meta message on metaSubj if it is that of the
+// upload id (the object's NUID): with a chosen name another responder's
+// meta message may be the one stored, and it stays.
+func (s *Store) deleteMetaOf(ctx context.Context, metaSubj, id string) error {
+	m, err := s.stream.GetLastMsgForSubject(ctx, metaSubj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var info jetstream.ObjectInfo
+	if json.Unmarshal(m.Data, &info) == nil && info.NUID != id {
+		return nil
+	}
+	err = s.stream.DeleteMsg(ctx, m.Sequence)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return nil // gone meanwhile (the bucket's TTL)
+	}
+	return err
 }
 
 // waitConnected waits until the connection is connected (not
@@ -365,5 +413,5 @@ func (s *Store) deleteObjectOnce(ctx context.Context, name string) error {
 	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(s.cfg.bucket, info.NUID))); err != nil {
 		return err
 	}
-	return s.stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.cfg.bucket+".M."+base64.URLEncoding.EncodeToString([]byte(name))))
+	return s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.metaSubject(name)))
 }

@@ -159,11 +159,15 @@
 // the call ends, the reply's after reading it); a responder never deletes
 // a request's payload. A caller that gave up (cancelled, out of time, or
 // an attempt it no longer waits for) still deletes a claim-checked reply
-// that arrives up to a few seconds after its deadline, and a responder
-// whose deadline (HeaderTimeout) has passed does not store its reply, or
-// deletes it instead of sending it when the deadline passed during the
-// upload. Only a crash of one side can leave a payload behind, until the
-// bucket's TTL.
+// whenever it arrives while its connection lives (a responder working
+// through a backlog answers long after the caller's deadline, which it
+// measures from when it starts), and a responder whose deadline
+// (HeaderTimeout) has passed does not store its reply, or deletes it
+// instead of sending it when the deadline passed during the upload. Each
+// reply is stored once: when several responders answer one request (a
+// subject served by plain subscriptions), the first stored reply is the
+// call's and the others are not stored. Only a crash of one side or a lost
+// connection can leave a payload behind, until the bucket's TTL.
 //
 // Peers that do not opt in behave as before: a Client without
 // WithClaimChecks refuses an oversized request locally and does not

@@ -34,6 +34,9 @@ type replyPeer struct {
 // plain reply then answers PAYLOAD_TOO_LARGE if it does not fit. A failed
 // upload (or a deadline that passed: nothing is stored for a caller that
 // gave up) answers INTERNAL. A reference that cannot be sent is deleted.
+// When another responder's reply to the same request is already stored
+// (claimcheck.ErrReplyStored: a subject served by several plain
+// subscriptions), nothing is sent: that reply answers the call.
 // The payload is stored under claimcheck.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
@@ -54,6 +57,8 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	}
 	ref, err := store.PrepareReply(ctx, rm, 0, limit)
 	switch {
+	case errors.Is(err, claimcheck.ErrReplyStored):
+		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
 		return p.plain()
 	case err != nil:

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +34,12 @@ type replyMux struct {
 	lost    chan struct{} // closed when the link is lost; then replaced
 	lostErr error
 	swept   time.Time
+	stores  []*claimcheck.Store // the stores of the calls made, newest last (at most maxMuxStores)
 }
+
+// maxMuxStores bounds replyMux.stores: a connection's calls use a Client's
+// store or a few.
+const maxMuxStores = 8
 
 // muxCall is one call's registration.
 type muxCall struct {
@@ -107,6 +113,12 @@ func (m *replyMux) register(store *claimcheck.Store) (string, *muxCall) {
 	m.next++
 	token := strconv.FormatUint(m.next, 36)
 	m.calls[token] = c
+	if store != nil && !slices.Contains(m.stores, store) {
+		if len(m.stores) == maxMuxStores {
+			m.stores = slices.Delete(m.stores, 0, 1)
+		}
+		m.stores = append(m.stores, store)
+	}
 	if now := time.Now(); now.Sub(m.swept) > time.Second {
 		m.swept = now
 		for k, v := range m.calls {
@@ -210,8 +222,29 @@ func (m *replyMux) handle(msg *nats.Msg) {
 		default: // more replies than the call reads: it has one already
 		}
 	}
+	var stores []*claimcheck.Store
+	if c == nil && claimcheck.IsClaimCheck(msg) && m.issued(token) {
+		// A call that ended so long ago that it is no longer registered
+		// (a backlogged responder answers long after the deadline): the
+		// payload is still the caller's to delete, with whichever store
+		// holds it (Discard checks that it was stored for this subject).
+		stores = slices.Clone(m.stores)
+	}
 	m.mu.Unlock()
 	if c != nil {
 		m.discardLate(c, msg)
 	}
+	if len(stores) > 0 {
+		go func() {
+			for _, st := range stores {
+				_ = st.Discard(context.Background(), msg) // not there: one look-up
+			}
+		}()
+	}
+}
+
+// issued reports whether token is one register gave out. m.mu is held.
+func (m *replyMux) issued(token string) bool {
+	n, err := strconv.ParseUint(token, 36, 64)
+	return err == nil && n >= 1 && n <= m.next
 }

@@ -153,7 +153,7 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if err := r.ctx.Err(); err != nil {
-			r.failLocked(ctxStreamError(err)) // tells the responder
+			r.ctxEndedLocked(err)
 			continue
 		}
 		if len(r.q) > 0 {
@@ -241,7 +241,7 @@ func (r *ReplyStream) next() ([]byte, error) {
 			return nil, err
 		}
 		if err := r.ctx.Err(); err != nil {
-			r.failLocked(ctxStreamError(err)) // tells the responder
+			r.ctxEndedLocked(err)
 			continue
 		}
 		if len(r.q) > 0 {
@@ -316,6 +316,17 @@ func (r *ReplyStream) fail(err error) {
 	r.notify()
 	r.mu.Unlock()
 	r.cleanup()
+}
+
+// ctxEndedLocked ends the stream with ctx's end (err), with r.mu held:
+// failLocked tells the responder of a stream still running; once the end
+// frame has come, nobody is to be told, and ctx still bounds the reading
+// of what is buffered.
+func (r *ReplyStream) ctxEndedLocked(err error) {
+	r.failLocked(ctxStreamError(err))
+	if r.err == nil {
+		r.err = ctxStreamError(err)
+	}
 }
 
 // failLocked is fail's decision, with r.mu held: the first error ends the

@@ -206,8 +206,9 @@ type Store struct {
 	cfg    config
 	limit  *connlimit.State // the connection's one limit state, shared with shim
 
-	mu      sync.Mutex
-	streams map[string]streamLimit // subject -> cached max_msg_size of its stream
+	mu        sync.Mutex
+	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
+	lookupOff time.Time              // no stream lookups until then (one went unanswered)
 
 	closeMu sync.RWMutex // held shared by every upload, exclusively by Close
 	closed  bool

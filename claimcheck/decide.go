@@ -2,11 +2,13 @@ package claimcheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
@@ -101,34 +103,70 @@ const (
 // streamMaxMsgSize returns the max_msg_size of the stream that stores
 // subject, or 0 when there is none, no stream, or the lookup failed (for
 // example for lack of permission on the JetStream API): the publish then
-// relies on the server's ErrStreamMessageExceedsMaximum.
+// relies on the server's ErrStreamMessageExceedsMaximum (see
+// streamRefused). The lookup is a hint, so it never holds a publish up
+// for long: each request is bounded by streamLookupTimeout, and after one
+// went unanswered (a denied request gets none, nor does one written just
+// before the link broke) no lookup is made for streamCacheTTL.
 func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 	now := time.Now()
 	s.mu.Lock()
 	e, ok := s.streams[subject]
+	off := now.Before(s.lookupOff)
 	s.mu.Unlock()
 	if ok && now.Before(e.expires) {
 		return e.max
 	}
+	if off {
+		return 0
+	}
 	var limit int64
-	if name, err := s.js.StreamNameBySubject(ctx, subject); err == nil {
-		if st, err := s.js.Stream(ctx, name); err == nil {
+	lctx, cancel := context.WithTimeout(ctx, streamLookupTimeout)
+	defer cancel()
+	name, err := s.js.StreamNameBySubject(lctx, subject)
+	if err == nil {
+		var st jetstream.Stream
+		if st, err = s.js.Stream(lctx, name); err == nil {
 			if ms := st.CachedInfo().Config.MaxMsgSize; ms > 0 {
 				limit = int64(ms)
 			}
 		}
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		s.lookupOff = now.Add(streamCacheTTL) // unanswered: not for every publish
+		return 0
+	}
 	if len(s.streams) >= streamCacheSize {
 		clear(s.streams)
 	}
+	if e, ok := s.streams[subject]; ok && now.Before(e.expires) && e.max > 0 && (limit == 0 || e.max < limit) {
+		limit = e.max // a refusal meanwhile taught us less (streamRefused)
+	}
 	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
-	s.mu.Unlock()
 	return limit
 }
 
-func (s *Store) forgetStream(subject string) {
+// streamLookupTimeout bounds each request of a stream lookup.
+const streamLookupTimeout = time.Second
+
+// streamRefused records that the stream storing subject refused a message
+// of size bytes as too large (jetstream.ErrStreamMessageExceedsMaximum):
+// its max_msg_size is below size, whatever a lookup said or could not say,
+// so the next decision makes a claim check of it.
+func (s *Store) streamRefused(subject string, size int64) {
+	if size <= 1 {
+		return
+	}
+	bound := size - 1
 	s.mu.Lock()
-	delete(s.streams, subject)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if e, ok := s.streams[subject]; ok && e.max > 0 && e.max < bound {
+		bound = e.max
+	}
+	if len(s.streams) >= streamCacheSize {
+		clear(s.streams)
+	}
+	s.streams[subject] = streamLimit{max: bound, expires: time.Now().Add(streamCacheTTL)}
 }

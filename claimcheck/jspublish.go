@@ -10,6 +10,7 @@ import (
 
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
+	"github.com/natssend/natssend/internal/wire"
 )
 
 // errUnwritten marks a publish that was not made because its context was
@@ -79,10 +80,12 @@ func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 			ack, err = s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
 			return err
 		},
-		// Nothing was stored: our idea of the stream's limit was stale.
+		// Nothing was stored: our idea of the stream's limit was stale or
+		// missing; the refusal bounds it (decided again, the message
+		// becomes a claim check).
 		Again: func(err error) bool {
 			if errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
-				s.forgetStream(m.Subject)
+				s.streamRefused(m.Subject, int64(wire.MsgSize(sent, len(m.Data))))
 				return true
 			}
 			return false

@@ -91,7 +91,9 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 // it pulls one message at a time (PullMaxMessages(1) unless
 // PullMessagesOpts sets PullMaxMessages or PullMaxBytes), so that no
 // message waits in the client, its AckWait running, while Next reads a
-// large payload.
+// large payload. With DeleteAfterRead, an Ack, DoubleAck or Term whose
+// payload could not be deleted returns that error although the message
+// was settled (the bucket's TTL removes the payload).
 func (s *Store) Messages(c jetstream.Consumer, opts ...MessagesOpt) (*Messages, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: claimcheck: nil consumer", nats.ErrInvalidArg)
@@ -231,15 +233,23 @@ func (m *resolvedJSMsg) TermWithReason(reason string) error {
 }
 
 // settled deletes the payload after a successful final acknowledgement
-// when DeleteAfterRead is on.
+// when DeleteAfterRead is on. A failed deletion goes to Consume's error
+// handler; from a Messages iterator's message (no handler) the
+// acknowledgement returns it, so that it is not lost: the message was
+// settled, and the bucket's TTL removes the payload.
 func (m *resolvedJSMsg) settled(err error) error {
 	if err != nil || !m.del {
 		return err
 	}
+	var derr error
 	m.once.Do(func() {
-		if derr := m.s.deleteAfterRead(m.name); derr != nil && m.onErr != nil {
+		if derr = m.s.deleteAfterRead(m.name); derr != nil && m.onErr != nil {
 			m.onErr(m, derr)
+			derr = nil
 		}
 	})
+	if derr != nil {
+		return fmt.Errorf("acknowledged; %w", derr)
+	}
 	return nil
 }

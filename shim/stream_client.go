@@ -34,8 +34,12 @@ func (c *Client) RequestStream(ctx context.Context, subject string, data []byte,
 // error and tells the responder); the call's Timeout or the client's
 // default bounds only the wait for the first frame. Attempts and
 // OperationID apply to that wait only: once the first frame arrived the
-// stream is never sent again. StreamWindow and StreamIdle set the flow
-// control window and the idle bound.
+// stream is never sent again. A slow attempt still answers, as in
+// Request: the first stream to start, of any attempt within the wait, is
+// the call's (the others are closed, which tells their responders to
+// stop), and a claim-checked request is stored once per call and deleted
+// once the stream is open or the call has failed. StreamWindow and
+// StreamIdle set the flow control window and the idle bound.
 func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
 	if c != nil && c.optErr == nil && m != nil && ctx != nil {
 		if t := c.tel.Resolve(); t.Active() {
@@ -73,73 +77,8 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	if d, ok := ctx.Deadline(); ok && d.Before(first) {
 		first = d
 	}
-	// As Attempts: an attempt waits AttemptTimeout for the first frame
-	// before the request is sent again; the last all the time left.
-	return runAttempts(ctx, newSchedule(co, first), func(_ int, wait func() time.Duration) (*ReplyStream, bool, error) {
-		rs, err := c.openStream(ctx, time.Now().Add(wait()), m, co)
-		return rs, false, err
-	})
-}
-
-// openStream is one send of a stream request, waiting until firstBy for
-// the responder's first frame.
-func (c *Client) openStream(ctx context.Context, firstBy time.Time, m *nats.Msg, co callOpts) (*ReplyStream, error) {
-	switch {
-	case c.nc.IsClosed():
-		return nil, notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
-	case c.nc.IsReconnecting():
-		return nil, notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
-	}
-	fctx, fcancel := context.WithDeadline(ctx, firstBy)
-	defer fcancel()
-	req, stored, err := c.streamRequest(ctx, fctx, m, co)
-	if err != nil {
-		return nil, err
-	}
-	discard := func() {
-		if stored {
-			_ = c.store.Discard(ctx, req) // on failure the bucket's TTL removes it
-		}
-	}
-	rs := newReplyStream(ctx, c.nc, co.x.window, co.x.idle)
-	req.Reply = c.nc.NewInbox()
-	sub, err := c.nc.Subscribe(req.Reply, rs.onMsg)
-	if err != nil {
-		discard()
-		return nil, sendError(ctx, err, false)
-	}
-	rs.sub.Store(sub)
-	var v connlimit.Verdict
-	var limit int64
-	v, limit, err = c.st.Send(fctx, connlimit.Send{
-		Decide: func(limit int64) connlimit.Verdict {
-			return connlimit.Decide(int64(MsgSize(req)), c.capLimit(limit), connlimit.NoClaimCheck)
-		},
-		Write: func() error { return c.nc.PublishMsg(req) },
-	})
-	if err == nil && v != connlimit.Fits {
-		// The limit fell since the request was prepared (a new link).
-		err = tooLarge("stream request", int64(MsgSize(req)), c.capLimit(limit), nil)
-	}
-	if err != nil {
-		_ = sub.Unsubscribe()
-		discard()
-		return nil, sendError(ctx, err, false) // a publish fails only before writing
-	}
-	select {
-	case <-rs.startCh:
-	case <-fctx.Done():
-	}
-	// The responder resolved the request before it answered, or will not
-	// be waited for.
-	discard()
-	if err := rs.begin(); err != nil {
-		if err == errNoStart {
-			err = sendError(ctx, fctx.Err(), true)
-		}
-		return nil, err
-	}
-	return rs, nil
+	o := &streamOpen{c: c, ctx: ctx, m: m, co: co, first: first}
+	return o.run()
 }
 
 // streamRequest builds the request to send: the client's and m's headers,

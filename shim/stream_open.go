@@ -1,0 +1,159 @@
+package shim
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// streamOpen is the opening of one RequestMsgStream call: its attempts
+// (the Attempts schedule, see runAttempts) until a responder's first frame
+// arrives. The request is prepared (and claim-checked) once for the call
+// and deleted once the call is open or has failed; every attempt has a
+// reply inbox of its own, and the first stream to start, of any attempt
+// still waited for, is the call's (the others are closed, which tells a
+// responder that started one to stop).
+type streamOpen struct {
+	c     *Client
+	ctx   context.Context
+	m     *nats.Msg
+	co    callOpts
+	first time.Time // the wait for the first frame ends then
+
+	fctx    context.Context // ctx, ending at first
+	req     *nats.Msg       // the request, once prepared
+	stored  bool            // req is a claim check
+	pending []*pendingStream
+	signals chan *pendingStream
+	done    chan struct{} // closed when the opening is over
+}
+
+// pendingStream is an attempt's stream, sent and not started.
+type pendingStream struct {
+	rs      *ReplyStream
+	attempt int
+}
+
+func (o *streamOpen) run() (*ReplyStream, error) {
+	var cancel context.CancelFunc
+	o.fctx, cancel = context.WithDeadline(o.ctx, o.first)
+	o.signals, o.done = make(chan *pendingStream), make(chan struct{})
+	defer func() {
+		close(o.done)
+		cancel()
+		for _, p := range o.pending {
+			_ = p.rs.Close() // an attempt not taken
+		}
+		if o.stored {
+			// The responder resolved the request before it answered, or
+			// will not be waited for.
+			_ = o.c.store.Discard(o.ctx, o.req) // on failure the bucket's TTL removes it
+		}
+	}()
+	return runAttempts(o.ctx, newSchedule(o.co, o.first), func(attempt int, wait func() time.Duration) (*ReplyStream, bool, error) {
+		if err := o.send(attempt); err != nil {
+			return nil, false, err
+		}
+		rs, err := o.await(attempt, wait())
+		return rs, false, err
+	})
+}
+
+// send sends one attempt, on a reply inbox of its own. An error means
+// nothing of this attempt was written.
+func (o *streamOpen) send(attempt int) error {
+	c, ctx := o.c, o.ctx
+	switch {
+	case c.nc.IsClosed():
+		return notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
+	case c.nc.IsReconnecting():
+		return notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
+	}
+	if o.req == nil {
+		req, stored, err := c.streamRequest(ctx, o.fctx, o.m, o.co)
+		if err != nil {
+			return err
+		}
+		o.req, o.stored = req, stored
+	}
+	rs := newReplyStream(ctx, c.nc, o.co.x.window, o.co.x.idle)
+	req := *o.req // the same headers and body, a reply inbox of its own
+	req.Reply = c.nc.NewInbox()
+	sub, err := c.nc.Subscribe(req.Reply, rs.onMsg)
+	if err != nil {
+		return sendError(ctx, err, false)
+	}
+	rs.sub.Store(sub)
+	v, limit, err := c.st.Send(o.fctx, connlimit.Send{
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(int64(MsgSize(&req)), c.capLimit(limit), connlimit.NoClaimCheck)
+		},
+		Write: func() error { return c.nc.PublishMsg(&req) },
+	})
+	if err == nil && v != connlimit.Fits {
+		// The limit fell since the request was prepared (a new link).
+		err = tooLarge("stream request", int64(MsgSize(&req)), c.capLimit(limit), nil)
+	}
+	if err != nil {
+		_ = rs.Close()
+		return sendError(ctx, err, false) // a publish fails only before writing
+	}
+	p := &pendingStream{rs: rs, attempt: attempt}
+	o.pending = append(o.pending, p)
+	go func() {
+		select {
+		case <-rs.startCh:
+			select {
+			case o.signals <- p:
+			case <-o.done:
+			}
+		case <-o.done:
+		}
+	}()
+	return nil
+}
+
+// await waits up to wait for the first frame of any attempt's stream;
+// attempt is the one just sent. An answer of its own that would end the
+// call (no responders, an error reply) is held while an earlier attempt's
+// stream is still pending, as Client.call's await does.
+func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var held error
+	for {
+		select {
+		case p := <-o.signals:
+			o.pending = slices.DeleteFunc(o.pending, func(q *pendingStream) bool { return q == p })
+			err := p.rs.begin() // a stream that started, or why there is none
+			if err == nil {
+				return p.rs, nil
+			}
+			earlier := slices.ContainsFunc(o.pending, func(q *pendingStream) bool { return q.attempt < attempt })
+			switch {
+			case p.attempt == attempt && held == nil && earlier &&
+				(attempt >= max(o.co.attempts, 1) || !resendable(err, o.co.opID != "")):
+				held = err
+				t.Reset(time.Until(o.first))
+			case p.attempt == attempt && held == nil:
+				return nil, err
+			case held != nil && !earlier:
+				return nil, held
+			}
+		case <-t.C:
+			if held != nil {
+				return nil, held
+			}
+			if time.Now().Before(o.first) {
+				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no first frame within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: attemptWaitErr}
+			}
+			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
+		case <-o.ctx.Done():
+			return nil, sendError(o.ctx, o.ctx.Err(), true)
+		}
+	}
+}

@@ -146,6 +146,16 @@ func TestStream(t *testing.T) {
 		{name: "Attempts, OperationID: the first request lost before the responder (sent again, runs once)", ran: 1,
 			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-1"), shim.AttemptTimeout(500 * time.Millisecond)},
 			fault: stream(respP, fixed(withAction(reqDelivered, natstest.Drop)), nil), read: ok},
+		{name: "Attempts, OperationID: the first start frame delayed past AttemptTimeout (the body read whole once; every attempt reaches the responder)", ran: 3,
+			opts: []shim.CallOption{shim.Attempts(3), shim.OperationID("op-3"), shim.AttemptTimeout(300 * time.Millisecond)},
+			fault: stream(callerP, func(e *env) natstest.Rule {
+				r := frameDown(e, 'S', 1)
+				r.Action, r.Delay = natstest.Delay, 800*time.Millisecond
+				return r
+			}, nil), read: ok},
+		{name: "Attempts, OperationID: claim-checked request, the first request lost before the responder (runs once, nothing left)", bigReq: true, ran: 1,
+			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-4"), shim.AttemptTimeout(500 * time.Millisecond)},
+			fault: stream(respP, fixed(withAction(reqDelivered, natstest.Drop)), nil), read: ok},
 		{name: "Attempts, OperationID: server restart mid-stream (never sent again)", ran: 1, orOK: true,
 			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-2"), shim.StreamIdle(5 * time.Second)},
 			fault: stream(callerP, down3(natstest.Cut), streamAct(doRestart)), read: streamBroken},

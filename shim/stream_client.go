@@ -102,7 +102,15 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if !hasDeadline {
 		delete(h, HeaderTimeout)
 	}
-	h[HeaderStream] = []string{streamMarker(co.x.window, co.x.idle)}
+	// The first-frame wait tells the responder when its caller stops
+	// waiting for it (it cannot be told otherwise: the caller learns the
+	// responder's control subject from the first frame).
+	// Not needed when it is the stream's own deadline (HeaderTimeout).
+	var wait time.Duration
+	if first, ok := fctx.Deadline(); ok && (!hasDeadline || first.Before(d)) {
+		wait = time.Until(first)
+	}
+	h[HeaderStream] = []string{streamMarker(co.x.window, co.x.idle, wait)}
 	req := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	size := int64(wire.HeaderSize(h) + len(m.Data))
 	if connlimit.Decide(size, limit, connlimit.NoClaimCheck) == connlimit.Fits {

@@ -93,3 +93,38 @@ func TestStreamCopyPastDeadlineOnEndedStream(t *testing.T) {
 type slowWriter struct{ d time.Duration }
 
 func (w slowWriter) Write(p []byte) (int, error) { time.Sleep(w.d); return len(p), nil }
+
+// TestStreamResponderLearnsCallerGaveUpBeforeFirstFrame: the caller gives
+// up waiting for the first frame (its Timeout) and its ctx has no
+// deadline, so the responder gets no HeaderTimeout; the responder's
+// context still ends (ErrCallerGone) once that wait is over, while it
+// works before its first write.
+func TestStreamResponderLearnsCallerGaveUpBeforeFirstFrame(t *testing.T) {
+	s := natstest.Start(t)
+	ended := make(chan error, 1)
+	serveStream(t, s.URL(), "adv.pre", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+		select {
+		case <-ctx.Done():
+			ended <- context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			ended <- nil
+		}
+		return nil
+	})
+	c := shim.NewClient(connect(t, s.URL()))
+	_, err := c.RequestStream(context.Background(), "adv.pre", nil, shim.Timeout(300*time.Millisecond), shim.StreamIdle(500*time.Millisecond))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("RequestStream: %v, want its first-frame wait's deadline", err)
+	}
+	select {
+	case cause := <-ended:
+		if cause == nil {
+			t.Fatal("the responder's context did not end in 10 s, though the caller gave up at 300 ms with a 500 ms idle bound")
+		}
+		if !errors.Is(cause, shim.ErrCallerGone) {
+			t.Errorf("the responder's context ended with %v, want ErrCallerGone", cause)
+		}
+	case <-time.After(12 * time.Second):
+		t.Fatal("no result")
+	}
+}

@@ -20,6 +20,9 @@ import (
 // deadline) for the caller to acknowledge the end, resending what it asks
 // for. It returns what could not be sent, for OnError.
 func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
+	if s.firstBy != nil {
+		defer s.firstBy.Stop()
+	}
 	s.mu.Lock()
 	s.returned = true
 	if !s.started && s.failErr == nil && fnErr == nil {

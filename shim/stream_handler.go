@@ -27,8 +27,9 @@ type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter)
 //   - fn's context carries the caller's deadline (HeaderTimeout) and its
 //     operation ID, and ends (context.Cause: ErrStreamCanceled or
 //     ErrCallerGone) when the caller closes the stream, its context ends,
-//     or it goes silent for the stream's idle bound; Write fails from then
-//     on, within about a second of a Close.
+//     it goes silent for the stream's idle bound, or its wait for the
+//     first frame (the call's Timeout) ends before fn's first Write or
+//     Flush; Write fails from then on, within about a second of a Close.
 //   - Errors are mapped as Handler maps them: Reject and InvalidArgument
 //     keep their meaning, a *Error literal its code, anything else is
 //     INTERNAL; a panic is INTERNAL ("internal error"; the value goes to
@@ -71,7 +72,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()
-		window, idle, ok := parseMarker(req.Header.Get(HeaderStream))
+		window, idle, first, ok := parseMarker(req.Header.Get(HeaderStream))
 		if !ok {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
 				fmt.Sprintf("not a stream request (no %s header of version %d): use Client.RequestStream", HeaderStream, streamVersion), true))
@@ -81,7 +82,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 		if !ok {
 			return
 		}
-		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle)
+		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle, first)
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)
 		ferr := s.finish(req, err)

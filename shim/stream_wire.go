@@ -3,6 +3,7 @@ package shim
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -88,24 +89,35 @@ func resendBody(from int64, start bool) []byte {
 	return b
 }
 
-// streamMarker is HeaderStream's value.
-func streamMarker(window int64, idle time.Duration) string {
-	return fmt.Sprintf("%d %d %d", streamVersion, window, idle.Milliseconds())
+// streamMarker is HeaderStream's value: the protocol version, the
+// caller's window and idle bound, and (when positive) how long it waits
+// for the first frame.
+func streamMarker(window int64, idle, first time.Duration) string {
+	if first <= 0 {
+		return fmt.Sprintf("%d %d %d", streamVersion, window, idle.Milliseconds())
+	}
+	return fmt.Sprintf("%d %d %d %d", streamVersion, window, idle.Milliseconds(), timeoutMS(first))
 }
 
 // parseMarker reads HeaderStream; ok is false when it is absent or not a
-// version this responder speaks.
-func parseMarker(v string) (window int64, idle time.Duration, ok bool) {
+// version this responder speaks. first is how long the caller waits for
+// the first frame (0: not said; a caller before it sent three fields).
+func parseMarker(v string) (window int64, idle, first time.Duration, ok bool) {
 	f := strings.Fields(v)
 	if len(f) < 3 || f[0] != strconv.Itoa(streamVersion) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	w, err1 := strconv.ParseInt(f[1], 10, 64)
 	ms, err2 := strconv.ParseInt(f[2], 10, 64)
 	if err1 != nil || err2 != nil || w < 1 || w > MaxStreamWindow || ms < 1 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return w, time.Duration(ms) * time.Millisecond, true
+	if len(f) >= 4 {
+		if fms, err := strconv.ParseInt(f[3], 10, 64); err == nil && fms >= 1 && fms <= int64(math.MaxInt64/time.Millisecond) {
+			first = time.Duration(fms) * time.Millisecond
+		}
+	}
+	return w, time.Duration(ms) * time.Millisecond, first, true
 }
 
 // beatEvery is the heartbeat and keepalive interval for an idle bound.

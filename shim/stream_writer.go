@@ -69,14 +69,26 @@ type streamOut struct {
 	lastLimit int64 // the limit of the last frame buffer
 	lastCtl   time.Time
 	lastSend  time.Time
-	goneAt    time.Time // a no-responders status for our frames: the caller's inbox is gone
+	goneAt    time.Time   // a no-responders status for our frames: the caller's inbox is gone
+	firstBy   *time.Timer // ends ctx when the caller's wait for the first frame is over; nil: not said
 }
 
-func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle time.Duration) *streamOut {
+func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
 		granted: window, sum: sha256.New(), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	if first > 0 {
+		// The caller stops waiting for the first frame then.
+		s.firstBy = time.AfterFunc(first, func() {
+			s.mu.Lock()
+			late := !s.started
+			s.mu.Unlock()
+			if late {
+				s.cancel(ErrCallerGone)
+			}
+		})
+	}
 	// Wake a Write waiting for credit when the context ends.
 	context.AfterFunc(s.ctx, func() {
 		s.mu.Lock()
@@ -231,6 +243,9 @@ func (s *streamOut) startLocked() error {
 	}
 	s.sub = sub
 	s.started = true
+	if s.firstBy != nil {
+		s.firstBy.Stop()
+	}
 	s.lastCtl = time.Now()
 	s.start = &outFrame{off: 0, body: body, hdr: h}
 	s.beatWG.Add(1)

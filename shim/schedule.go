@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -55,6 +56,11 @@ func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt
 			return v, err
 		}
 		errs = append(errs, err)
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, errAttemptWait) {
+			// The caller's context ended as the attempt's wait did: the
+			// call ends for the caller's reason.
+			return zero, ctxEnded(attemptsError(errs), cerr)
+		}
 		if last || !resendable(err, s.withID) || ctx.Err() != nil {
 			return zero, attemptsError(errs)
 		}
@@ -74,4 +80,20 @@ func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt
 			return zero, attemptsError(errs)
 		}
 	}
+}
+
+// ctxEnded is err, a call's error after an attempt that got no answer,
+// when the caller's context ended meanwhile (cerr): its code and errors.Is
+// say why the call ended (context.Canceled, context.DeadlineExceeded); its
+// outcome stays err's.
+func ctxEnded(err, cerr error) error {
+	var e *Error
+	if errors.Is(err, cerr) || !errors.As(err, &e) {
+		return err
+	}
+	ne := *e
+	ne.Code = ctxCode(cerr)
+	ne.Message = "the call's context ended (" + cerr.Error() + ") " + e.Message
+	ne.err = fmt.Errorf("%w; %w", cerr, err)
+	return &ne
 }

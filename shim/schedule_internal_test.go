@@ -96,3 +96,43 @@ func TestRunAttemptsSchedule(t *testing.T) {
 		}
 	})
 }
+
+// TestRunAttemptsCancelAtWaitEnd: the caller's context ends as an
+// attempt's wait does (no answer): the call's error says it was
+// cancelled (CodeCanceled, context.Canceled) and stays OutcomeUnknown,
+// with every attempt listed; an attempt that got an answer keeps it.
+func TestRunAttemptsCancelAtWaitEnd(t *testing.T) {
+	deadline := time.Now().Add(10 * time.Second)
+	s := attemptSchedule{n: 5, withID: true, wait: time.Second, deadline: deadline}
+	wait := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: attemptWaitErr}
+	rejected := &Error{Code: "BUSY", Remote: true, outcome: OutcomeRejected}
+	for _, tc := range []struct {
+		name     string
+		last     *Error
+		code     string
+		outcome  Outcome
+		canceled bool
+	}{
+		{"no answer", wait, CodeCanceled, OutcomeUnknown, true},
+		{"an answer", rejected, "BUSY", OutcomeUnknown, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			_, err := runAttempts(ctx, s, func(attempt int, _ func() time.Duration) (int, bool, error) {
+				if attempt == 2 {
+					cancel()
+					return 0, false, tc.last
+				}
+				return 0, false, wait
+			})
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tc.code || Classify(err) != tc.outcome || len(e.Attempts) != 2 {
+				t.Fatalf("%v: want code %s, %v, 2 attempts", err, tc.code, tc.outcome)
+			}
+			if errors.Is(err, context.Canceled) != tc.canceled {
+				t.Errorf("errors.Is(%v, context.Canceled) = %v", err, !tc.canceled)
+			}
+		})
+	}
+}

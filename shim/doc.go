@@ -130,9 +130,17 @@
 //     rule for not-run failures.
 //   - A claim-checked request is stored once per call, sent by every
 //     attempt as the same reference, and deleted once when the call ends.
+//   - An attempt's own answer that would end the call (an error reply or
+//     no responders on the last attempt, or one not sent again) is held
+//     while an earlier attempt is unanswered, up to the deadline: a
+//     responder that de-duplicates on the operation ID may fail a repeat
+//     at once while the first delivery still runs.
 //
 // So Attempts never fails a call that one attempt would have completed
 // within the same deadline; n only bounds how often the request is sent.
+// RequestStream follows the same schedule for the wait for its first
+// frame: each attempt has a reply inbox of its own, and the first stream
+// to start, of any attempt, is the call's.
 //
 // # RPC overflow
 //

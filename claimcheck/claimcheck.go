@@ -105,8 +105,10 @@ var (
 	// stored by another responder while this one uploads: each reply
 	// subject gets one stored reply, the first, and the caller reads that
 	// one. Nothing of this reply is left stored; it also matches
-	// ErrReservedHeader and ErrNotPublished. A responder that gets it has
-	// nothing to send: the request has its answer.
+	// ErrReservedHeader and ErrNotPublished (test for ErrReplyStored
+	// first). A responder that gets it has nothing to send: another
+	// responder has answered the request, or is answering it (should that
+	// one then fail to send its reference, the caller gets no reply).
 	ErrReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader}
 	// ErrClosed is returned by Prepare and the publish methods of a Store
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)

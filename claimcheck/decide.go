@@ -105,9 +105,10 @@ const (
 // example for lack of permission on the JetStream API): the publish then
 // relies on the server's ErrStreamMessageExceedsMaximum (see
 // streamRefused). The lookup is a hint, so it never holds a publish up
-// for long: each request is bounded by streamLookupTimeout, and after one
-// went unanswered (a denied request gets none, nor does one written just
-// before the link broke) no lookup is made for streamCacheTTL.
+// for long: its two requests together are bounded by streamLookupTimeout,
+// and after one went unanswered (a denied request gets none, nor does one
+// written just before the link broke) no lookup is made for
+// streamCacheTTL.
 func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 	now := time.Now()
 	s.mu.Lock()
@@ -148,7 +149,7 @@ func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 	return limit
 }
 
-// streamLookupTimeout bounds each request of a stream lookup.
+// streamLookupTimeout bounds a stream lookup (both its requests).
 const streamLookupTimeout = time.Second
 
 // streamRefused records that the stream storing subject refused a message

@@ -131,7 +131,8 @@ func (s *Store) metaSubject(name string) string {
 // conditional write (the meta message of a name already stored).
 func wrongLastSequence(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) // the latter from replicated streams
 }
 
 // digestPlaceholder has the length of a real digest value.
@@ -240,7 +241,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, id, metaSent); cerr != nil {
+		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, id, once, metaSent); cerr != nil {
 			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
 		}
 		return "", &storeError{len(data), err}
@@ -311,7 +312,7 @@ const purgeAttemptTimeout = 2 * time.Second
 // subject. Transient failures (a reconnect) are retried, each attempt
 // bounded by purgeAttemptTimeout, until the cleanup timeout; on a closed connection it gives up at once, since nothing can
 // be sent any more (the bucket's TTL removes the leftovers).
-func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, metaSent bool) error {
+func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent bool) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	var err error
@@ -325,8 +326,12 @@ func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string,
 			if err == nil {
 				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(chunkSubj))
 			}
-			if err == nil && metaSent {
-				err = s.deleteMetaOf(actx, metaSubj, id)
+			switch {
+			case err != nil || !metaSent:
+			case once:
+				err = s.deleteMetaOf(actx, metaSubj, id) // another responder's may be the one stored
+			default:
+				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(metaSubj)) // a random name: ours
 			}
 			acancel()
 		}

@@ -27,8 +27,10 @@ func (s *Store) Conn() *nats.Conn { return s.nc }
 // PrepareReply is PrepareLimit for a reply: m.Subject is the request's
 // reply subject, and a payload is stored under ReplyObjectName(m.Subject)
 // instead of a random name, so that the caller can delete it even when
-// the reference never reached it. It refuses (ErrReservedHeader, nothing
-// stored) when an object of that name is already stored.
+// the reference never reached it. It refuses with ErrReplyStored (which
+// also matches ErrReservedHeader; nothing of this reply is left stored)
+// when a reply of that name is already stored, or is stored by another
+// responder while this one uploads.
 func (s *Store) PrepareReply(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
 	ref, err := s.prepare(ctx, m, reserve, limit, true)
 	if err != nil {

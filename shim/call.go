@@ -232,6 +232,9 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 			}
 			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
 		case <-cs.callCtx.Done():
+			if held != nil && cs.callCtx.Err() == context.DeadlineExceeded {
+				return nil, held // the deadline the hold waited for
+			}
 			return nil, sendError(cs.ctx, cs.callCtx.Err(), true)
 		case <-lost:
 			return nil, sendError(cs.ctx, lostErr(), true)

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -102,15 +103,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if !hasDeadline {
 		delete(h, HeaderTimeout)
 	}
-	// The first-frame wait tells the responder when its caller stops
-	// waiting for it (it cannot be told otherwise: the caller learns the
-	// responder's control subject from the first frame).
-	// Not needed when it is the stream's own deadline (HeaderTimeout).
-	var wait time.Duration
-	if first, ok := fctx.Deadline(); ok && (!hasDeadline || first.Before(d)) {
-		wait = time.Until(first)
-	}
-	h[HeaderStream] = []string{streamMarker(co.x.window, co.x.idle, wait)}
+	setStreamTimes(h, ctx, fctx, co)
 	req := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	size := int64(wire.HeaderSize(h) + len(m.Data))
 	if connlimit.Decide(size, limit, connlimit.NoClaimCheck) == connlimit.Fits {
@@ -124,4 +117,22 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 		return nil, false, uploadError(ctx, req, limit, err)
 	}
 	return ref, ref != req, nil
+}
+
+// setStreamTimes sets h's HeaderTimeout (when ctx has a deadline: the time
+// the stream has left) and HeaderStream, whose first-frame wait (fctx's
+// deadline) tells the responder when its caller stops waiting for it: it
+// cannot be told otherwise, since the caller learns the responder's
+// control subject from the first frame. The wait is left out when it is
+// the stream's own deadline.
+func setStreamTimes(h nats.Header, ctx, fctx context.Context, co callOpts) {
+	d, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(time.Until(d)), 10)}
+	}
+	var wait time.Duration
+	if first, ok := fctx.Deadline(); ok && (!hasDeadline || first.Before(d)) {
+		wait = time.Until(first)
+	}
+	h[HeaderStream] = []string{streamMarker(co.x.window, co.x.idle, wait)}
 }

@@ -25,13 +25,19 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 	}
 	s.mu.Lock()
 	s.returned = true
-	if !s.started && s.failErr == nil && fnErr == nil {
+	// The caller stopped waiting for the first frame (firstBy): nothing is
+	// sent to it any more.
+	gone := !s.started && errors.Is(context.Cause(s.ctx), ErrCallerGone)
+	if !s.started && s.failErr == nil && fnErr == nil && !gone {
 		_ = s.startLocked() // the empty stream; a refusal sets failErr
 	}
-	if !s.started && (s.failErr != nil || fnErr != nil) {
+	if !s.started && (s.failErr != nil || fnErr != nil || gone) {
 		failErr := s.failErr
 		s.mu.Unlock()
 		defer s.cancel(ErrStreamClosed)
+		if gone {
+			return errors.Join(fnErr, failErr, context.Cause(s.ctx))
+		}
 		if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
 			// The caller's deadline has passed (HeaderTimeout is measured
 			// from when the handler started, so it is never earlier than

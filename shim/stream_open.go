@@ -73,34 +73,16 @@ func (o *streamOpen) send(attempt int) error {
 	case c.nc.IsReconnecting():
 		return notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
 	}
-	if o.req == nil {
-		req, stored, err := c.streamRequest(ctx, o.fctx, o.m, o.co)
-		if err != nil {
-			return err
-		}
-		o.req, o.stored = req, stored
-	}
 	rs := newReplyStream(ctx, c.nc, o.co.x.window, o.co.x.idle)
-	req := *o.req // the same headers and body, a reply inbox of its own
-	req.Reply = c.nc.NewInbox()
-	sub, err := c.nc.Subscribe(req.Reply, rs.onMsg)
+	reply := c.nc.NewInbox()
+	sub, err := c.nc.Subscribe(reply, rs.onMsg)
 	if err != nil {
 		return sendError(ctx, err, false)
 	}
 	rs.sub.Store(sub)
-	v, limit, err := c.st.Send(o.fctx, connlimit.Send{
-		Decide: func(limit int64) connlimit.Verdict {
-			return connlimit.Decide(int64(MsgSize(&req)), c.capLimit(limit), connlimit.NoClaimCheck)
-		},
-		Write: func() error { return c.nc.PublishMsg(&req) },
-	})
-	if err == nil && v != connlimit.Fits {
-		// The limit fell since the request was prepared (a new link).
-		err = tooLarge("stream request", int64(MsgSize(&req)), c.capLimit(limit), nil)
-	}
-	if err != nil {
+	if err := o.publish(reply); err != nil {
 		_ = rs.Close()
-		return sendError(ctx, err, false) // a publish fails only before writing
+		return err
 	}
 	p := &pendingStream{rs: rs, attempt: attempt}
 	o.pending = append(o.pending, p)
@@ -115,6 +97,42 @@ func (o *streamOpen) send(attempt int) error {
 		}
 	}()
 	return nil
+}
+
+// publish sends the request, prepared once for the call (a plain request
+// is prepared again, as a claim check, when the limit fell below it on a
+// new link), with reply as its reply subject and the time the call has
+// left now (HeaderTimeout, HeaderStream).
+func (o *streamOpen) publish(reply string) error {
+	c := o.c
+	for again := true; ; again = false {
+		if o.req == nil {
+			req, stored, err := c.streamRequest(o.ctx, o.fctx, o.m, o.co)
+			if err != nil {
+				return err
+			}
+			o.req, o.stored = req, stored
+		}
+		req := *o.req // the same body (or reference), a reply inbox of its own
+		req.Reply, req.Header = reply, cloneHeader(o.req.Header)
+		setStreamTimes(req.Header, o.ctx, o.fctx, o.co)
+		v, limit, err := c.st.Send(o.fctx, connlimit.Send{
+			Decide: func(limit int64) connlimit.Verdict {
+				return connlimit.Decide(int64(MsgSize(&req)), c.capLimit(limit), connlimit.NoClaimCheck)
+			},
+			Write: func() error { return c.nc.PublishMsg(&req) },
+		})
+		switch {
+		case err != nil:
+			return sendError(o.ctx, err, false) // a publish fails only before writing
+		case v == connlimit.Fits:
+			return nil
+		case again && !o.stored && c.store != nil:
+			o.req = nil // the limit fell since it was prepared (a new link)
+			continue
+		}
+		return tooLarge("stream request", int64(MsgSize(&req)), c.capLimit(limit), nil)
+	}
 }
 
 // await waits up to wait for the first frame of any attempt's stream;
@@ -153,6 +171,9 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			}
 			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
 		case <-o.ctx.Done():
+			if held != nil && o.ctx.Err() == context.DeadlineExceeded {
+				return nil, held // the deadline the hold waited for
+			}
 			return nil, sendError(o.ctx, o.ctx.Err(), true)
 		}
 	}

@@ -323,9 +323,10 @@ func (r *ReplyStream) fail(err error) {
 // frame has come, nobody is to be told, and ctx still bounds the reading
 // of what is buffered.
 func (r *ReplyStream) ctxEndedLocked(err error) {
-	r.failLocked(ctxStreamError(err))
+	serr := ctxStreamError(err)
+	r.failLocked(serr)
 	if r.err == nil {
-		r.err = ctxStreamError(err)
+		r.err = serr
 	}
 }
 

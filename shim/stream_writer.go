@@ -82,10 +82,9 @@ func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox
 		// The caller stops waiting for the first frame then.
 		s.firstBy = time.AfterFunc(first, func() {
 			s.mu.Lock()
-			late := !s.started
-			s.mu.Unlock()
-			if late {
-				s.cancel(ErrCallerGone)
+			defer s.mu.Unlock()
+			if !s.started {
+				s.cancel(ErrCallerGone) // its AfterFunc runs on a goroutine of its own
 			}
 		})
 	}

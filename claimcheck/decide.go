@@ -75,6 +75,9 @@ func checkMsg(m *nats.Msg) error {
 	if m.Reply != "" && !wire.ValidSubject(m.Reply) {
 		return fmt.Errorf("%w: reply subject %q", nats.ErrBadSubject, m.Reply)
 	}
+	if err := checkControlLine(m.Subject, len(m.Reply)); err != nil {
+		return err
+	}
 	if k, bad := wire.InvalidHeaderKey(m.Header); bad {
 		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
 	}
@@ -87,6 +90,18 @@ func checkMsg(m *nats.Msg) error {
 		}
 	}
 	return nil
+}
+
+// checkControlLine refuses a subject that, with a reply subject of
+// replyLen bytes, could make the message's protocol line longer than the
+// server reads (wire.MaxControlLine): the server would close the
+// connection.
+func checkControlLine(subject string, replyLen int) error {
+	if wire.ControlLineFits(subject, replyLen) {
+		return nil
+	}
+	return fmt.Errorf("%w: a subject of %d bytes (reply subject %d) could make the message's protocol line exceed the server's max_control_line of %d bytes, which closes the connection",
+		nats.ErrBadSubject, len(subject), replyLen, wire.MaxControlLine)
 }
 
 // streamLimit is a cached stream max_msg_size for one subject.

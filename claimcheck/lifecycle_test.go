@@ -195,9 +195,11 @@ func TestNotPublishedClassification(t *testing.T) {
 	midHdr := nats.Header{"Mid": {strings.Repeat("h", 5000)}}
 	_, err = st.PublishJetStream(ctxT(t), &nats.Msg{Subject: "np.a", Data: []byte("x"), Header: midHdr})
 	notPublished("headers above max_msg_size", err, claimcheck.ErrTooLarge, "max_msg_size")
-	// A subject so long that the object's meta data does not fit.
+	// A subject so long that the message's protocol line could exceed
+	// the server's max_control_line (TestMetaTooLarge: one whose object
+	// meta data does not fit).
 	long := "np." + strings.Repeat("s", limit)
-	notPublished("long subject", st.PublishMsg(ctxT(t), &nats.Msg{Subject: long, Data: payload(2*limit, 57)}), claimcheck.ErrTooLarge, "subject is too long")
+	notPublished("long subject", st.PublishMsg(ctxT(t), &nats.Msg{Subject: long, Data: payload(2*limit, 57)}), nats.ErrBadSubject, "max_control_line")
 
 	// A reference the stream refuses: deleted payload, nothing published,
 	// the API error still visible.

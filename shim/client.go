@@ -215,6 +215,9 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
 		return nil, err
 	}
+	if err := checkControlLine(m.Subject, wire.InboxReserve); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}

@@ -9,7 +9,12 @@
 //     count exactly what the server counts, every shim send checks it
 //     against the connection's current, account-adjusted limit, and
 //     Publish turns a message that does not fit into a claim check (see
-//     package claimcheck).
+//     package claimcheck). A subject so long that the message's protocol
+//     line could exceed 4096 bytes (nats-server's default
+//     max_control_line, which the server does not announce; the sizes and
+//     the reply subject count, and a request's own inbox is reserved)
+//     would get the connection closed too: every send refuses it with
+//     INVALID_ARGUMENT (nats.ErrBadSubject), nothing sent.
 //
 //  2. Uncertain outcomes. A timeout, a lost connection or an oversized
 //     reply can follow an operation that already ran. Client sends each

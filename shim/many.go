@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 )
 
 // ErrSequenceReused is returned (yielded) when the sequence of a
@@ -119,6 +120,9 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (
 		return fail(err)
 	}
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+		return fail(err)
+	}
+	if err := checkControlLine(m.Subject, wire.InboxReserve); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -24,7 +24,7 @@ const DefaultPublishTimeout = time.Minute
 // Publish publishes data on subject. See PublishMsgContext; a claim check
 // upload is bounded by DefaultPublishTimeout.
 func Publish(nc *nats.Conn, subject string, data []byte) error {
-	if st, link, ok := exact(nc, true); ok {
+	if st, link, ok := exact(nc, true); ok && wire.ControlLineFits(subject, 0) {
 		st.BeforeSend()
 		if err := nc.Publish(subject, data); err != nil {
 			return publishRefused(context.Background(), nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, true)
@@ -37,7 +37,7 @@ func Publish(nc *nats.Conn, subject string, data []byte) error {
 // PublishMsg publishes m. See PublishMsgContext; a claim check upload is
 // bounded by DefaultPublishTimeout.
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
-	if m != nil {
+	if m != nil && wire.ControlLineFits(m.Subject, len(m.Reply)) {
 		if st, link, ok := exact(nc, true); ok {
 			return publishDirect(context.Background(), nc, st, m, link, true)
 		}
@@ -47,7 +47,7 @@ func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
 
 // PublishContext publishes data on subject. See PublishMsgContext.
 func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
-	if ctx != nil && ctx.Err() == nil {
+	if ctx != nil && ctx.Err() == nil && wire.ControlLineFits(subject, 0) {
 		if st, link, ok := exact(nc, false); ok {
 			st.BeforeSend()
 			if err := nc.Publish(subject, data); err != nil {
@@ -75,7 +75,7 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 // For another bucket, TTL or storage, make a claimcheck.Store and use its
 // PublishMsg.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
-	if ctx != nil && m != nil && ctx.Err() == nil {
+	if ctx != nil && m != nil && ctx.Err() == nil && wire.ControlLineFits(m.Subject, len(m.Reply)) {
 		if st, link, ok := exact(nc, false); ok {
 			return publishDirect(ctx, nc, st, m, link, false)
 		}
@@ -122,7 +122,7 @@ func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) erro
 // (nothing was written) takes the one send loop (publishDecided).
 func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
 	st := connlimit.For(nc)
-	if link, ok := st.Exact(); ok && !nc.Opts.SkipSubjectValidation {
+	if link, ok := st.Exact(); ok && !nc.Opts.SkipSubjectValidation && wire.ControlLineFits(m.Subject, len(m.Reply)) {
 		return publishDirect(ctx, nc, st, m, link, bounded)
 	}
 	return publishDecided(ctx, nc, st, m, bounded)
@@ -170,7 +170,7 @@ func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
 	}
-	v, _, err := st.Send(ctx, connlimit.Send{
+	v, limit, err := st.Send(ctx, connlimit.Send{
 		Decide: func(limit int64) connlimit.Verdict {
 			return connlimit.Decide(int64(MsgSize(m)), limit, connlimit.NoClaimCheck)
 		},
@@ -185,16 +185,15 @@ func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 		ctx, cancel = context.WithTimeout(ctx, DefaultPublishTimeout)
 		defer cancel()
 	}
-	return publishClaimCheck(ctx, nc, st, m)
+	return publishClaimCheck(ctx, st, m, limit)
 }
 
-// publishClaimCheck sends m, which does not fit, through the connection's
-// claim check store.
-func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg) error {
+// publishClaimCheck sends m, which does not fit the limit it was decided
+// against, through the connection's claim check store.
+func publishClaimCheck(ctx context.Context, st *connlimit.State, m *nats.Msg, limit int64) error {
 	store, err := claimStore(ctx, st)
 	if err != nil {
 		size := int64(MsgSize(m))
-		limit := nc.MaxPayload()
 		return &Error{
 			Code:    CodePayloadTooLarge,
 			Message: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit and the claim check store is unavailable; not sent", size, limit),
@@ -203,7 +202,7 @@ func publishClaimCheck(ctx context.Context, nc *nats.Conn, st *connlimit.State, 
 		}
 	}
 	if err := store.PublishMsg(ctx, m); err != nil {
-		return claimError(ctx, m, nc.MaxPayload(), err)
+		return claimError(ctx, m, limit, err)
 	}
 	claimCheckAttr(ctx, len(m.Data))
 	return nil
@@ -245,7 +244,19 @@ func checkSubjects(subject, reply string) error {
 	if reply != "" && !wire.ValidSubject(reply) {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply subject %q; not sent", reply), nats.ErrBadSubject)
 	}
-	return nil
+	return checkControlLine(subject, len(reply))
+}
+
+// checkControlLine refuses a subject that, with a reply subject of
+// replyLen bytes, could make the message's protocol line longer than the
+// server reads (wire.MaxControlLine): the server would close the
+// connection, failing everything else on it.
+func checkControlLine(subject string, replyLen int) error {
+	if wire.ControlLineFits(subject, replyLen) {
+		return nil
+	}
+	return notSent(CodeInvalidArgument, fmt.Sprintf("subject of %d bytes (reply subject %d) too long: the message's protocol line could exceed the server's max_control_line of %d bytes, which would close the connection; not sent",
+		len(subject), replyLen, wire.MaxControlLine), nats.ErrBadSubject)
 }
 
 // checkHeaderKeys checks the header keys.

@@ -67,6 +67,9 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
 		return nil, err
 	}
+	if err := checkControlLine(m.Subject, wire.InboxReserve); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}

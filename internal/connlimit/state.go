@@ -189,9 +189,11 @@ func (s *State) Limit(ctx context.Context) (int64, error) {
 		var link uint64
 		if guarded {
 			// The fast path: the limit nats.go holds is the link's own,
-			// unless it is still the placeholder of the newest link.
+			// unless it is still the placeholder of the newest link. The
+			// link is read again after it: MaxPayload waits for nats.go's
+			// lock, which a reconnect holds while it dials the next link.
 			link = s.d.dials.Load()
-			if mp := nc.MaxPayload(); mp > 0 && (mp != s.d.place.Load() || s.d.confirmed.Load() == link) {
+			if mp := nc.MaxPayload(); mp > 0 && s.d.dials.Load() == link && (mp != s.d.place.Load() || s.d.confirmed.Load() == link) {
 				s.d.observe(mp)
 				return mp, nil
 			}

@@ -126,3 +126,31 @@ func ValidSubject(s string) bool {
 
 // notInSubject marks the bytes ValidSubject refuses. Read only.
 var notInSubject = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
+
+// MaxControlLine is nats-server's default max_control_line: the longest
+// protocol line it reads from a client (PUB or HPUB and its arguments:
+// the subject, the reply subject and the sizes). A longer one closes the
+// connection (server/parser.go overMaxControlLineLimit). The server does
+// not announce its value.
+const MaxControlLine = 4096
+
+// sizeArgs is what the size arguments of a PUB or HPUB line take at most,
+// spaces included: two sizes of up to 8 digits (max_payload is at most
+// 64 MiB), each after a space.
+const sizeArgs = 2 * (1 + 8)
+
+// InboxReserve is what a caller reserves for a reply subject it makes
+// itself (an inbox with a call's token): far more than nats.go's inboxes
+// and natssend's tokens take.
+const InboxReserve = 128
+
+// ControlLineFits reports whether a message on subject with a reply
+// subject of replyLen bytes (0: none) is sure to stay within
+// MaxControlLine whatever its sizes.
+func ControlLineFits(subject string, replyLen int) bool {
+	n := len(subject) + sizeArgs
+	if replyLen > 0 {
+		n += 1 + replyLen
+	}
+	return n <= MaxControlLine
+}

@@ -305,29 +305,63 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 
 // bind creates or binds the bucket and looks up its stream.
 func (s *Store) bind(ctx context.Context) error {
-	obs, err := s.js.ObjectStore(ctx, s.cfg.bucket)
+	// Each request is bounded and made again after a transient failure
+	// (readCall): one written just before the link broke gets no answer.
+	// Creating the bucket again is harmless: the same configuration, or
+	// the bucket another process (or our first try) created.
+	var obs jetstream.ObjectStore
+	err := s.bindCall(ctx, func(ctx context.Context) (err error) {
+		obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket:      s.cfg.bucket,
-			Description: "natssend claim checks",
-			TTL:         s.cfg.ttl,
-			Storage:     s.cfg.storage,
-			Replicas:    s.cfg.replicas,
+		err = s.bindCall(ctx, func(ctx context.Context) (err error) {
+			obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+				Bucket:      s.cfg.bucket,
+				Description: "natssend claim checks",
+				TTL:         s.cfg.ttl,
+				Storage:     s.cfg.storage,
+				Replicas:    s.cfg.replicas,
+			})
+			if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				// Another process created it between our lookup and create.
+				obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
+			}
+			return err
 		})
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another process created it between our lookup and create.
-			obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
-		}
 	}
 	if err != nil {
 		return fmt.Errorf("claimcheck: binding bucket %q: %w", s.cfg.bucket, err)
 	}
-	st, err := s.js.Stream(ctx, streamName(s.cfg.bucket))
+	var st jetstream.Stream
+	err = s.bindCall(ctx, func(ctx context.Context) (err error) {
+		st, err = s.js.Stream(ctx, streamName(s.cfg.bucket))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("claimcheck: looking up the stream of bucket %q: %w", s.cfg.bucket, err)
 	}
 	s.obs, s.stream = obs, st
 	return nil
+}
+
+// bindCall is readCall for bind, except that no responders ends it at
+// once: New on a connection without JetStream fails, as it always did,
+// instead of waiting for its context.
+func (s *Store) bindCall(ctx context.Context, call func(ctx context.Context) error) error {
+	var noResp error
+	err := s.readCall(ctx, func(ctx context.Context) error {
+		err := call(ctx)
+		if errors.Is(err, nats.ErrNoResponders) {
+			noResp = err
+			return nil
+		}
+		return err
+	})
+	if noResp != nil {
+		return noResp
+	}
+	return err
 }
 
 // Bucket returns the name of the bucket the Store uses.

@@ -53,11 +53,14 @@ func TestJetStreamLookupReplyLost(t *testing.T) {
 	}
 }
 
-// startMapped starts an embedded server (global account, JetStream) with an
-// account subject mapping src -> dst.
-func startMapped(t *testing.T, src, dst string) *server.Server {
+// startOpts starts an embedded server (JetStream, the test max_payload)
+// with opts adjusted by adjust.
+func startOpts(t *testing.T, adjust func(*server.Options)) *server.Server {
 	t.Helper()
 	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), MaxPayload: limit, NoLog: true, NoSigs: true}
+	if adjust != nil {
+		adjust(opts)
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +70,13 @@ func startMapped(t *testing.T, src, dst string) *server.Server {
 		t.Fatal("server not ready")
 	}
 	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// startMapped starts a server whose global account maps src to dst.
+func startMapped(t *testing.T, src, dst string) *server.Server {
+	t.Helper()
+	s := startOpts(t, nil)
 	if err := s.GlobalAccount().AddMapping(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -101,24 +111,15 @@ func TestJetStreamMappedSubjectRefusedIsClaimChecked(t *testing.T) {
 	}
 }
 
-// startNoNames starts an embedded server whose user u/p may publish
-// anywhere but on $JS.API.STREAM.NAMES (it needs no stream lookup by
-// subject to publish to a stream).
+// startNoNames starts a server whose user u/p may publish anywhere but on
+// $JS.API.STREAM.NAMES (it needs no stream lookup by subject to publish to
+// a stream).
 func startNoNames(t *testing.T) *server.Server {
 	t.Helper()
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), MaxPayload: limit, NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "u", Password: "p", Permissions: &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.NAMES"}}}}}}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
+	return startOpts(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "u", Password: "p", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.NAMES"}}}}}
+	})
 }
 
 // TestJetStreamNoLookupPermission: a user who may not look streams up

@@ -193,7 +193,7 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 	defer t.Stop()
 	var held error // the attempt's own final answer, held (see above)
 	hold := func(err error) bool {
-		if held == nil && cs.earlierPending(attempt) && cs.endsCall(attempt, err) {
+		if held == nil && cs.earlierPending(attempt) && endsCall(cs.co, attempt, err) {
 			held = err
 			t.Reset(time.Until(cs.deadline))
 			return true
@@ -253,10 +253,11 @@ func (cs *callState) earlierPending(attempt int) bool {
 	return false
 }
 
-// endsCall reports whether err, attempt's answer, ends the call: the last
-// attempt's, or one that is not sent again (see Attempts).
-func (cs *callState) endsCall(attempt int, err error) bool {
-	return attempt >= max(cs.co.attempts, 1) || !resendable(err, cs.co.opID != "")
+// endsCall reports whether err, attempt's answer, ends a call with
+// options co: the last attempt's, or one that is not sent again (see
+// Attempts).
+func endsCall(co callOpts, attempt int, err error) bool {
+	return attempt >= max(co.attempts, 1) || !resendable(err, co.opID != "")
 }
 
 // isNoResponders reports whether m is the server's no-responders status.

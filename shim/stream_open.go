@@ -153,8 +153,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			}
 			earlier := slices.ContainsFunc(o.pending, func(q *pendingStream) bool { return q.attempt < attempt })
 			switch {
-			case p.attempt == attempt && held == nil && earlier &&
-				(attempt >= max(o.co.attempts, 1) || !resendable(err, o.co.opID != "")):
+			case p.attempt == attempt && held == nil && earlier && endsCall(o.co, attempt, err):
 				held = err
 				t.Reset(time.Until(o.first))
 			case p.attempt == attempt && held == nil:

@@ -83,10 +83,10 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 // call's deadline (AttemptTimeout).
 var errAttemptWait = errors.New("natssend: no reply within the attempt's wait")
 
-// attemptWaitErr is the underlying error of such an attempt: like every
+// errAttemptTimedOut is the underlying error of such an attempt: like every
 // DEADLINE_EXCEEDED error it matches nats.ErrTimeout and
 // context.DeadlineExceeded.
-var attemptWaitErr = fmt.Errorf("%w; %w; %w", errAttemptWait, nats.ErrTimeout, context.DeadlineExceeded)
+var errAttemptTimedOut = fmt.Errorf("%w; %w; %w", errAttemptWait, nats.ErrTimeout, context.DeadlineExceeded)
 
 // callState is what the attempts of one call share.
 type callState struct {
@@ -228,7 +228,7 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 				return nil, held
 			}
 			if time.Now().Before(cs.deadline) {
-				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: attemptWaitErr}
+				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptTimedOut}
 			}
 			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
 		case <-cs.callCtx.Done():

@@ -104,7 +104,7 @@ func TestRunAttemptsSchedule(t *testing.T) {
 func TestRunAttemptsCancelAtWaitEnd(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	s := attemptSchedule{n: 5, withID: true, wait: time.Second, deadline: deadline}
-	wait := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: attemptWaitErr}
+	wait := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: errAttemptTimedOut}
 	rejected := &Error{Code: "BUSY", Remote: true, outcome: OutcomeRejected}
 	for _, tc := range []struct {
 		name     string

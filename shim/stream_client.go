@@ -106,7 +106,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if !hasDeadline {
 		delete(h, HeaderTimeout)
 	}
-	setStreamTimes(h, ctx, fctx, co)
+	setStreamTimes(ctx, fctx, h, co)
 	req := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	size := int64(wire.HeaderSize(h) + len(m.Data))
 	if connlimit.Decide(size, limit, connlimit.NoClaimCheck) == connlimit.Fits {
@@ -128,7 +128,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 // cannot be told otherwise, since the caller learns the responder's
 // control subject from the first frame. The wait is left out when it is
 // the stream's own deadline.
-func setStreamTimes(h nats.Header, ctx, fctx context.Context, co callOpts) {
+func setStreamTimes(ctx, fctx context.Context, h nats.Header, co callOpts) {
 	d, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(time.Until(d)), 10)}

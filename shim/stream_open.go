@@ -115,7 +115,7 @@ func (o *streamOpen) publish(reply string) error {
 		}
 		req := *o.req // the same body (or reference), a reply inbox of its own
 		req.Reply, req.Header = reply, cloneHeader(o.req.Header)
-		setStreamTimes(req.Header, o.ctx, o.fctx, o.co)
+		setStreamTimes(o.ctx, o.fctx, req.Header, o.co)
 		v, limit, err := c.st.Send(o.fctx, connlimit.Send{
 			Decide: func(limit int64) connlimit.Verdict {
 				return connlimit.Decide(int64(MsgSize(&req)), c.capLimit(limit), connlimit.NoClaimCheck)
@@ -166,7 +166,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 				return nil, held
 			}
 			if time.Now().Before(o.first) {
-				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no first frame within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: attemptWaitErr}
+				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no first frame within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptTimedOut}
 			}
 			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
 		case <-o.ctx.Done():

@@ -141,6 +141,9 @@ type Error struct {
 
 // Error implements the error interface.
 func (e *Error) Error() string {
+	if e == nil {
+		return "natssend: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("natssend: ")
 	if e.Remote {
@@ -159,11 +162,19 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the underlying cause, if any.
-func (e *Error) Unwrap() error { return e.err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.err
+}
 
 // Is reports whether target is ErrPayloadTooLarge and e is a size error,
 // or ErrReplyTooLarge and e is a PAYLOAD_TOO_LARGE error reply.
 func (e *Error) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	switch target {
 	case ErrPayloadTooLarge:
 		return e.Code == CodePayloadTooLarge
@@ -177,6 +188,9 @@ func (e *Error) Is(target error) bool {
 // An *Error built by hand (a struct literal) reports OutcomeUnknown: a
 // non-nil error never means OutcomeOK.
 func (e *Error) Outcome() Outcome {
+	if e == nil {
+		return OutcomeOK // a nil *Error is no error
+	}
 	if e.outcome == OutcomeOK {
 		return OutcomeUnknown
 	}

@@ -95,7 +95,8 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     classifies it by its code. Any other error, a *Error from a call fn
 //     made included, is sent as INTERNAL with its text, which the caller
 //     must treat as OutcomeUnknown. Return InvalidArgument when decoding
-//     fails, before any domain work.
+//     fails, before any domain work. A nil *Error returned as the error
+//     (a typed nil) counts as no error.
 //   - A panic in fn becomes an INTERNAL error reply ("internal error"; the
 //     panic value goes to OnError only).
 //   - A request without a reply subject is handled and nothing is sent.
@@ -192,7 +193,7 @@ func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, err
 			return nil, InvalidArgument("decoding request: %v", err)
 		}
 		resp, err := fn(ctx, req)
-		if err != nil {
+		if err = noTypedNil(err); err != nil {
 			return nil, err
 		}
 		return json.Marshal(resp)
@@ -242,6 +243,7 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 		}
 	}()
 	r.data, r.err = fn(ctx, req)
+	r.err = noTypedNil(r.err)
 	return r
 }
 
@@ -267,4 +269,13 @@ func replyError(ctx context.Context, st *connlimit.State, req *nats.Msg, err err
 		}
 	}
 	return respondError(ctx, st, req, CodeInternal, err.Error(), false)
+}
+
+// noTypedNil turns a nil *Error held in an error (the common slip of
+// returning a function's nil *Error as an error) into nil: no error.
+func noTypedNil(err error) error {
+	if e, ok := err.(*Error); ok && e == nil {
+		return nil
+	}
+	return err
 }

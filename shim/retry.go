@@ -91,7 +91,7 @@ func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...Retr
 			}
 			return attemptsError(errs)
 		}
-		err := op(ctx)
+		err := noTypedNil(op(ctx))
 		if err == nil {
 			return nil
 		}

@@ -119,5 +119,5 @@ func callStream(ctx context.Context, fn StreamHandlerFunc, req *nats.Msg, w *Str
 			panicked = fmt.Errorf("natssend: stream handler panic: %v", p)
 		}
 	}()
-	return fn(ctx, req, w), nil
+	return noTypedNil(fn(ctx, req, w)), nil
 }

@@ -46,6 +46,12 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	var limit int64 // 0: the store's connection's limit
 	if p.ls != nil {
 		l, err := p.ls.Limit(ctx)
+		if errors.Is(err, nats.ErrConnectionReconnecting) && waitConnected(ctx, p.ls.Conn(), ReplyReconnectWait) == nil {
+			// The reply is ready but the link is down: as a plain reply
+			// does (sendReply), wait for the reconnect, then decide on the
+			// new link's limit.
+			l, err = p.ls.Limit(ctx)
+		}
 		if err != nil {
 			return sendError(ctx, err, false)
 		}

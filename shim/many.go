@@ -35,9 +35,13 @@ var ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over
 // The request is checked as Request checks it (the limit with the header
 // block, the client's headers, HeaderTimeout, OperationID); a request over
 // the limit is refused, never claim-checked. Attempts is ignored: the
-// request is never sent again. A reply with micro error headers is yielded
-// as a *Error (Remote true) and the collection goes on; so is a loss of
-// replies to a slow consumer (nats.ErrSlowConsumer).
+// request is never sent again. Replies are not claim-checked: the request
+// does not carry HeaderAcceptClaimCheck, so a natssend responder answers
+// an oversized reply with a PAYLOAD_TOO_LARGE error reply (a claim-checked
+// reply that comes anyway is read, and deleted, through the Client's
+// store, or is CodeReplyLost without one). A reply with micro error
+// headers is yielded as a *Error (Remote true) and the collection goes
+// on; so is a loss of replies to a slow consumer (nats.ErrSlowConsumer).
 func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, opts ...CallOption) iter.Seq2[*nats.Msg, error] {
 	var used atomic.Bool
 	return func(yield func(*nats.Msg, error) bool) {
@@ -91,8 +95,10 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption
 		var ok bool
 		if rerr := remoteError(msg); rerr != nil {
 			ok = yield(nil, rerr)
+		} else if r, err := c.resolveReply(ctx, callCtx, msg); err != nil {
+			ok = yield(nil, err) // a claim-checked reply that came anyway, unreadable
 		} else {
-			ok = yield(msg, nil)
+			ok = yield(r, nil)
 		}
 		if !ok || (co.x.max > 0 && n >= co.x.max) {
 			return
@@ -160,6 +166,17 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (
 			if err != nil {
 				bad = err
 				return connlimit.Refuse
+			}
+			if _, ok := hdr[HeaderAcceptClaimCheck]; ok {
+				// Replies are not claim-checked (see RequestMany): a copy,
+				// since hdr may be shared.
+				own := make(nats.Header, len(hdr))
+				for k, v := range hdr {
+					if k != HeaderAcceptClaimCheck {
+						own[k] = v
+					}
+				}
+				hdr, hdrSize = own, wire.HeaderSize(own)
 			}
 			size = int64(hdrSize + len(m.Data))
 			msg = nats.Msg{Subject: m.Subject, Reply: sub.Subject, Header: hdr, Data: m.Data}

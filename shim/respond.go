@@ -201,6 +201,17 @@ func checkRequest(req *nats.Msg) error {
 	return nil
 }
 
+// checkMicroRequest is checkRequest for a micro request.
+func checkMicroRequest(req micro.Request) error {
+	switch {
+	case req == nil:
+		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	case req.Reply() == "":
+		return notSent(CodeInvalidArgument, "request has no reply subject; not sent", nats.ErrMsgNoReply)
+	}
+	return nil
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -218,8 +229,8 @@ func truncate(s string, n int) string {
 // it, and the caller just times out; RespondMicro sends a PAYLOAD_TOO_LARGE
 // error reply instead and returns a *Error matching ErrPayloadTooLarge.
 func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
-	if req == nil {
-		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	if err := checkMicroRequest(req); err != nil {
+		return err
 	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
@@ -254,8 +265,11 @@ func microMaxPayload(err error) error {
 // RespondMicroError sends a micro error reply (code and description
 // headers, empty body), with the description cut to 1 KiB.
 func RespondMicroError(req micro.Request, code, message string) error {
-	if req == nil {
-		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
+	if err := checkMicroRequest(req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(code) == "" {
+		return notSent(CodeInvalidArgument, "error reply needs a code; not sent", nil)
 	}
 	if message == "" {
 		message = code

@@ -53,7 +53,7 @@ func TestMicroPermanentRefusals(t *testing.T) {
 		t.Errorf("RespondMicro without a reply subject: ran %d times, %v", r.runs, r.err)
 	}
 	// Respond's behaviour for comparison.
-	var nr error = shim.Respond(&nats.Msg{Subject: "x", Sub: &nats.Subscription{}}, nil, nil)
+	nr := shim.Respond(&nats.Msg{Subject: "x", Sub: &nats.Subscription{}}, nil, nil)
 	if !errors.Is(nr, nats.ErrMsgNoReply) || shim.Classify(nr) != shim.OutcomeNotRun {
 		t.Fatalf("Respond baseline: %v", nr)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
@@ -42,4 +43,22 @@ func TestNewAcrossLostReply(t *testing.T) {
 	if _, err := claimcheck.New(ctx, js); err != nil || time.Since(t0) > 10*time.Second {
 		t.Fatalf("New across a lost reply: %v after %v", err, time.Since(t0))
 	}
+}
+
+// TestNewAccountWithoutJetStream: on a server with JetStream, an account
+// without it gets an API error (JetStream not enabled for the account):
+// New returns it at once, not when its context ends.
+func TestNewAccountWithoutJetStream(t *testing.T) {
+	acc := server.NewAccount("NOJS")
+	s := startOpts(t, func(o *server.Options) {
+		o.Accounts = []*server.Account{acc}
+		o.Users = []*server.User{{Username: "u", Password: "p", Account: acc}}
+	})
+	_, js := connect(t, s.ClientURL(), nats.UserInfo("u", "p"))
+	t0 := time.Now()
+	_, err := claimcheck.New(context.Background(), js)
+	if el := time.Since(t0); err == nil || el > 5*time.Second {
+		t.Fatalf("New in an account without JetStream: %v after %v, want its error at once", err, el)
+	}
+	t.Logf("%v", err)
 }

@@ -345,24 +345,36 @@ func (s *Store) bind(ctx context.Context) error {
 	return nil
 }
 
-// bindCall is readCall for bind, except that no responders ends it at
-// once: New on a connection without JetStream fails, as it always did,
-// instead of waiting for its context.
+// bindCall is readCall for bind, except that any answer ends it at once
+// (no responders, an API error such as JetStream not enabled for the
+// account): New on a connection without JetStream fails, as it always
+// did, instead of waiting for its context. Only a request that got no
+// answer (a reply lost to a reconnect) is made again, and without a
+// deadline of ctx's for at most bindTimeout.
 func (s *Store) bindCall(ctx context.Context, call func(ctx context.Context) error) error {
-	var noResp error
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bindTimeout)
+		defer cancel()
+	}
+	var answer error
 	err := s.readCall(ctx, func(ctx context.Context) error {
 		err := call(ctx)
-		if errors.Is(err, nats.ErrNoResponders) {
-			noResp = err
+		var apiErr *jetstream.APIError
+		if errors.Is(err, nats.ErrNoResponders) || errors.As(err, &apiErr) {
+			answer = err
 			return nil
 		}
 		return err
 	})
-	if noResp != nil {
-		return noResp
+	if answer != nil {
+		return answer
 	}
 	return err
 }
+
+// bindTimeout bounds bind's requests when New's context has no deadline.
+const bindTimeout = 30 * time.Second
 
 // Bucket returns the name of the bucket the Store uses.
 func (s *Store) Bucket() string { return s.cfg.bucket }

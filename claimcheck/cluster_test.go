@@ -52,12 +52,35 @@ func r3Store(t *testing.T, c *natstest.Cluster, js jetstream.JetStream) *claimch
 		cancel()
 		if err == nil {
 			c.WaitStreamCurrent(bucketStream, 30*time.Second)
+			waitStreamAccepts(t, js, st)
 			return st
 		}
 		if attempt == 4 || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatal(err)
 		}
 		t.Logf("attempt %d: %v; binding again", attempt, err)
+	}
+}
+
+// waitStreamAccepts waits until the bucket's stream acknowledges a
+// publish made through js (a new R3 stream's leader and its interest on
+// js's server are in place: an upload before that gets no response, and
+// fails at once), then purges the probe.
+func waitStreamAccepts(t *testing.T, js jetstream.JetStream, st *claimcheck.Store) {
+	t.Helper()
+	probe := "$O." + claimcheck.DefaultBucket + ".C.probe"
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := js.Publish(ctx, probe, nil)
+		return err == nil
+	}, "the bucket's stream to acknowledge a publish")
+	stream, err := js.Stream(ctxT(t), bucketStream)
+	if err == nil {
+		err = stream.Purge(ctxT(t), jetstream.WithPurgeSubject(probe))
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

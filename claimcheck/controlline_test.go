@@ -14,23 +14,24 @@ import (
 // TestControlLineRefused: a subject that could make the message's protocol
 // line longer than the server's max_control_line (4096 by default; the
 // server would close the connection) is refused before anything is
-// stored or sent, at the exact byte: 18 bytes for the sizes, and a
-// JetStream publish keeps 129 for its reply inbox. The connection stays up.
+// stored or sent, at the exact byte: 22 bytes for the sizes, and a
+// JetStream publish keeps room for its reply inbox (1 plus the inbox
+// prefix's length plus 64). The connection stays up.
 func TestControlLineRefused(t *testing.T) {
 	s := startServer(t)
 	nc, js := connect(t, s.URL())
 	st := newStore(t, js)
 	subj := func(n int) string { return "a." + strings.Repeat("x", n-2) }
-	if err := st.PublishMsg(ctxT(t), &nats.Msg{Subject: subj(4078), Data: []byte("x")}); err != nil {
-		t.Fatalf("PublishMsg, 4078-byte subject: %v", err)
+	if err := st.PublishMsg(ctxT(t), &nats.Msg{Subject: subj(4074), Data: []byte("x")}); err != nil {
+		t.Fatalf("PublishMsg, 4074-byte subject: %v", err)
 	}
 	for _, tc := range []struct {
 		name string
 		err  error
 	}{
-		{"PublishMsg", st.PublishMsg(ctxT(t), &nats.Msg{Subject: subj(4079), Data: payload(3*limit, 1)})},
+		{"PublishMsg", st.PublishMsg(ctxT(t), &nats.Msg{Subject: subj(4075), Data: payload(3*limit, 1)})},
 		{"PublishJetStream", func() error {
-			_, err := st.PublishJetStream(ctxT(t), &nats.Msg{Subject: subj(4078 - 128), Data: []byte("x")})
+			_, err := st.PublishJetStream(ctxT(t), &nats.Msg{Subject: subj(4074 - 1 - (len("_INBOX") + 64) + 1), Data: []byte("x")})
 			return err
 		}()},
 	} {

@@ -100,7 +100,7 @@ func checkControlLine(subject string, replyLen int) error {
 	if wire.ControlLineFits(subject, replyLen) {
 		return nil
 	}
-	return fmt.Errorf("%w: a subject of %d bytes (reply subject %d) could make the message's protocol line exceed the server's max_control_line of %d bytes, which closes the connection",
+	return fmt.Errorf("%w: a subject of %d bytes (with %d bytes for the reply subject) could make the message's protocol line exceed the server's max_control_line of %d bytes, which closes the connection",
 		nats.ErrBadSubject, len(subject), replyLen, wire.MaxControlLine)
 }
 

@@ -131,7 +131,7 @@ func resendable(err error, withID bool) bool {
 		return worthRepeating(err)
 	case OutcomeUnknown:
 		var e *Error
-		return withID && errors.As(err, &e) && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
+		return withID && errors.As(err, &e) && e != nil && e.Code != CodeCanceled && e.Code != CodePayloadTooLarge
 	}
 	return false
 }

@@ -189,7 +189,9 @@ func (e *Error) Is(target error) bool {
 // non-nil error never means OutcomeOK.
 func (e *Error) Outcome() Outcome {
 	if e == nil {
-		return OutcomeOK // a nil *Error is no error
+		// A nil *Error held in a non-nil error (a typed nil): nothing
+		// says it did not run, and a non-nil error is never OutcomeOK.
+		return OutcomeUnknown
 	}
 	if e.outcome == OutcomeOK {
 		return OutcomeUnknown

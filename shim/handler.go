@@ -173,7 +173,7 @@ func (o *handlerOpts) refuse(req *nats.Msg, err error, report func(*nats.Msg, er
 		return
 	}
 	msg := err.Error()
-	if e := (*Error)(nil); errors.As(err, &e) {
+	if e := (*Error)(nil); errors.As(err, &e) && e != nil {
 		msg = e.Message
 	}
 	report(req, respondError(context.Background(), o.st, req, CodeInternal, "handler misconfigured: "+msg, false))
@@ -257,7 +257,7 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 // may have done work before it.
 func replyError(ctx context.Context, st *connlimit.State, req *nats.Msg, err error) error {
 	var e *Error
-	if errors.As(err, &e) && !e.Remote {
+	if errors.As(err, &e) && e != nil && !e.Remote {
 		switch e.outcome {
 		case OutcomeRejected:
 			return respondError(ctx, st, req, e.Code, e.Message, true)

@@ -128,7 +128,7 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
 		return fail(err)
 	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve); err != nil {
+	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -46,11 +46,11 @@ var ErrReplyLost = errors.New("natssend: the operation completed but its reply w
 //     a claim-check reference, once. An upload that fails, or leaves no
 //     time, is OutcomeNotRun with nothing sent (whatever was stored is
 //     purged).
-//   - Every request carries HeaderAcceptClaimCheck with st's bucket, so a
-//     responder with ServeClaimChecks on the same bucket may answer with a
-//     claim check; the reply is read from st within the call's deadline
-//     and returned with its body resolved and the claim-check headers
-//     removed, exactly as if it had fit. A reply that cannot be read is
+//   - Every request (but RequestMany's) carries HeaderAcceptClaimCheck
+//     with st's bucket, so a responder with ServeClaimChecks on the same
+//     bucket may answer with a claim check; the reply is read from st
+//     within the call's deadline and returned with its body resolved and
+//     the claim-check headers removed, exactly as if it had fit. A reply that cannot be read is
 //     OutcomeUnknown with CodeReplyLost (ErrReplyLost): the operation ran.
 //   - The caller owns both payloads: the request payload is deleted when
 //     the call ends (reply, error or deadline), the reply payload after it

@@ -255,7 +255,7 @@ func checkControlLine(subject string, replyLen int) error {
 	if wire.ControlLineFits(subject, replyLen) {
 		return nil
 	}
-	return notSent(CodeInvalidArgument, fmt.Sprintf("subject of %d bytes (reply subject %d) too long: the message's protocol line could exceed the server's max_control_line of %d bytes, which would close the connection; not sent",
+	return notSent(CodeInvalidArgument, fmt.Sprintf("subject of %d bytes too long (with %d bytes for the reply subject): the message's protocol line could exceed the server's max_control_line of %d bytes, which would close the connection; not sent",
 		len(subject), replyLen, wire.MaxControlLine), nats.ErrBadSubject)
 }
 

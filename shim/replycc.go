@@ -40,8 +40,8 @@ type replyPeer struct {
 // The payload is stored under claimcheck.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
-	if store == nil || replySubj == "" || accept != store.Bucket() {
-		return p.plain()
+	if store == nil || replySubj == "" || accept != store.Bucket() || checkReplySubject(replySubj) != nil {
+		return p.plain() // which refuses a reply subject too long to answer
 	}
 	var limit int64 // 0: the store's connection's limit
 	if p.ls != nil {

@@ -198,7 +198,18 @@ func checkRequest(req *nats.Msg) error {
 	case req.Sub == nil:
 		return notSent(CodeInvalidArgument, "request is not bound to a subscription; not sent", nats.ErrMsgNotBound)
 	}
-	return nil
+	return checkReplySubject(req.Reply)
+}
+
+// checkReplySubject refuses a reply subject so long that the reply's
+// protocol line could exceed the server's max_control_line (a requester
+// may send one): the responder's connection would be closed.
+func checkReplySubject(reply string) error {
+	if wire.ControlLineFits(reply, 0) {
+		return nil
+	}
+	return notSent(CodeInvalidArgument, fmt.Sprintf("the request's reply subject of %d bytes is too long: the reply's protocol line could exceed the server's max_control_line of %d bytes, which would close the connection; not sent",
+		len(reply), wire.MaxControlLine), nats.ErrBadSubject)
 }
 
 // checkMicroRequest is checkRequest for a micro request.
@@ -209,7 +220,7 @@ func checkMicroRequest(req micro.Request) error {
 	case req.Reply() == "":
 		return notSent(CodeInvalidArgument, "request has no reply subject; not sent", nats.ErrMsgNoReply)
 	}
-	return nil
+	return checkReplySubject(req.Reply())
 }
 
 func truncate(s string, n int) string {
@@ -269,7 +280,7 @@ func RespondMicroError(req micro.Request, code, message string) error {
 		return err
 	}
 	if strings.TrimSpace(code) == "" {
-		return notSent(CodeInvalidArgument, "error reply needs a code; not sent", nil)
+		return notSent(CodeInvalidArgument, "error reply needs a code; not sent", micro.ErrArgRequired)
 	}
 	if message == "" {
 		message = code

@@ -88,7 +88,7 @@ func runAttempts[T any](ctx context.Context, s attemptSchedule, try func(attempt
 // outcome stays err's.
 func ctxEnded(err, cerr error) error {
 	var e *Error
-	if errors.Is(err, cerr) || !errors.As(err, &e) {
+	if errors.Is(err, cerr) || !errors.As(err, &e) || e == nil {
 		return err
 	}
 	ne := *e

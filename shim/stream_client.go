@@ -67,7 +67,7 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {
 		return nil, err
 	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve); err != nil {
+	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

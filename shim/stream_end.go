@@ -112,7 +112,7 @@ func (s *streamOut) sendLastLocked(fnErr error) error {
 // function's errors (see replyError).
 func errorFields(err error) (code, msg string, rejected bool) {
 	var e *Error
-	if errors.As(err, &e) && !e.Remote {
+	if errors.As(err, &e) && e != nil && !e.Remote {
 		switch e.outcome {
 		case OutcomeRejected:
 			return e.Code, e.Message, true

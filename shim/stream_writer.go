@@ -219,7 +219,7 @@ func (s *streamOut) startLocked() error {
 			h[k] = append([]string(nil), v...)
 		}
 	}
-	if err := checkMsg(s.inbox, "", h); err != nil {
+	if err := checkMsg(s.inbox, s.ctrl, h); err != nil { // the frames' reply subject is s.ctrl
 		s.failErr = err
 		return err
 	}

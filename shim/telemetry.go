@@ -17,7 +17,7 @@ func outcomeOf(err error) (outcome, code string) {
 		return telemetry.OutcomeOK, ""
 	}
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil {
 		code = e.Code
 	}
 	switch Classify(err) {

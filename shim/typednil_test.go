@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -65,9 +66,13 @@ func TestTypedNilErrorIsNoError(t *testing.T) {
 	}
 	_ = rs.Close()
 
+	// Held in an error, a nil *Error is a non-nil error: never OutcomeOK,
+	// and nothing says it did not run; wrapped, the same, and no panic.
 	var err2 error = validate("v")
-	if shim.Classify(err2) != shim.OutcomeOK || !shim.MayHaveRun(err2) || err2.Error() == "" {
-		t.Errorf("a typed nil: Classify %v, MayHaveRun %v", shim.Classify(err2), shim.MayHaveRun(err2))
+	for _, e := range []error{err2, fmt.Errorf("wrapped: %w", err2)} {
+		if shim.Classify(e) != shim.OutcomeUnknown || !shim.MayHaveRun(e) || e.Error() == "" {
+			t.Errorf("%v: Classify %v, MayHaveRun %v", e, shim.Classify(e), shim.MayHaveRun(e))
+		}
 	}
 	runs := 0
 	if err := shim.Retry(context.Background(), func(context.Context) error { runs++; return validate("v") }); err != nil || runs != 1 {

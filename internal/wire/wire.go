@@ -135,14 +135,20 @@ var notInSubject = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
 const MaxControlLine = 4096
 
 // sizeArgs is what the size arguments of a PUB or HPUB line take at most,
-// spaces included: two sizes of up to 8 digits (max_payload is at most
-// 64 MiB), each after a space.
-const sizeArgs = 2 * (1 + 8)
+// spaces included: two sizes of up to 10 digits (max_payload is an int32
+// on the server), each after a space.
+const sizeArgs = 2 * (1 + 10)
 
-// InboxReserve is what a caller reserves for a reply subject it makes
-// itself (an inbox with a call's token): far more than nats.go's inboxes
-// and natssend's tokens take.
-const InboxReserve = 128
+// InboxReserve is what a sender reserves for a reply subject it makes
+// itself from a connection's inbox prefix (nats.Options.InboxPrefix; ""
+// is nats.go's "_INBOX"): the prefix, a NUID and a call's token and
+// attempt, or nats.go's own request token, with room to spare.
+func InboxReserve(prefix string) int {
+	if prefix == "" {
+		prefix = "_INBOX"
+	}
+	return len(prefix) + 64
+}
 
 // ControlLineFits reports whether a message on subject with a reply
 // subject of replyLen bytes (0: none) is sure to stay within

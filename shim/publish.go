@@ -24,7 +24,7 @@ const DefaultPublishTimeout = time.Minute
 // Publish publishes data on subject. See PublishMsgContext; a claim check
 // upload is bounded by DefaultPublishTimeout.
 func Publish(nc *nats.Conn, subject string, data []byte) error {
-	if st, link, ok := exact(nc, true); ok && wire.ControlLineFits(subject, 0) {
+	if st, link, ok := exact(nc, subject, 0, true); ok {
 		st.BeforeSend()
 		if err := nc.Publish(subject, data); err != nil {
 			return publishRefused(context.Background(), nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, true)
@@ -37,8 +37,8 @@ func Publish(nc *nats.Conn, subject string, data []byte) error {
 // PublishMsg publishes m. See PublishMsgContext; a claim check upload is
 // bounded by DefaultPublishTimeout.
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
-	if m != nil && wire.ControlLineFits(m.Subject, len(m.Reply)) {
-		if st, link, ok := exact(nc, true); ok {
+	if m != nil {
+		if st, link, ok := exact(nc, m.Subject, len(m.Reply), true); ok {
 			return publishDirect(context.Background(), nc, st, m, link, true)
 		}
 	}
@@ -47,8 +47,8 @@ func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
 
 // PublishContext publishes data on subject. See PublishMsgContext.
 func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
-	if ctx != nil && ctx.Err() == nil && wire.ControlLineFits(subject, 0) {
-		if st, link, ok := exact(nc, false); ok {
+	if ctx != nil && ctx.Err() == nil {
+		if st, link, ok := exact(nc, subject, 0, false); ok {
 			st.BeforeSend()
 			if err := nc.Publish(subject, data); err != nil {
 				return publishRefused(ctx, nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, false)
@@ -75,8 +75,8 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 // For another bucket, TTL or storage, make a claimcheck.Store and use its
 // PublishMsg.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
-	if ctx != nil && m != nil && ctx.Err() == nil && wire.ControlLineFits(m.Subject, len(m.Reply)) {
-		if st, link, ok := exact(nc, false); ok {
+	if ctx != nil && m != nil && ctx.Err() == nil {
+		if st, link, ok := exact(nc, m.Subject, len(m.Reply), false); ok {
 			return publishDirect(ctx, nc, st, m, link, false)
 		}
 	}
@@ -89,11 +89,12 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 // context, which start no span) and nats.go's own check is the decision
 // (connlimit.State.Exact; nats.go checks the subject, the reply subject
 // and the header keys before it writes anything, as checkMsg does, unless
-// the connection skips its subject check). Then the message goes straight
-// to nats.go, and only an error takes the rest of the path
-// (publishRefused).
-func exact(nc *nats.Conn, metricsOnly bool) (*connlimit.State, uint64, bool) {
-	if nc == nil || nc.Opts.SkipSubjectValidation || !telemetry.GlobalsIdle(metricsOnly) {
+// the connection skips its subject check, but not their length: the
+// subject, with a reply subject of replyLen bytes, must fit the server's
+// control line, wire.ControlLineFits). Then the message goes straight to
+// nats.go, and only an error takes the rest of the path (publishRefused).
+func exact(nc *nats.Conn, subject string, replyLen int, metricsOnly bool) (*connlimit.State, uint64, bool) {
+	if nc == nil || nc.Opts.SkipSubjectValidation || !wire.ControlLineFits(subject, replyLen) || !telemetry.GlobalsIdle(metricsOnly) {
 		return nil, 0, false
 	}
 	st := connlimit.For(nc)

@@ -94,17 +94,13 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if err != nil {
 		return nil, false, err
 	}
-	d, hasDeadline := ctx.Deadline()
-	base, _, err := c.header(m.Header, timeoutMS(time.Until(d)), co.opID)
+	base, _, err := c.header(m.Header, 1, co.opID) // HeaderTimeout: setStreamTimes
 	if err != nil {
 		return nil, false, err
 	}
 	h := make(nats.Header, len(base)+1)
 	for k, v := range base {
 		h[k] = v
-	}
-	if !hasDeadline {
-		delete(h, HeaderTimeout)
 	}
 	setStreamTimes(ctx, fctx, h, co)
 	req := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
@@ -122,8 +118,8 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	return ref, ref != req, nil
 }
 
-// setStreamTimes sets h's HeaderTimeout (when ctx has a deadline: the time
-// the stream has left) and HeaderStream, whose first-frame wait (fctx's
+// setStreamTimes sets h's HeaderTimeout (the time the stream has left;
+// none when ctx has no deadline) and HeaderStream, whose first-frame wait (fctx's
 // deadline) tells the responder when its caller stops waiting for it: it
 // cannot be told otherwise, since the caller learns the responder's
 // control subject from the first frame. The wait is left out when it is
@@ -132,6 +128,8 @@ func setStreamTimes(ctx, fctx context.Context, h nats.Header, co callOpts) {
 	d, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		h[HeaderTimeout] = []string{strconv.FormatInt(timeoutMS(time.Until(d)), 10)}
+	} else {
+		delete(h, HeaderTimeout)
 	}
 	var wait time.Duration
 	if first, ok := fctx.Deadline(); ok && (!hasDeadline || first.Before(d)) {

@@ -357,20 +357,14 @@ func (s *Store) bindCall(ctx context.Context, call func(ctx context.Context) err
 		ctx, cancel = context.WithTimeout(ctx, bindTimeout)
 		defer cancel()
 	}
-	var answer error
-	err := s.readCall(ctx, func(ctx context.Context) error {
-		err := call(ctx)
-		var apiErr *jetstream.APIError
-		if errors.Is(err, nats.ErrNoResponders) || errors.As(err, &apiErr) {
-			answer = err
-			return nil
-		}
-		return err
-	})
-	if answer != nil {
-		return answer
-	}
-	return err
+	return s.callAgain(ctx, unanswered, call)
+}
+
+// unanswered reports whether a request's error says that it got no
+// answer (transientRead, less no responders and the server's API errors).
+func unanswered(err error) bool {
+	var apiErr *jetstream.APIError
+	return transientRead(err) && !errors.Is(err, nats.ErrNoResponders) && !errors.As(err, &apiErr)
 }
 
 // bindTimeout bounds bind's requests when New's context has no deadline.

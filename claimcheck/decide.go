@@ -154,14 +154,21 @@ func (s *Store) streamMaxMsgSize(ctx context.Context, subject string) int64 {
 		s.lookupOff = now.Add(streamCacheTTL) // unanswered: not for every publish
 		return 0
 	}
-	if len(s.streams) >= streamCacheSize {
-		clear(s.streams)
-	}
 	if e, ok := s.streams[subject]; ok && now.Before(e.expires) && e.max > 0 && (limit == 0 || e.max < limit) {
 		limit = e.max // a refusal meanwhile taught us less (streamRefused)
 	}
-	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
+	s.cacheStreamLocked(subject, limit, now)
 	return limit
+}
+
+// cacheStreamLocked caches limit as the max_msg_size of subject's stream
+// from now for streamCacheTTL (a full cache is cleared first). s.mu is
+// held.
+func (s *Store) cacheStreamLocked(subject string, limit int64, now time.Time) {
+	if len(s.streams) >= streamCacheSize {
+		clear(s.streams)
+	}
+	s.streams[subject] = streamLimit{max: limit, expires: now.Add(streamCacheTTL)}
 }
 
 // streamLookupTimeout bounds a stream lookup (both its requests).
@@ -181,8 +188,5 @@ func (s *Store) streamRefused(subject string, size int64) {
 	if e, ok := s.streams[subject]; ok && e.max > 0 && e.max < bound {
 		bound = e.max
 	}
-	if len(s.streams) >= streamCacheSize {
-		clear(s.streams)
-	}
-	s.streams[subject] = streamLimit{max: bound, expires: time.Now().Add(streamCacheTTL)}
+	s.cacheStreamLocked(subject, bound, time.Now())
 }

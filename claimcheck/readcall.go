@@ -27,6 +27,12 @@ const readCallTimeout = 2 * time.Second
 // inactive threshold. An answer from the server (not found, an API error)
 // and a closed connection are returned at once.
 func (s *Store) readCall(ctx context.Context, call func(ctx context.Context) error) error {
+	return s.callAgain(ctx, transientRead, call)
+}
+
+// callAgain is readCall with transient deciding which failures are made
+// again.
+func (s *Store) callAgain(ctx context.Context, transient func(error) bool, call func(ctx context.Context) error) error {
 	for {
 		if err := s.waitConnected(ctx); err != nil {
 			return err
@@ -34,7 +40,7 @@ func (s *Store) readCall(ctx context.Context, call func(ctx context.Context) err
 		actx, cancel := context.WithTimeout(ctx, readCallTimeout)
 		err := call(actx)
 		cancel()
-		if err == nil || !transientRead(err) || s.nc.IsClosed() {
+		if err == nil || !transient(err) || s.nc.IsClosed() {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -65,4 +71,22 @@ func transientRead(err error) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// waitConnected waits until the connection is connected (not
+// reconnecting), or ctx ends. A closed connection is an error at once.
+func (s *Store) waitConnected(ctx context.Context) error {
+	for {
+		switch {
+		case s.nc.IsClosed():
+			return nats.ErrConnectionClosed
+		case s.nc.IsConnected():
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -1,0 +1,107 @@
+package claimcheck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// purgeAttemptTimeout bounds one attempt of purgeUpload.
+const purgeAttemptTimeout = 2 * time.Second
+
+// purgeUpload removes a partial upload: it makes sure the stream has
+// processed every chunk this connection sent before (a synchronous
+// publish on the chunk subject: the connection delivers in order and the
+// stream stores messages in the order it receives them; nats.go no longer
+// resends any of the upload's publishes, see noRetry), then purges the
+// chunk subject and, when the meta message may have been sent, the meta
+// subject (with once, a chosen name, only its own meta message:
+// deleteMetaOf). Transient failures (a reconnect) are retried, each
+// attempt bounded by purgeAttemptTimeout, until the cleanup timeout; on a
+// closed connection it gives up at once, since nothing can be sent any
+// more (the bucket's TTL removes the leftovers).
+func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent bool) error {
+	cctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	var err error
+	for {
+		if err = s.waitConnected(cctx); err == nil {
+			// Each attempt gets a bound of its own: a request written just
+			// before the connection broke gets no answer, and must not use
+			// up the whole cleanup budget.
+			actx, acancel := context.WithTimeout(cctx, purgeAttemptTimeout)
+			_, err = s.pub.PublishMsg(actx, &nats.Msg{Subject: chunkSubj})
+			if err == nil {
+				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(chunkSubj))
+			}
+			switch {
+			case err != nil || !metaSent:
+			case once:
+				err = s.deleteMetaOf(actx, metaSubj, id) // another responder's may be the one stored
+			default:
+				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(metaSubj)) // a random name: ours
+			}
+			acancel()
+		}
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
+			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", err)
+		}
+		select {
+		case <-cctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// deleteMetaOf deletes the meta message on metaSubj if it is that of the
+// upload id (the object's NUID): with a chosen name another responder's
+// meta message may be the one stored, and it stays.
+func (s *Store) deleteMetaOf(ctx context.Context, metaSubj, id string) error {
+	m, err := s.stream.GetLastMsgForSubject(ctx, metaSubj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var info jetstream.ObjectInfo
+	if json.Unmarshal(m.Data, &info) == nil && info.NUID != id {
+		return nil
+	}
+	err = s.stream.DeleteMsg(ctx, m.Sequence)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return nil // gone meanwhile (the bucket's TTL)
+	}
+	return err
+}
+
+// deleteObject removes a stored object that no reference points to: its
+// chunks and its meta message are purged, leaving no delete marker.
+func (s *Store) deleteObject(ctx context.Context, name string) error {
+	// Deleting is idempotent: each step is repeated after a transient
+	// failure (a restart, a lost link) within ctx.
+	return s.readCall(ctx, func(ctx context.Context) error { return s.deleteObjectOnce(ctx, name) })
+}
+
+func (s *Store) deleteObjectOnce(ctx context.Context, name string) error {
+	info, err := s.obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(s.cfg.bucket, info.NUID))); err != nil {
+		return err
+	}
+	return s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.metaSubject(name)))
+}

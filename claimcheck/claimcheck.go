@@ -260,11 +260,11 @@ func (s *Store) isClosed() bool {
 // creates it.
 func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, error) {
 	if js == nil {
-		return nil, fmt.Errorf("%w: claimcheck: nil JetStream", nats.ErrInvalidArg)
+		return nil, &bindError{msg: "claimcheck: nil JetStream", err: nats.ErrInvalidArg}
 	}
 	nc := js.Conn()
 	if nc == nil {
-		return nil, nats.ErrInvalidConnection
+		return nil, &bindError{msg: "claimcheck: JetStream without a connection", err: nats.ErrInvalidConnection}
 	}
 	cfg := config{
 		bucket:         DefaultBucket,
@@ -331,7 +331,7 @@ func (s *Store) bind(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("claimcheck: binding bucket %q: %w", s.cfg.bucket, err)
+		return bindFailed(s.cfg.bucket, "binding bucket", err)
 	}
 	var st jetstream.Stream
 	err = s.bindCall(ctx, func(ctx context.Context) (err error) {
@@ -339,7 +339,7 @@ func (s *Store) bind(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claimcheck: looking up the stream of bucket %q: %w", s.cfg.bucket, err)
+		return bindFailed(s.cfg.bucket, "looking up the stream of bucket", err)
 	}
 	s.obs, s.stream = obs, st
 	return nil

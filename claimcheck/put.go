@@ -241,8 +241,15 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, id, once, metaSent); cerr != nil {
-			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
+		if cerr := s.cleanUp(ctx, func(cctx context.Context) error {
+			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent)
+		}); cerr != nil {
+			if errors.Is(cerr, jetstream.ErrStreamNotFound) {
+				// Nothing can be stored, and nothing was: say what is missing.
+				err = fmt.Errorf("%w: the bucket %q no longer exists (deleted after the Store was made; make a new Store to create it again): %w", jetstream.ErrBucketNotFound, s.cfg.bucket, err)
+			} else {
+				err = fmt.Errorf("%w; cleaning up the partial upload: %v", err, cerr)
+			}
 		}
 		return "", &storeError{len(data), err}
 	}

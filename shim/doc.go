@@ -7,9 +7,12 @@
 //     connection closed, failing everything else on it. A reply that is too
 //     large leaves its caller waiting for a timeout. HeaderSize and MsgSize
 //     count exactly what the server counts, every shim send checks it
-//     against the connection's current, account-adjusted limit, and
-//     Publish turns a message that does not fit into a claim check (see
-//     package claimcheck). A subject so long that the message's protocol
+//     against the connection's current, account-adjusted limit and
+//     refuses a message that does not fit before anything is written
+//     (PAYLOAD_TOO_LARGE, OutcomeNotRun). Larger messages go as claim
+//     checks only on purpose, through a claimcheck.Store the service set
+//     up (Store.PublishMsg, WithClaimChecks, ServeClaimChecks): nothing
+//     implicit stores data. A subject so long that the message's protocol
 //     line could exceed 4096 bytes (nats-server's default
 //     max_control_line, which the server does not announce; the sizes and
 //     the reply subject count, and a request's own inbox is reserved)

@@ -49,10 +49,10 @@ func withTraceHeader(ctx context.Context, t telemetry.Tel, m *nats.Msg) *nats.Ms
 // publishTraced is publish with telemetry: a Producer span (when the
 // publish has a context) whose trace context the message carries, and
 // the sent-messages and duration metrics.
-func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool, t telemetry.Tel) error {
+func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, t telemetry.Tel) error {
 	sctx, op := t.Start(ctx, telemetry.Producer, telemetry.OperationPublish, m.Subject, len(m.Data))
 	m = withTraceHeader(sctx, t, m)
-	err := publishSend(sctx, nc, m, bounded)
+	err := publishSend(sctx, nc, m)
 	endOp(sctx, &op, err)
 	return err
 }

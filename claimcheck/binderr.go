@@ -1,0 +1,48 @@
+package claimcheck
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// bindError is New's error: the bucket could not be created or bound, so
+// no Store exists and nothing was stored or published. It says what is
+// missing when the server's answer tells (no JetStream for the account,
+// no bucket) and keeps the cause for errors.Is.
+type bindError struct {
+	msg string
+	err error
+}
+
+func (e *bindError) Error() string { return e.msg }
+func (e *bindError) Unwrap() error { return e.err }
+
+// NotRun reports that nothing was stored or published; package shim's
+// Classify reads it (OutcomeNotRun).
+func (e *bindError) NotRun() bool { return true }
+
+// bindFailed builds New's error for a failed step on bucket.
+func bindFailed(bucket, step string, err error) error {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+		// Nothing answers on the JetStream API: the server runs without
+		// JetStream, or the account has none (jetstream.New's requests get
+		// no responders then), or the domain is not reachable.
+		return &bindError{
+			msg: fmt.Sprintf("claimcheck: %s %q: JetStream is not available to this connection (nothing answers on its JetStream API: enable JetStream on the server and for the account, or check the JetStream domain): %v", step, bucket, err),
+			err: fmt.Errorf("%w; %w", jetstream.ErrJetStreamNotEnabled, err),
+		}
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return &bindError{
+			msg: fmt.Sprintf("claimcheck: %s %q: JetStream is not enabled for this connection's account: %v", step, bucket, err),
+			err: err,
+		}
+	case errors.As(err, &apiErr):
+		return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: the server refused: %v", step, bucket, err), err: err}
+	}
+	return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: %v", step, bucket, err), err: err}
+}

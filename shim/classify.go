@@ -140,7 +140,8 @@ func causeCode(err error) string {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		return CodeDeadlineExceeded
 	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
-		errors.Is(err, nats.ErrInvalidArg), errors.Is(err, nats.ErrInvalidConnection), errors.Is(err, nats.ErrInvalidContext):
+		errors.Is(err, nats.ErrInvalidArg), errors.Is(err, nats.ErrInvalidConnection), errors.Is(err, nats.ErrInvalidContext),
+		errors.Is(err, nats.ErrBadQueueName):
 		return CodeInvalidArgument
 	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining), errors.Is(err, nats.ErrDisconnected),
 		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrReconnectBufExceeded):

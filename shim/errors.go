@@ -266,7 +266,7 @@ func sendError(ctx context.Context, err error, sent bool) error {
 		}
 	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection),
-		errors.Is(err, nats.ErrMsgNoReply), errors.Is(err, nats.ErrMsgNotBound):
+		errors.Is(err, nats.ErrMsgNoReply), errors.Is(err, nats.ErrMsgNotBound), errors.Is(err, nats.ErrBadQueueName):
 		code, msg = CodeInvalidArgument, "invalid message"
 	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining), errors.Is(err, nats.ErrDisconnected):
 		code, msg = CodeUnavailable, "connection lost"

@@ -99,3 +99,32 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 	}
 	return nc, nil
 }
+
+// CapPayload tells natssend the smallest max_payload on the path nc's
+// messages travel, when it is lower than nc's own: a leafnode to a site
+// whose server has a lower limit, for example. Since nats-server 2.14.0
+// (2.12.7, 2.11.16) the receiving server checks each message from a
+// leafnode against its own max_payload and closes the whole leafnode link
+// for one that is over it, and the sending side does not see that limit.
+//
+// From the call on, every natssend sender on nc decides against
+// min(n, nc's own limit): Publish*, Client requests and their claim
+// checks, the replies of handlers that know nc (Serve, or the Conn
+// option), stream frames, and a claimcheck.Store's chunks. What does not
+// fit is refused before it is sent (PAYLOAD_TOO_LARGE, OutcomeNotRun) or,
+// where the sender makes claim checks, goes as one. A later call replaces
+// the cap. Raw nats.go calls on nc, and handlers that do not know nc,
+// still send up to nc's own limit.
+//
+// n <= 0 is an INVALID_ARGUMENT error wrapping ErrInvalidOption, as is a
+// nil nc.
+func CapPayload(nc *nats.Conn, n int64) error {
+	switch {
+	case nc == nil:
+		return invalidOption("CapPayload: a nil connection")
+	case n <= 0:
+		return invalidOption("CapPayload(%d): a path limit must be positive", n)
+	}
+	connlimit.For(nc).SetPathCap(n)
+	return nil
+}

@@ -34,6 +34,9 @@ type config struct {
 	jetstream  bool
 	accounts   []Account
 	logs       bool
+	domain     string // JetStream domain
+	leafListen int    // a port to accept leafnode connections on
+	leafRemote string // a hub's leafnode URL to connect to
 }
 
 // Option configures a test server.
@@ -194,8 +197,13 @@ func (s *Server) configText() string {
 		fmt.Fprintf(&b, "max_payload: %d\n", s.conf.maxPayload)
 	}
 	if s.conf.jetstream {
-		fmt.Fprintf(&b, "jetstream: { store_dir: %q, max_memory_store: 1GB, max_file_store: 4GB }\n", filepath.Join(s.dir, "js"))
+		domain := ""
+		if s.conf.domain != "" {
+			domain = fmt.Sprintf(", domain: %q", s.conf.domain)
+		}
+		fmt.Fprintf(&b, "jetstream: { store_dir: %q, max_memory_store: 1GB, max_file_store: 4GB%s }\n", filepath.Join(s.dir, "js"), domain)
 	}
+	s.leafConfigText(&b)
 	js := ""
 	if s.conf.jetstream {
 		js = "jetstream: enabled, "

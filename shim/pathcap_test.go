@@ -1,8 +1,10 @@
 package shim_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -129,6 +131,30 @@ func TestCapPayloadKeepsTheLeafnodeLink(t *testing.T) {
 	if cs := info.Opts.ChunkSize; cs == 0 || cs > leafLimit {
 		t.Errorf("chunks of %d bytes, want at most the path limit %d", cs, leafLimit)
 	}
+
+	// A stream from a responder on the capped hub connection to a leaf
+	// caller: frames within the path limit.
+	body := bytes.Repeat([]byte("natssend"), (2<<20)/8)
+	if _, err := shim.Serve(hub, "svc.stream", shim.Stream(func(_ context.Context, _ *nats.Msg, w *shim.StreamWriter) error {
+		_, err := w.Write(body)
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		rs, err := shim.NewClient(leaf).RequestStream(ctx, "svc.stream", nil)
+		if err != nil {
+			return false
+		}
+		data, err := io.ReadAll(rs)
+		if err != nil || !bytes.Equal(data, body) {
+			t.Fatalf("the stream: %d bytes, %v", len(data), err)
+		}
+		return true
+	}, "a stream from the hub to the leaf")
 
 	if now := hl.Links(); !slices.Equal(now, links) {
 		t.Fatalf("the leafnode link was reset (links %v, then %v)", links, now)

@@ -1,11 +1,14 @@
 package claimcheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
 )
 
 // bindError is New's error: the bucket could not be created or bound, so
@@ -45,4 +48,18 @@ func bindFailed(bucket, step string, err error) error {
 		return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: the server refused: %v", step, bucket, err), err: err}
 	}
 	return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: %v", step, bucket, err), err: err}
+}
+
+// watchDenied returns a context derived from ctx that ends as soon as the
+// server reports a permission violation for a publish on one of pubs or
+// for a subscription on the connection's inbox prefix (a JetStream
+// request's reply subscription), with stop to call when the wait is
+// over; see connlimit.WatchDenied. Only connections made by shim.Connect
+// report violations.
+func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Context, context.CancelFunc) {
+	prefix := s.nc.Opts.InboxPrefix
+	if prefix == "" {
+		prefix = nats.InboxPrefix
+	}
+	return s.limit.WatchDenied(ctx, pubs, []string{strings.TrimSuffix(prefix, ".") + ".>"})
 }

@@ -304,13 +304,24 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 }
 
 // bind creates or binds the bucket and looks up its stream.
-func (s *Store) bind(ctx context.Context) error {
+func (s *Store) bind(ctx context.Context) (err error) {
+	// A request the account may not make gets no answer: end at the
+	// server's report of it instead of at the deadline.
+	ctx, stop := s.watchDenied(ctx, "$JS.>")
+	defer stop()
+	defer func() {
+		if err != nil {
+			if d := connlimit.DeniedCause(ctx); d != nil {
+				err = &bindError{msg: fmt.Sprintf("claimcheck: binding bucket %q: %v", s.cfg.bucket, d), err: d}
+			}
+		}
+	}()
 	// Each request is bounded and made again after a transient failure
 	// (readCall): one written just before the link broke gets no answer.
 	// Creating the bucket again is harmless: the same configuration, or
 	// the bucket another process (or our first try) created.
 	var obs jetstream.ObjectStore
-	err := s.bindCall(ctx, func(ctx context.Context) (err error) {
+	err = s.bindCall(ctx, func(ctx context.Context) (err error) {
 		obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
 		return err
 	})

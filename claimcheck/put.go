@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -229,6 +230,11 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	}()
 
 	chunkSubj := chunkSubject(s.cfg.bucket, id)
+	// The server drops a publish the account may not make and says so
+	// only asynchronously: end the upload at its report, not at the
+	// acknowledgement timeout.
+	ctx, stop := s.watchDenied(ctx, chunkSubj, mm.Subject)
+	defer stop()
 	var inflight []jetstream.PubAckFuture
 	metaSent := false
 	fail := func(err error) (string, error) {
@@ -237,6 +243,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			// not, and its meta message is theirs to keep.
 			metaSent = false
 			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", ErrReplyStored, subject, err)
+		} else if d := connlimit.DeniedCause(ctx); d != nil {
+			err = fmt.Errorf("claimcheck: %w", d)
 		} else if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}

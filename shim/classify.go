@@ -20,6 +20,12 @@ const (
 	// what it claims to be (malformed headers, a size or digest that does
 	// not match, a reference bound to another subject).
 	CodeDataLoss = "DATA_LOSS"
+	// CodePermissionDenied: the server refused a publish or a subscription
+	// the connection's user may not make (errors.Is(err,
+	// nats.ErrPermissionViolation); the message names the subject). The
+	// server reports it only asynchronously: natssend sees it on
+	// connections made by Connect and ends the wait at once.
+	CodePermissionDenied = "PERMISSION_DENIED"
 )
 
 // Classify tells what a caller can know after err, an error of package
@@ -127,6 +133,8 @@ func readCode(re *claimcheck.ResolveError) string {
 // reported it.
 func causeCode(err error) string {
 	switch {
+	case errors.Is(err, nats.ErrPermissionViolation):
+		return CodePermissionDenied
 	case errors.Is(err, jetstream.ErrBucketNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
 		return CodeNotFound
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):

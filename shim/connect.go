@@ -67,6 +67,7 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("%w: got ReconnectBufSize(%d)", ErrReconnectBuffer, probe.ReconnectBufSize)
 	}
 	userReconnected := probe.ReconnectedCB
+	userAsyncErr := probe.AsyncErrorCB
 	all := make([]nats.Option, 0, len(opts)+4)
 	all = append(all, nats.MaxReconnects(-1))
 	all = append(all, opts...)
@@ -82,11 +83,22 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 				userReconnected(nc)
 			}
 		}),
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			// The server reports a permission violation only here: the
+			// senders waiting on the subject end at once (connlimit.WatchDenied).
+			if d := connlimit.ParseDenial(err); d != nil {
+				connlimit.For(nc).Denied(d)
+			}
+			if userAsyncErr != nil {
+				userAsyncErr(nc, sub, err)
+			}
+		}),
 	)
 	nc, err := nats.Connect(url, all...)
 	if err != nil {
 		return nil, err
 	}
+	connlimit.For(nc).Hook()
 	if !nc.IsConnected() {
 		// RetryOnFailedConnect and not connected yet.
 		return nc, nil

@@ -255,6 +255,14 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	cancelled := errors.Is(err, context.Canceled) || (ctx != nil && errors.Is(ctx.Err(), context.Canceled))
 	var code, msg string
 	switch {
+	case errors.Is(err, nats.ErrPermissionViolation):
+		var d *connlimit.Denial
+		if sent && errors.As(err, &d) && d.Op == "subscribe" {
+			// The request went out; its reply cannot come back.
+			return &Error{Code: CodePermissionDenied, Message: "permission denied for the reply subscription after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: err}
+		}
+		// The server dropped the message: nothing ran.
+		return notSent(CodePermissionDenied, "permission denied; not delivered", err)
 	case errors.Is(err, nats.ErrNoResponders):
 		return &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: err}
 	case errors.Is(err, nats.ErrMaxPayload):

@@ -46,6 +46,8 @@ type State struct {
 	beforeSend atomic.Pointer[func()] // see SetBeforeSend
 
 	pathCap atomic.Int64 // see SetPathCap; 0: none
+
+	denied denials // see WatchDenied
 }
 
 // SetPathCap sets the smallest max_payload on the path the connection's

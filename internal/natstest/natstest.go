@@ -34,6 +34,7 @@ type config struct {
 	jetstream  bool
 	accounts   []Account
 	logs       bool
+	users      []User // more users of DefaultAccount
 	domain     string // JetStream domain
 	leafListen int    // a port to accept leafnode connections on
 	leafRemote string // a hub's leafnode URL to connect to
@@ -210,7 +211,7 @@ func (s *Server) configText() string {
 	}
 	s.users = map[string]string{DefaultUser: DefaultPassword}
 	b.WriteString("accounts: {\n")
-	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q } ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword)
+	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q }%s ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword, s.usersConfigText())
 	for _, a := range s.conf.accounts {
 		limits := ""
 		if a.MaxPayload > 0 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
 )
 
 // bindError is New's error: the bucket could not be created or bound, so

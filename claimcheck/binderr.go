@@ -62,3 +62,20 @@ func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Contex
 	}
 	return s.limit.WatchDenied(ctx, pubs, []string{strings.TrimSuffix(prefix, ".") + ".>"})
 }
+
+// jsDomain returns the JetStream domain the Store's JetStream context
+// reaches: the account's, as the server states it, or, when the account
+// information cannot be had within one bounded request (no permission for
+// it: the server's report ends the wait), the domain the context was made
+// with (jetstream.NewWithDomain).
+func (s *Store) jsDomain(ctx context.Context) string {
+	ctx, stop := s.watchDenied(ctx, "$JS.>")
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, readCallTimeout)
+	defer cancel()
+	ai, err := s.js.AccountInfo(ctx)
+	if err != nil {
+		return s.js.Options().Domain
+	}
+	return ai.Domain
+}

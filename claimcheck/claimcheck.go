@@ -20,6 +20,15 @@ const (
 	// HeaderSize is the header that carries the payload's size in bytes,
 	// in decimal.
 	HeaderSize = "Claim-Check-Size"
+	// HeaderBucket is the header that carries the bucket the payload is
+	// stored in. References made before it existed lack it: they mean
+	// the reading Store's own bucket.
+	HeaderBucket = "Claim-Check-Bucket"
+	// HeaderDomain is the header that carries the JetStream domain of the
+	// Store that stored the payload; it is absent when that Store has no
+	// domain, and in references made before it existed, which mean the
+	// reading Store's own domain.
+	HeaderDomain = "Claim-Check-Domain"
 
 	// DefaultBucket is the object store bucket claim checks use unless
 	// WithBucket says otherwise.
@@ -92,6 +101,11 @@ var (
 	// check, so Consume and Messages do not Term such a message (see
 	// Consume).
 	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt}
+	// ErrForeignDomain is returned by Resolve, Open and the subscription
+	// helpers (wrapped in a *ResolveError whose Detail names the domain)
+	// for a claim check stored in a JetStream domain that is neither the
+	// Store's own nor one named with WithDomains. Nothing is read.
+	ErrForeignDomain = errors.New("claimcheck: claim check stored in a JetStream domain this Store may not read")
 	// ErrNoErrorHandler is returned by the subscription helpers when no
 	// error callback is given: resolve failures must go somewhere.
 	ErrNoErrorHandler = errors.New("claimcheck: an error handler is required")
@@ -207,6 +221,7 @@ type Store struct {
 	stream jetstream.Stream // the bucket's stream
 	cfg    config
 	limit  *connlimit.State // the connection's one limit state, shared with shim
+	domain string           // the JetStream domain the bucket lives in ("" for none)
 
 	mu        sync.Mutex
 	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
@@ -300,6 +315,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}
+	s.domain = s.jsDomain(ctx)
 	return s, nil
 }
 

@@ -303,7 +303,8 @@ func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight 
 	paf := (*inflight)[0]
 	var err error
 	select {
-	case <-paf.Ok():
+	case ack := <-paf.Ok():
+		err = s.ownAck(ack)
 	case err = <-paf.Err():
 	case <-ctx.Done():
 		return ctx.Err()
@@ -313,6 +314,21 @@ func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight 
 	(*inflight)[0] = nil
 	*inflight = (*inflight)[1:]
 	return err
+}
+
+// ownAck checks that an upload's message was stored by the Store's own
+// stream in its own domain. The object store's subjects are not prefixed
+// by domain, so across a leafnode a same-named bucket of another domain
+// can store them (and answer first): such an upload does not count, and
+// is purged from the Store's stream (the other domain's copy is that
+// domain's to remove; keep $O.> inside each domain with the leafnode's
+// permissions).
+func (s *Store) ownAck(ack *jetstream.PubAck) error {
+	if ack == nil || (ack.Stream == streamName(s.cfg.bucket) && ack.Domain == s.domain) {
+		return nil
+	}
+	return fmt.Errorf("claimcheck: the upload was acknowledged by stream %q in domain %q, not by the bucket %q's stream in this Store's domain %q: the object store's subjects reach another domain (deny $O.> on the leafnode link)",
+		ack.Stream, ack.Domain, s.cfg.bucket, s.domain)
 }
 
 // bucketMaxMsgSize returns the bucket stream's max_msg_size, or 0 when it

@@ -89,13 +89,10 @@ func childOf(t testing.TB, child, parent sdktrace.ReadOnlySpan, remote bool) {
 	}
 }
 
-// handlerSpan is the span a handler continues from the message's headers.
+// handlerSpan is the span a handler continues from the message's headers
+// as Go consumers of NATS extract it: with propagation.HeaderCarrier.
 func handlerSpan(h nats.Header) trace.SpanContext {
-	mc := propagation.MapCarrier{}
-	for k, v := range h {
-		mc[k] = v[0]
-	}
-	ctx := propagation.TraceContext{}.Extract(context.Background(), mc)
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
 	return trace.SpanContextFromContext(ctx)
 }
 

@@ -35,23 +35,21 @@ func endOp(ctx context.Context, op *telemetry.Op, err error) {
 	op.End(ctx, err, outcome, code)
 }
 
-// withTraceHeader returns m, or a copy of m whose header carries ctx's
-// trace context (m and its Header are not modified). It is called before
-// any size decision, so the injected headers count like any other.
-func withTraceHeader(ctx context.Context, t telemetry.Tel, m *nats.Msg) *nats.Msg {
-	h, ok := t.Inject(ctx, m.Header)
-	if !ok {
-		return m
+// inboxPrefix is nc's custom inbox prefix ("" for the default or a nil
+// nc), which telemetry names as a temporary destination.
+func inboxPrefix(nc *nats.Conn) string {
+	if nc == nil {
+		return ""
 	}
-	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
+	return nc.Opts.InboxPrefix
 }
 
 // publishTraced is publish with telemetry: a Producer span (when the
-// publish has a context) whose trace context the message carries, and
+// publish has a context) whose trace context the message carries
+// (injected before the size decision, so it counts like any header), and
 // the sent-messages and duration metrics.
 func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool, t telemetry.Tel) error {
-	sctx, op := t.Start(ctx, telemetry.Producer, telemetry.OperationPublish, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(nc)).Send(ctx, telemetry.Producer, telemetry.OperationPublish, m)
 	err := publishSend(sctx, nc, m, bounded)
 	endOp(sctx, &op, err)
 	return err
@@ -71,8 +69,7 @@ func publishTel(bounded bool) telemetry.Tel {
 // requestTraced is RequestMsg's send with telemetry: a Client span whose
 // trace context the request carries, an event per attempt, the metrics.
 func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel) (*nats.Msg, error) {
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationRequest, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationRequest, m)
 	callCtx = op.Context(callCtx) // a claim check's upload is the request's child
 	var reply *nats.Msg
 	var err error
@@ -122,8 +119,11 @@ func (o *handlerOpts) startHandler(ctx context.Context, req *nats.Msg) (context.
 	if !t.Active() {
 		return ctx, telemetry.Op{}
 	}
-	ctx = t.Extract(ctx, req.Header)
-	return t.Start(ctx, telemetry.Server, telemetry.OperationRespond, req.Subject, len(req.Data))
+	r := telemetry.Received{Subject: req.Subject, Reply: req.Reply, Header: req.Header, BodySize: len(req.Data)}
+	if req.Sub != nil {
+		r.Queue = req.Sub.Queue
+	}
+	return t.Receive(ctx, telemetry.Server, telemetry.OperationRespond, r)
 }
 
 // claimCheckAttr adds the natssend.claimcheck.size attribute to ctx's span.
@@ -142,8 +142,7 @@ var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-check
 // frame) or the call failed, and the request carries its trace context,
 // which StreamHandler continues.
 func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []CallOption, t telemetry.Tel) (*ReplyStream, error) {
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationStream, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationStream, m)
 	rs, err := c.requestMsgStream(sctx, m, opts...)
 	if err != nil {
 		endOp(sctx, &op, err)
@@ -186,8 +185,7 @@ func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []Call
 		c.requestMany(ctx, m, opts, yield)
 		return
 	}
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationMany, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationMany, m)
 	replies := 0
 	var first error
 	defer func() {

@@ -55,9 +55,12 @@ func (t Tel) destOf(subject string) dest {
 // template "<prefix>.>". An inbox is a subject under nats.go's default
 // prefix (_INBOX), under prefix (the connection's custom inbox prefix,
 // "" when none or not known), or one that has the shape of an inbox of
-// any prefix: "<prefix>.<nuid>" or "<prefix>.<nuid>.<token>", as the
-// requests and streams of a connection with nats.CustomInboxPrefix
-// arrive at a responder that does not know that prefix.
+// any prefix: a nuid after at least one token, "<prefix>.<nuid>[.<more>]",
+// as the requests and streams of a connection with nats.CustomInboxPrefix
+// arrive at a responder that does not know that prefix (nats.go answers
+// on "<inbox>.<token>", natssend's calls on "<inbox>.<call>.<attempt>").
+// A nuid-shaped token is unique whatever the subject means, so a subject
+// with one is never a name.
 func inboxTemplate(subject, prefix string) (string, bool) {
 	if under(subject, defaultInbox) {
 		return defaultInbox + ".>", true
@@ -65,18 +68,19 @@ func inboxTemplate(subject, prefix string) (string, bool) {
 	if prefix != "" && prefix != defaultInbox && under(subject, prefix) {
 		return prefix + ".>", true
 	}
-	// The shape: the nuid is the token before the last or the last (the
-	// earlier first, so that a nuid-like last token never ends up in
-	// the template).
-	last := strings.LastIndexByte(subject, '.')
-	if last <= 0 {
-		return "", false
-	}
-	if prev := strings.LastIndexByte(subject[:last], '.'); prev > 0 && isNUID(subject[prev+1:last]) {
-		return subject[:prev] + ".>", true
-	}
-	if isNUID(subject[last+1:]) {
-		return subject[:last] + ".>", true
+	for i := strings.IndexByte(subject, '.'); i > 0; {
+		tok := subject[i+1:]
+		next := strings.IndexByte(tok, '.')
+		if next >= 0 {
+			tok = tok[:next]
+		}
+		if isNUID(tok) {
+			return subject[:i] + ".>", true
+		}
+		if next < 0 {
+			break
+		}
+		i += 1 + next
 	}
 	return "", false
 }

@@ -26,7 +26,9 @@ func TestInboxTemplate(t *testing.T) {
 		{nuid, "", ""},                     // no prefix
 		{"a." + nuid[:21] + ".1", "", ""},  // 21 digits
 		{"a." + nuid[:21] + "-.1", "", ""}, // not base 62
-		{"a." + nuid + ".b.c", "", ""},     // the nuid two tokens from the end
+		{"a." + nuid + ".b.c", "", "a.>"},  // natssend's <inbox>.<call>.<attempt>
+		{"a.b." + nuid + ".c.d.e", "", "a.b.>"},
+		{"a." + nuid + "x.b", "", ""}, // 23 digits
 		{"x." + nuid + "." + nuid, "", "x.>"},
 	} {
 		got, ok := inboxTemplate(tc.subject, tc.prefix)

@@ -18,7 +18,9 @@ import (
 // resolve within a traced operation are child spans; the subscription
 // helpers (Subscribe, QueueSubscribe, Consume, Messages) extract it and
 // make a Consumer span, which the message handed to the handler carries
-// in its headers (extract it with the propagator to continue the trace).
+// in its headers (extract it with the propagator, for example with
+// propagation.HeaderCarrier(m.Header), to continue the trace: the keys are
+// written in canonical form, Traceparent, and read in any case).
 // Claim checks stored are counted (natssend.claimcheck.stored, and their
 // bytes natssend.claimcheck.stored.size).
 

@@ -28,7 +28,6 @@ const (
 	KeyErrorCode      = attribute.Key("natssend.error.code")
 	KeyClaimCheckSize = attribute.Key("natssend.claimcheck.size")
 	KeyAttempt        = attribute.Key("natssend.attempt")
-	KeyStreamFrames   = attribute.Key("natssend.stream.frames")
 	KeyStreamBytes    = attribute.Key("natssend.stream.bytes")
 	KeyReplies        = attribute.Key("natssend.replies")
 )

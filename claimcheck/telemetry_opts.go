@@ -71,7 +71,8 @@ func WithoutTelemetry() Option {
 
 // WithDestinationName maps a subject to the messaging.destination.name
 // of the Store's spans and metrics, to keep their cardinality bounded
-// when subjects carry IDs. f must not be nil.
+// when subjects carry IDs. f is not called for inboxes (a claim-checked
+// reply's subject), which are named by their template. f must not be nil.
 func WithDestinationName(f func(subject string) string) Option {
 	return func(c *config) error {
 		if f == nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/natssend/natssend/internal/telemetry"
 )
@@ -126,10 +125,28 @@ func (o *handlerOpts) startHandler(ctx context.Context, req *nats.Msg) (context.
 	return t.Receive(ctx, telemetry.Server, telemetry.OperationRespond, r)
 }
 
-// claimCheckAttr adds the natssend.claimcheck.size attribute to ctx's span.
+// claimCheckAttr adds the natssend.claimcheck.size attribute to the span
+// of natssend's operation in ctx (never to a caller's span).
 func claimCheckAttr(ctx context.Context, size int) {
-	if s := trace.SpanFromContext(ctx); s.IsRecording() {
-		s.SetAttributes(telemetry.KeyClaimCheckSize.Int(size))
+	telemetry.SetSize(ctx, telemetry.KeyClaimCheckSize, int64(size))
+}
+
+// envelopeAttr sets messaging.message.envelope.size on the span of
+// natssend's operation in ctx: size is the header block (natssend's own
+// headers and the trace context included) plus body that the limit
+// decision compared with max_payload, for the last message decided on (a
+// claim-checked request's reference). 0 (no decision made) sets nothing.
+func envelopeAttr(ctx context.Context, size int64) {
+	if size > 0 {
+		telemetry.SetSize(ctx, telemetry.KeyEnvelopeSize, size)
+	}
+}
+
+// envelopeOf is envelopeAttr with m's size, computed only for a span that
+// records.
+func envelopeOf(ctx context.Context, m *nats.Msg) {
+	if s := telemetry.SpanOf(ctx); s != nil && s.IsRecording() {
+		envelopeAttr(ctx, int64(MsgSize(m)))
 	}
 }
 

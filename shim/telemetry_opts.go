@@ -77,7 +77,8 @@ func WithoutTelemetry() Option {
 // WithDestinationName is a client-level Option: f maps a subject to the
 // messaging.destination.name of the Client's spans and metrics (and
 // their span names), to keep their cardinality bounded when subjects
-// carry IDs. f must not be nil.
+// carry IDs. f is not called for inboxes, which are named by their
+// template. f must not be nil.
 func WithDestinationName(f func(subject string) string) Option {
 	return func(c *Client) error {
 		if f == nil {

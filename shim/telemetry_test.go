@@ -182,6 +182,12 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 	if len(spans) != 2 || attr(spans[1], "natssend.error.code").AsString() != shim.CodePayloadTooLarge {
 		t.Fatalf("spans %d; the refused one's code %q", len(spans), attr(spans[len(spans)-1], "natssend.error.code").AsString())
 	}
+	// The envelope size is the size the decision compared, to the byte.
+	for i, want := range []int64{limit, limit + 1} {
+		if got := attr(spans[i], "messaging.message.envelope.size").AsInt64(); got != want {
+			t.Errorf("request %d: messaging.message.envelope.size %d, want %d", i, got, want)
+		}
+	}
 	// The connection is still usable.
 	if _, err := c.Request(ctx, "tel.size", []byte("small")); err != nil {
 		t.Fatal(err)
@@ -204,6 +210,11 @@ func TestTelemetryWithoutTelemetry(t *testing.T) {
 	}
 	if len(ck.spans("request tel.off")) != 0 {
 		t.Fatal("a Client WithoutTelemetry recorded a span")
+	}
+	// Nor does it write its sizes on the caller's span.
+	parent.End()
+	if kv := ck.span(t, "parent").Attributes(); len(kv) != 0 {
+		t.Fatalf("the caller's span got attributes %v", kv)
 	}
 	// The handler starts a root span: the request carried no trace.
 	if hs := hk.span(t, "process tel.off"); hs.Parent().IsValid() {

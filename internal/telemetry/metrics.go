@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Metric names: the OpenTelemetry messaging conventions' and natssend's.
@@ -92,11 +91,9 @@ func (t Tel) destSet(subject string) metric.MeasurementOption {
 }
 
 // ClaimCheck records a stored claim check of size bytes on subject, and
-// adds natssend.claimcheck.size to ctx's span.
+// adds natssend.claimcheck.size to the span of natssend's operation in ctx.
 func (t Tel) ClaimCheck(ctx context.Context, subject string, size int64) {
-	if s := trace.SpanFromContext(ctx); s.IsRecording() {
-		s.SetAttributes(KeyClaimCheckSize.Int64(size))
-	}
+	SetSize(ctx, KeyClaimCheckSize, size)
 	if t.inst == nil {
 		return
 	}

@@ -57,8 +57,31 @@ func (t Tel) Start(ctx context.Context, k Kind, name, subject string, bodySize i
 		kv = append(kv, KeySubject.String(subject), KeyBodySize.Int(bodySize))
 		ctx, op.span = t.tracer.Start(ctx, name+" "+op.dest.label(),
 			trace.WithSpanKind(spanKind(k)), trace.WithAttributes(kv...))
+		ctx = context.WithValue(ctx, opKey{}, op.span)
 	}
 	return ctx, op
+}
+
+// opKey is the context key of the span of natssend's innermost operation.
+type opKey struct{}
+
+// SpanOf returns the span of natssend's innermost operation in ctx, nil
+// when there is none, so that what natssend learns later in the operation
+// (the sizes it decides on) goes on its own span, never on a caller's.
+func SpanOf(ctx context.Context) trace.Span {
+	if ctx == nil {
+		return nil
+	}
+	s, _ := ctx.Value(opKey{}).(trace.Span)
+	return s
+}
+
+// SetSize sets an int attribute (a size) on the span of natssend's
+// operation in ctx, if it records.
+func SetSize(ctx context.Context, k attribute.Key, size int64) {
+	if s := SpanOf(ctx); s != nil && s.IsRecording() {
+		s.SetAttributes(k.Int64(size))
+	}
 }
 
 func spanKind(k Kind) trace.SpanKind {
@@ -131,10 +154,11 @@ func (t Tel) MetricsOnlyWithTracer() Tel {
 	return Tel{tracer: t.tracer, subject: t.subject, inbox: t.inbox}
 }
 
-// Context returns ctx carrying op's span (ctx itself when op has none).
+// Context returns ctx carrying op's span (ctx itself when op has none),
+// as the span of natssend's operation (SpanOf).
 func (op *Op) Context(ctx context.Context) context.Context {
 	if op.span == nil {
 		return ctx
 	}
-	return trace.ContextWithSpan(ctx, op.span)
+	return context.WithValue(trace.ContextWithSpan(ctx, op.span), opKey{}, op.span)
 }

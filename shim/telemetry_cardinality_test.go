@@ -63,23 +63,8 @@ func (k *cardKit) series(t *testing.T) (map[string][]attribute.Set, map[string]i
 	sets, sums := map[string][]attribute.Set{}, map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					sets[m.Name] = append(sets[m.Name], p.Attributes)
-					sums[m.Name] += p.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					sets[m.Name] = append(sets[m.Name], p.Attributes)
-					sums[m.Name] += int64(p.Count)
-				}
-			case metricdata.Histogram[int64]:
-				for _, p := range d.DataPoints {
-					sets[m.Name] = append(sets[m.Name], p.Attributes)
-					sums[m.Name] += int64(p.Count)
-				}
-			}
+			_, ss, total := metricPoints(m)
+			sets[m.Name], sums[m.Name] = append(sets[m.Name], ss...), sums[m.Name]+total
 		}
 	}
 	return sets, sums

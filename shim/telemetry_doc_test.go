@@ -141,7 +141,7 @@ func docProblems(table func() map[string]*docRow, spans []sdktrace.ReadOnlySpan,
 				bad = append(bad, fmt.Sprintf("metric %s has no row in docs/telemetry.md", m.Name))
 				continue
 			}
-			kind, sets := metricPoints(m)
+			kind, sets, _ := metricPoints(m)
 			if kind != r.kind || m.Unit != r.unit {
 				bad = append(bad, fmt.Sprintf("metric %s: %s in %q, the table says %s in %q", m.Name, kind, m.Unit, r.kind, r.unit))
 			}
@@ -312,25 +312,26 @@ func natssendSpans(k *otelKit) []sdktrace.ReadOnlySpan {
 	return out
 }
 
-// metricPoints is a metric's instrument kind and its points' attributes.
-func metricPoints(m metricdata.Metrics) (string, []attribute.Set) {
-	var sets []attribute.Set
+// metricPoints is a metric's instrument kind, its points' attributes and
+// their total: the sum of a counter's values, the count of a histogram's
+// measurements.
+func metricPoints(m metricdata.Metrics) (kind string, sets []attribute.Set, total int64) {
 	switch d := m.Data.(type) {
 	case metricdata.Sum[int64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			sets, total = append(sets, p.Attributes), total+p.Value
 		}
-		return "counter", sets
+		return "counter", sets, total
 	case metricdata.Histogram[float64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			sets, total = append(sets, p.Attributes), total+int64(p.Count)
 		}
-		return "histogram", sets
+		return "histogram", sets, total
 	case metricdata.Histogram[int64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			sets, total = append(sets, p.Attributes), total+int64(p.Count)
 		}
-		return "histogram", sets
+		return "histogram", sets, total
 	}
-	return "other", nil
+	return "other", nil, 0
 }

@@ -17,8 +17,8 @@ import (
 // form (Traceparent, Tracestate, Baggage), the form
 // propagation.HeaderCarrier(msg.Header) looks up (nats.Header and
 // http.Header share their type), and replace a value of the same key in
-// any other case. It returns h unchanged (and
-// injected false) when there is nothing to inject, and when the
+// any other case. It returns h unchanged (and injected false) when there
+// is nothing to inject, and when the
 // propagator panics or writes a header nats.go cannot send (an invalid
 // key, a line break in a value): a send never fails because of its
 // telemetry. Such a fault is counted (natssend.telemetry.errors).

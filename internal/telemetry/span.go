@@ -57,27 +57,38 @@ func (t Tel) Start(ctx context.Context, k Kind, name, subject string, bodySize i
 		kv = append(kv, KeySubject.String(subject), KeyBodySize.Int(bodySize))
 		ctx, op.span = t.tracer.Start(ctx, name+" "+op.dest.label(),
 			trace.WithSpanKind(spanKind(k)), trace.WithAttributes(kv...))
-		ctx = context.WithValue(ctx, opKey{}, op.span)
+		ctx = context.WithValue(ctx, opKey{}, opMark{op.span, k})
 	}
 	return ctx, op
 }
 
-// opKey is the context key of the span of natssend's innermost operation.
+// opKey is the context key of natssend's innermost operation (an opMark).
 type opKey struct{}
 
-// SpanOf returns the span of natssend's innermost operation in ctx, nil
-// when there is none, so that what natssend learns later in the operation
-// (the sizes it decides on) goes on its own span, never on a caller's.
+// opMark is natssend's innermost operation in a context.
+type opMark struct {
+	span trace.Span
+	kind Kind
+}
+
+// SpanOf returns the span of the send natssend is making in ctx: its
+// innermost operation when that is a publish or a request, nil otherwise.
+// What natssend learns later in a send (the sizes it decides on) goes on
+// that span, never on a caller's, nor on the span of a handler whose fn
+// makes the send (fn's context carries it).
 func SpanOf(ctx context.Context) trace.Span {
 	if ctx == nil {
 		return nil
 	}
-	s, _ := ctx.Value(opKey{}).(trace.Span)
-	return s
+	m, _ := ctx.Value(opKey{}).(opMark)
+	if m.kind != Producer && m.kind != Client {
+		return nil
+	}
+	return m.span
 }
 
-// SetSize sets an int attribute (a size) on the span of natssend's
-// operation in ctx, if it records.
+// SetSize sets an int attribute (a size) on the span of the send natssend
+// is making in ctx (SpanOf), if it records.
 func SetSize(ctx context.Context, k attribute.Key, size int64) {
 	if s := SpanOf(ctx); s != nil && s.IsRecording() {
 		s.SetAttributes(k.Int64(size))
@@ -160,5 +171,5 @@ func (op *Op) Context(ctx context.Context) context.Context {
 	if op.span == nil {
 		return ctx
 	}
-	return context.WithValue(trace.ContextWithSpan(ctx, op.span), opKey{}, op.span)
+	return context.WithValue(trace.ContextWithSpan(ctx, op.span), opKey{}, opMark{op.span, op.kind})
 }

@@ -14,19 +14,9 @@ import (
 // message whose headers a HeaderCarrier consumer reads.
 func TestTraceSubscribeContinuesHeaderCarrierProducer(t *testing.T) {
 	s := startServer(t)
-	pk, ck := newKit(t), newKit(t)
+	pk := newKit(t)
 	pnc, _ := connect(t, s.URL())
-	_, cjs := connect(t, s.URL())
-	cons := newStore(t, cjs, ck.opts()...)
-	got := make(chan *nats.Msg, 1)
-	sub, err := cons.Subscribe("hc.sub", func(m *nats.Msg) { got <- m }, func(m *nats.Msg, err error) { t.Error(err) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := cjs.Conn().Flush(); err != nil {
-		t.Fatal(err)
-	}
+	ck, got := subscribedKit(t, s, "hc.sub")
 	ctx, producer := pk.tp.Tracer("producer").Start(ctxT(t), "producer", trace.WithSpanKind(trace.SpanKindProducer))
 	h := nats.Header{}
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))

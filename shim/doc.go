@@ -215,18 +215,23 @@
 // # Telemetry
 //
 // Every send records OpenTelemetry spans and metrics (the messaging
-// conventions: messaging.system "nats", messaging.destination.name, span
-// kinds Client, Server, Producer and Consumer, and natssend.outcome, the
+// conventions as NATS's .NET client reports them: messaging.system "nats",
+// messaging.operation.name and .type, messaging.nats.*, span kinds
+// Client, Server, Producer and Consumer, and natssend.outcome, the
 // Classify value of the result) and carries the trace context in its
 // headers, injected before the size decision so that it counts against
-// the limit like any header. Handlers continue the caller's trace in fn's
-// context. With no option the global providers and propagator
+// the limit like any header, in canonical keys (Traceparent), which
+// propagation.HeaderCarrier(msg.Header) reads; any case is read. Handlers
+// continue the caller's trace in fn's context. Inboxes are named by a
+// template and marked messaging.destination.temporary, never by their
+// unique subject. With no option the global providers and propagator
 // (otel.GetTracerProvider, GetMeterProvider, GetTextMapPropagator) are
 // used, resolved at each send; an application that configures no SDK
 // pays only the look-up. WithTracerProvider, WithMeterProvider,
 // WithPropagators and WithoutTelemetry set them for a Client (the Handler
 // prefixed forms for handlers); WithDestinationName maps subjects with IDs
 // in them to one attribute value, to keep metric cardinality down.
+// docs/telemetry.md lists every span and metric with its attributes.
 //
 // # Errors
 //

@@ -64,18 +64,39 @@ func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Contex
 }
 
 // jsDomain returns the JetStream domain the Store's JetStream context
-// reaches: the account's, as the server states it, or, when the account
-// information cannot be had within one bounded request (no permission for
-// it: the server's report ends the wait), the domain the context was made
-// with (jetstream.NewWithDomain).
-func (s *Store) jsDomain(ctx context.Context) string {
-	ctx, stop := s.watchDenied(ctx, "$JS.>")
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, readCallTimeout)
-	defer cancel()
-	ai, err := s.js.AccountInfo(ctx)
-	if err != nil {
-		return s.js.Options().Domain
+// reaches and whether it is known: the one the context was made with
+// (jetstream.NewWithDomain), or else the account's, as the server states
+// it ($JS.API.INFO). When the account information cannot be had (the user
+// may not ask for it: the server's report ends the wait), the domain is
+// unknown: references then name no domain (they mean the reader's own,
+// as references always did) and uploads are checked against the bucket's
+// stream only.
+func (s *Store) jsDomain(ctx context.Context) (string, bool) {
+	if d := s.js.Options().Domain; d != "" {
+		return d, true
 	}
-	return ai.Domain
+	ctx, stop := s.watchDenied(ctx, apiPrefix(s.js)+"INFO")
+	defer stop()
+	var domain string
+	err := s.bindCall(ctx, func(ctx context.Context) error {
+		ai, err := s.js.AccountInfo(ctx)
+		if err == nil {
+			domain = ai.Domain
+		}
+		return err
+	})
+	return domain, err == nil
+}
+
+// apiPrefix returns the JetStream API prefix js sends its requests under,
+// with its trailing dot.
+func apiPrefix(js jetstream.JetStream) string {
+	o := js.Options()
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return jetstream.DefaultAPIPrefix
 }

@@ -214,14 +214,15 @@ func (e *ResolveError) Permanent() bool {
 // the connection stays open; a Store used for the whole life of its
 // connection needs no Close.
 type Store struct {
-	js     jetstream.JetStream
-	pub    jetstream.JetStream // our own publisher: chunk uploads and header dry runs
-	nc     *nats.Conn
-	obs    jetstream.ObjectStore
-	stream jetstream.Stream // the bucket's stream
-	cfg    config
-	limit  *connlimit.State // the connection's one limit state, shared with shim
-	domain string           // the JetStream domain the bucket lives in ("" for none)
+	js          jetstream.JetStream
+	pub         jetstream.JetStream // our own publisher: chunk uploads and header dry runs
+	nc          *nats.Conn
+	obs         jetstream.ObjectStore
+	stream      jetstream.Stream // the bucket's stream
+	cfg         config
+	limit       *connlimit.State // the connection's one limit state, shared with shim
+	domain      string           // the JetStream domain the bucket lives in ("" for none)
+	domainKnown bool             // whether domain is known (see jsDomain)
 
 	mu        sync.Mutex
 	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
@@ -240,6 +241,9 @@ type Store struct {
 // context given to New. Close does not close the connection, and calling
 // it again does nothing. It returns nil.
 func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	if !s.closed {
@@ -315,15 +319,17 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}
-	s.domain = s.jsDomain(ctx)
+	s.domain, s.domainKnown = s.jsDomain(ctx)
 	return s, nil
 }
 
 // bind creates or binds the bucket and looks up its stream.
 func (s *Store) bind(ctx context.Context) (err error) {
 	// A request the account may not make gets no answer: end at the
-	// server's report of it instead of at the deadline.
-	ctx, stop := s.watchDenied(ctx, "$JS.>")
+	// server's report of it instead of at the deadline (only of bind's
+	// own requests: another part of the service may be denied others).
+	api := apiPrefix(s.js)
+	ctx, stop := s.watchDenied(ctx, api+"STREAM.INFO."+streamName(s.cfg.bucket), api+"STREAM.CREATE."+streamName(s.cfg.bucket))
 	defer stop()
 	defer func() {
 		if err != nil {
@@ -398,10 +404,20 @@ func unanswered(err error) bool {
 const bindTimeout = 30 * time.Second
 
 // Bucket returns the name of the bucket the Store uses.
-func (s *Store) Bucket() string { return s.cfg.bucket }
+func (s *Store) Bucket() string {
+	if s == nil {
+		return ""
+	}
+	return s.cfg.bucket
+}
 
 // ObjectStore returns the bucket, for inspection and administration.
-func (s *Store) ObjectStore() jetstream.ObjectStore { return s.obs }
+func (s *Store) ObjectStore() jetstream.ObjectStore {
+	if s == nil {
+		return nil
+	}
+	return s.obs
+}
 
 func streamName(bucket string) string { return "OBJ_" + bucket }
 func chunkSubject(bucket, nuid string) string {

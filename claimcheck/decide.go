@@ -70,8 +70,12 @@ func (s *Store) setRef(h nats.Header, name string, size int) {
 	}
 }
 
-// checkPublish refuses a publish after Close and invalid input.
+// checkPublish refuses a publish on a nil Store (a New whose error was
+// ignored), after Close, and invalid input.
 func (s *Store) checkPublish(m *nats.Msg) error {
+	if s == nil {
+		return fmt.Errorf("%w: claimcheck: nil *Store (New failed?)", nats.ErrInvalidArg)
+	}
 	if s.isClosed() {
 		return ErrClosed
 	}

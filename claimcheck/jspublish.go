@@ -80,7 +80,7 @@ func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 			return v
 		},
 		Write: func() (err error) {
-			ack, err = s.js.PublishMsg(ctx, copyForPublish(m, opts), opts...)
+			ack, err = s.jsPublish(ctx, m, opts)
 			return err
 		},
 		// Nothing was stored: our idea of the stream's limit was stale or
@@ -132,11 +132,27 @@ func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 func (s *Store) publishJSRef(ctx context.Context, ref *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	var ack *jetstream.PubAck
 	v, limit, err := s.limit.Send(ctx, refSend(ref, func() (err error) {
-		ack, err = s.js.PublishMsg(ctx, copyForPublish(ref, opts), opts...)
+		ack, err = s.jsPublish(ctx, ref, opts)
 		return err
 	}))
 	if err == nil && v != connlimit.Fits {
 		err = fmt.Errorf("%w: %w: the claim check's reference does not fit the new link's max_payload of %d bytes", errUnwritten, ErrTooLarge, limit)
+	}
+	return ack, err
+}
+
+// jsPublish is the JetStream publish of m (a copy: see copyForPublish)
+// that ends at the server's report of a denied publish on m's subject:
+// the server drops such a message and sends no acknowledgement, so
+// without the report the publish would wait for its deadline. The error
+// is then the denial (errors.Is nats.ErrPermissionViolation), which
+// proves nothing was stored (notStored).
+func (s *Store) jsPublish(ctx context.Context, m *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	wctx, stop := s.limit.WatchDenied(ctx, []string{m.Subject}, nil)
+	defer stop()
+	ack, err := s.js.PublishMsg(wctx, copyForPublish(m, opts), opts...)
+	if d := connlimit.DeniedCause(wctx); d != nil && err != nil {
+		return nil, fmt.Errorf("claimcheck: %w", d)
 	}
 	return ack, err
 }
@@ -155,7 +171,9 @@ func copyForPublish(m *nats.Msg, opts []jetstream.PublishOpt) *nats.Msg {
 // answered at all, or nats.go refused to send it.
 func notStored(err error) bool {
 	var apiErr *jetstream.APIError
+	var denied *connlimit.Denial
 	return errors.As(err, &apiErr) ||
+		errors.As(err, &denied) && denied.Op != "subscribe" ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrMaxPayload) ||

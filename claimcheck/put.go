@@ -233,6 +233,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	// The server drops a publish the account may not make and says so
 	// only asynchronously: end the upload at its report, not at the
 	// acknowledgement timeout.
+	callerCtx := ctx // the clean-up's bound
 	ctx, stop := s.watchDenied(ctx, chunkSubj, mm.Subject)
 	defer stop()
 	var inflight []jetstream.PubAckFuture
@@ -245,11 +246,16 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", ErrReplyStored, subject, err)
 		} else if d := connlimit.DeniedCause(ctx); d != nil {
 			err = fmt.Errorf("claimcheck: %w", d)
+			if d.Op == "publish" && d.Subject == chunkSubj {
+				// Every chunk went to the denied subject: nothing was stored.
+				<-hashed
+				return "", &storeError{len(data), err}
+			}
 		} else if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.cleanUp(ctx, func(cctx context.Context) error {
+		if cerr := s.cleanUp(callerCtx, func(cctx context.Context) error {
 			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent)
 		}); cerr != nil {
 			if errors.Is(cerr, jetstream.ErrStreamNotFound) {
@@ -324,10 +330,10 @@ func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight 
 // domain's to remove; keep $O.> inside each domain with the leafnode's
 // permissions).
 func (s *Store) ownAck(ack *jetstream.PubAck) error {
-	if ack == nil || (ack.Stream == streamName(s.cfg.bucket) && ack.Domain == s.domain) {
+	if ack == nil || (ack.Stream == streamName(s.cfg.bucket) && (!s.domainKnown || ack.Domain == s.domain)) {
 		return nil
 	}
-	return fmt.Errorf("claimcheck: the upload was acknowledged by stream %q in domain %q, not by the bucket %q's stream in this Store's domain %q: the object store's subjects reach another domain (deny $O.> on the leafnode link)",
+	return fmt.Errorf("claimcheck: the upload was acknowledged by stream %q in domain %q, not by the bucket %q's stream in this Store's domain %q: another stream stores the object store's subjects (a same-named bucket of another domain across a leafnode? keep $O.> inside each domain)",
 		ack.Stream, ack.Domain, s.cfg.bucket, s.domain)
 }
 

@@ -164,11 +164,8 @@ func attemptsError(errs []error) error {
 	if len(errs) == 1 {
 		return last
 	}
-	e := &Error{Code: CodeInternal, outcome: OutcomeUnknown}
-	var le *Error
-	if errors.As(last, &le) {
-		e.Code, e.Remote, e.Sent, e.Size, e.Limit, e.outcome = le.Code, le.Remote, le.Sent, le.Size, le.Limit, le.Outcome()
-	}
+	le := Describe(last) // a claimcheck error too
+	e := &Error{Code: le.Code, Remote: le.Remote, Sent: le.Sent, Size: le.Size, Limit: le.Limit, outcome: le.Outcome()}
 	var b strings.Builder
 	fmt.Fprintf(&b, "after %d attempts (", len(errs))
 	for i, err := range errs {
@@ -179,12 +176,7 @@ func attemptsError(errs []error) error {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		code := "error"
-		var ae *Error
-		if errors.As(err, &ae) {
-			code = ae.Code
-		}
-		fmt.Fprintf(&b, "%d: %s, %s", i+1, code, o)
+		fmt.Fprintf(&b, "%d: %s, %s", i+1, Describe(err).Code, o)
 	}
 	b.WriteString(")")
 	e.Message = b.String()

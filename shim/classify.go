@@ -67,7 +67,8 @@ func MayHaveRun(err error) bool {
 // package claimcheck, a *Error with the code and outcome the README's
 // table gives it, wrapping err (errors.Is and errors.As see everything
 // err matches). For nil it returns nil; for an error from elsewhere, a
-// *Error with CodeInternal and OutcomeUnknown.
+// *Error with OutcomeUnknown and the code its cause gives (INTERNAL when
+// none does).
 func Describe(err error) *Error {
 	if err == nil {
 		return nil
@@ -83,7 +84,10 @@ func Describe(err error) *Error {
 	if d := describeClaimCheck(err); d != nil {
 		return d
 	}
-	return &Error{Code: CodeInternal, outcome: OutcomeUnknown, err: err}
+	// Anything else may have run: its code is what its cause says (a
+	// claimcheck JetStream publish whose acknowledgement timed out is
+	// DEADLINE_EXCEEDED), its outcome unknown.
+	return &Error{Code: causeCode(err), outcome: OutcomeUnknown, err: err}
 }
 
 // describeClaimCheck is Describe for package claimcheck's errors, nil for

@@ -188,3 +188,31 @@ func TestClaimCheckErrorTable(t *testing.T) {
 		t.Error("a foreign error must be OutcomeUnknown, and Describe(nil) nil")
 	}
 }
+
+// TestRetryKeepsClaimCheckOutcome: Retry over a claimcheck error that
+// certainly did nothing (a JetStream subject no stream binds) runs it
+// again and, after the last run, still says not run, with the code.
+func TestRetryKeepsClaimCheckOutcome(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t, natstest.JetStream())
+	nc := connect(t, s.URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := claimcheck.New(ctx, js, claimcheck.WithStorage(jetstream.MemoryStorage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	err = shim.Retry(ctx, func(ctx context.Context) error {
+		runs++
+		_, err := st.PublishJetStream(ctx, &nats.Msg{Subject: "nostream.x", Data: []byte("x")})
+		return err
+	}, shim.MaxAttempts(3), shim.Backoff(time.Millisecond, time.Millisecond))
+	if runs != 3 || shim.Classify(err) != shim.OutcomeNotRun || shim.Describe(err).Code != shim.CodeNoResponders {
+		t.Errorf("%d runs, %v, code %s: want 3 runs, not run, NO_RESPONDERS (%v)", runs, shim.Classify(err), shim.Describe(err).Code, err)
+	}
+}

@@ -71,10 +71,19 @@
 // it has received (the payload's buffer is allocated once half the
 // declared size has arrived, so a forged size fails before anything of
 // that size is allocated; chunks are hashed and copied into it as they
-// arrive); Open streams it with a few chunks in memory at most. A read
-// whose consumer sits on a replica that is catching up after a failover,
-// or is lost with its node, goes on with a new consumer from the next
-// chunk. Both verify the declared size and the SHA-256 digest
+// arrive); Open streams it within a window of bytes (WithOpenWindow).
+// Both read with JetStream direct gets (the object store's stream allows
+// them): the meta data by last-by-subject, the chunks in batches by
+// subject and bytes, asked for again from the first missing chunk when
+// replies are lost. A read creates no consumer and makes no meta-leader
+// request, so any number of readers can read one claim check at once and
+// any replica of a replicated bucket answers; a claim check of one batch
+// (8 MiB by default) resolves in two round trips. A replica that lags
+// behind the upload (after a failover) is not taken for a missing object:
+// the stream's leader is asked before ErrMissing. A server older than
+// nats-server 2.11, which answers a batch request with one message, is
+// read one chunk per request. A bucket stream without allow_direct is not
+// read (the error says so). Both verify the declared size and the SHA-256 digest
 // and honour the caller's deadline however long (the object store's Get
 // stops at 5 s without one; without a deadline these use
 // DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,

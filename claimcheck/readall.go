@@ -1,7 +1,8 @@
 package claimcheck
 
 // readAll reads the whole payload. The chunks are hashed and copied into
-// the payload's buffer on another goroutine as they arrive, so that
+// the payload's buffer on another goroutine as they arrive (next asks
+// for the following batch as soon as one has arrived), so that
 // receiving does not wait for either and the copy is done, chunk by
 // chunk while each is still in the cache, by the time the last one
 // arrives; the payload is returned only once every chunk is hashed and
@@ -33,7 +34,7 @@ func (r *objReader) readAll() ([]byte, error) {
 		}
 	}()
 	for !r.done {
-		data, err := r.receive()
+		data, err := r.next(true)
 		if err != nil {
 			close(queue)
 			<-hashed
@@ -43,7 +44,7 @@ func (r *objReader) readAll() ([]byte, error) {
 	}
 	close(queue)
 	<-hashed
-	// receive checked that the chunks hold no more than the declared size;
+	// accept checked that the chunks hold no more than the declared size;
 	// check that they hold no less.
 	if err := r.checkSize(); err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (r *objReader) readAll() ([]byte, error) {
 }
 
 // joiner assembles a payload of a declared size from its chunks, which
-// never hold more than that in total (receive checks). It keeps the first
+// never hold more than that in total (accept checks). It keeps the first
 // chunks as they are until half the declared size has arrived, then
 // allocates the payload's buffer once, copies them into it and copies
 // every later chunk as it is added, letting go of each. A payload of one

@@ -1,0 +1,123 @@
+package objstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Errors of a Reader.
+var (
+	// ErrNotFound: the stream holds no message for the request.
+	ErrNotFound = errors.New("objstore: no such message")
+	// ErrNoStream: the stream does not exist (the leader's answer).
+	ErrNoStream = errors.New("objstore: stream not found")
+)
+
+// Reader reads one stream with direct gets.
+type Reader struct {
+	nc     *nats.Conn
+	direct string // <prefix>DIRECT.GET.<stream>
+	msgGet string // <prefix>STREAM.MSG.GET.<stream>
+	mux    *mux
+	budget *Budget
+}
+
+// NewReader returns a Reader of stream through the JetStream API prefix
+// (see APIPrefix) on nc. The bytes it has asked for and not yet received
+// stay within budget bytes.
+func NewReader(nc *nats.Conn, apiPrefix, stream string, budget int64) *Reader {
+	return &Reader{
+		nc:     nc,
+		direct: apiPrefix + "DIRECT.GET." + stream,
+		msgGet: apiPrefix + "STREAM.MSG.GET." + stream,
+		mux:    &mux{nc: nc, flights: make(map[string]*flight)},
+		budget: NewBudget(budget),
+	}
+}
+
+// DropReplies makes the Reader lose every batch reply for which drop
+// returns true, after it arrived, as a slow link or a reconnect loses
+// them: for fault tests. nil turns it off.
+func (r *Reader) DropReplies(drop func(*nats.Msg) bool) {
+	if drop == nil {
+		r.mux.drop.Store(nil)
+		return
+	}
+	r.mux.drop.Store(&drop)
+}
+
+// Budget returns the Reader's byte budget.
+func (r *Reader) Budget() *Budget { return r.budget }
+
+// Last returns the last message on subject with a direct get, which any
+// replica may answer: one request, one reply. It returns ErrNotFound when
+// the answering replica holds none (a replica that lags may not hold it
+// yet: LeaderLast is the stream leader's word), nats.ErrNoResponders when
+// no replica serves direct gets.
+func (r *Reader) Last(ctx context.Context, subject string) (*Msg, error) {
+	resp, err := r.nc.RequestWithContext(ctx, r.direct+"."+subject, nil) //natssend:reviewed a read: no effect to replay; a few bytes
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseReply(resp, subject)
+	if err != nil {
+		return nil, err
+	}
+	if m.Status != 0 {
+		return nil, m.statusError()
+	}
+	return m, nil
+}
+
+// msgGetResponse is the stream leader's answer to a message get
+// (server/jetstream_api.go JSApiMsgGetResponse).
+type msgGetResponse struct {
+	Error   *jetstream.APIError `json:"error,omitempty"`
+	Message *struct {
+		Subject string `json:"subject"`
+		Seq     uint64 `json:"seq"`
+		Data    []byte `json:"data,omitempty"`
+	} `json:"message,omitempty"`
+}
+
+// Server error codes (server/errors.json).
+const (
+	errCodeNoMessageFound = 10037
+	errCodeStreamNotFound = 10059
+)
+
+// LeaderLast asks the stream's leader for the last message on subject
+// (not a direct get): the authoritative answer when a replica said
+// ErrNotFound. ErrNoStream when the stream does not exist.
+func (r *Reader) LeaderLast(ctx context.Context, subject string) (*Msg, error) {
+	req, err := json.Marshal(struct {
+		LastFor string `json:"last_by_subj"`
+	}{subject})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.nc.RequestWithContext(ctx, r.msgGet, req) //natssend:reviewed a read: no effect to replay; a few bytes
+	if err != nil {
+		return nil, err
+	}
+	var ans msgGetResponse
+	if err := json.Unmarshal(resp.Data, &ans); err != nil {
+		return nil, fmt.Errorf("objstore: malformed message get response: %w", err)
+	}
+	switch {
+	case ans.Error != nil && ans.Error.ErrorCode == errCodeNoMessageFound:
+		return nil, ErrNotFound
+	case ans.Error != nil && ans.Error.ErrorCode == errCodeStreamNotFound:
+		return nil, ErrNoStream
+	case ans.Error != nil:
+		return nil, ans.Error
+	case ans.Message == nil || ans.Message.Subject != subject:
+		return nil, errors.New("objstore: message get response without the message")
+	}
+	return &Msg{Subject: subject, Seq: ans.Message.Seq, Data: ans.Message.Data}, nil
+}

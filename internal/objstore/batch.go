@@ -106,6 +106,7 @@ type batchRequest struct {
 
 // Batch is one batch request's replies, read with Next.
 type Batch struct {
+	r       *Reader
 	f       *flight
 	subject string
 	n       int    // replies asked for
@@ -136,13 +137,14 @@ func (r *Reader) Batch(ctx context.Context, subject string, from uint64, n, maxB
 	}
 	req, err := json.Marshal(batchRequest{Seq: from, NextFor: subject, Batch: n, MaxBytes: maxBytes})
 	if err == nil {
+		r.requests.Add(1)
 		err = r.nc.PublishRequest(r.direct, inbox, req) //natssend:reviewed a direct get request: a few hundred bytes, asked again when unanswered
 	}
 	if err != nil {
 		f.close()
 		return nil, err
 	}
-	return &Batch{f: f, subject: subject, n: n, prev: from - min(from, 1)}, nil
+	return &Batch{r: r, f: f, subject: subject, n: n, prev: from - min(from, 1)}, nil
 }
 
 // Next returns the batch's next message. It returns io.EOF at the end of
@@ -163,6 +165,7 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-t.C:
+		b.r.lost.Add(1)
 		return nil, ErrStalled
 	}
 	return b.take(raw)
@@ -190,6 +193,7 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	switch {
 	case m.Status == 204:
 		if m.LastSeq != b.last() {
+			b.r.lost.Add(1)
 			return nil, ErrGap
 		}
 		b.ended, b.Pending = true, m.Pending
@@ -197,12 +201,14 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	case m.Status != 0:
 		return nil, m.statusError()
 	case m.Seq <= b.prev:
+		b.r.lost.Add(1)
 		return nil, ErrGap
 	case b.got == 0 && !m.HasPending:
 		// A server without batched direct gets answers the first
 		// message alone.
 		b.single = true
 	case !m.HasPending || m.LastSeq != b.last():
+		b.r.lost.Add(1)
 		return nil, ErrGap
 	}
 	b.got++

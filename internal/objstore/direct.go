@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,20 @@ type Reader struct {
 	msgGet string // <prefix>STREAM.MSG.GET.<stream>
 	mux    *mux
 	budget *Budget
+
+	requests atomic.Uint64 // requests sent
+	lost     atomic.Uint64 // batches given up for lost replies (ErrGap, ErrStalled)
+}
+
+// Stats are a Reader's counts since it was made.
+type Stats struct {
+	Requests uint64 // direct gets and leader gets sent
+	Lost     uint64 // batches whose replies were lost (a gap or a stall), asked for again
+}
+
+// Stats returns the Reader's counts.
+func (r *Reader) Stats() Stats {
+	return Stats{Requests: r.requests.Load(), Lost: r.lost.Load()}
 }
 
 // NewReader returns a Reader of stream through the JetStream API prefix
@@ -60,6 +75,7 @@ func (r *Reader) Budget() *Budget { return r.budget }
 // yet: LeaderLast is the stream leader's word), nats.ErrNoResponders when
 // no replica serves direct gets.
 func (r *Reader) Last(ctx context.Context, subject string) (*Msg, error) {
+	r.requests.Add(1)
 	resp, err := r.nc.RequestWithContext(ctx, r.direct+"."+subject, nil) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err
@@ -101,6 +117,7 @@ func (r *Reader) LeaderLast(ctx context.Context, subject string) (*Msg, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.requests.Add(1)
 	resp, err := r.nc.RequestWithContext(ctx, r.msgGet, req) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err

@@ -156,6 +156,11 @@ func (r *objReader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
+	if err := r.ctx.Err(); err != nil {
+		// Cancelled or past the deadline: stop, even with chunks queued.
+		r.err = r.wrap(err)
+		return 0, r.err
+	}
 	for len(r.cur) == 0 {
 		switch {
 		case len(r.queue) > 0:

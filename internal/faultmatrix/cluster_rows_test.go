@@ -133,7 +133,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 				t.Fatalf("err = %v: neither published nor ErrNotPublished", err)
 			}
 		}},
-		{"Store.Resolve: leader lost when the consumer is created", func(t *testing.T) {
+		{"Store.Resolve: leader lost when the chunks are asked for", func(t *testing.T) {
 			e := newClusterEnv(t)
 			data := payload(bigSize, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*failover)
@@ -150,7 +150,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trig := e.loseLeader(consumerUp)
+			trig := e.loseLeader(batchUp)
 			start := time.Now()
 			got, err := e.cst.Resolve(ctx, ref)
 			trig.Wait(t, failover)

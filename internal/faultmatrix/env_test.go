@@ -35,9 +35,8 @@ const (
 
 // Protocol points.
 var (
-	chunks    = "$O." + bucket + ".C.>"
-	metas     = "$O." + bucket + ".M.>"
-	consumers = "$JS.API.CONSUMER.CREATE.>"
+	chunks = "$O." + bucket + ".C.>"
+	metas  = "$O." + bucket + ".M.>"
 )
 
 // env is one row's world: a server, the caller's and the responder's

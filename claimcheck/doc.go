@@ -115,7 +115,10 @@
 // failed is never acked: permanent failures (missing, corrupt, too large)
 // are Term'd, transient ones and subject mismatches Nak'd with a delay.
 // Consume and Messages pull one message at a time by default, so that no
-// prefetched message's AckWait runs out while a large payload is read.
+// prefetched message's AckWait runs out unseen while a large payload is
+// read; Consume keeps its handler busy all the same: the handler runs on
+// a goroutine of its own while the next message is pulled and resolved,
+// kept in progress until the handler takes it.
 //
 // Payloads are removed by the bucket's TTL. DeleteAfterRead deletes a
 // payload once its message is handled; it is meant for single-reader

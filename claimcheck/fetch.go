@@ -75,6 +75,11 @@ func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 // against the meta data.
 func (r *objReader) next(wait bool) ([]byte, error) {
 	for {
+		if err := r.ctx.Err(); err != nil {
+			// Past the deadline or cancelled: chunks that arrive anyway
+			// do not complete the read.
+			return nil, err
+		}
 		if r.inflight == nil {
 			if !wait && !r.room() {
 				return nil, nil

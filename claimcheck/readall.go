@@ -1,14 +1,14 @@
 package claimcheck
 
-// readAll reads the whole payload. The chunks are hashed and copied into
-// the payload's buffer on another goroutine as they arrive (next asks
-// for the following batch as soon as one has arrived), so that
-// receiving does not wait for either and the copy is done, chunk by
-// chunk while each is still in the cache, by the time the last one
-// arrives; the payload is returned only once every chunk is hashed and
-// copied, the total is the declared size and the digest matches. On every
-// return that goroutine has finished: nothing reads the chunks after
-// readAll returns.
+// readAll reads the whole payload. The chunks are hashed on another
+// goroutine as they arrive and copied into the payload's buffer by the
+// receiving one (next asks for the following batch as soon as one has
+// arrived), so that hashing and copying run side by side, chunk by chunk
+// while each is still in the cache, and are done by the time the last
+// one arrives; the payload is returned only once every chunk is hashed
+// and copied, the total is the declared size and the digest matches. On
+// every return the hashing goroutine has finished: nothing reads the
+// chunks after readAll returns.
 //
 // readAll never allocates more than twice what it has received: the
 // buffer of the declared size is allocated only once half of it has
@@ -30,7 +30,6 @@ func (r *objReader) readAll() ([]byte, error) {
 		defer close(hashed)
 		for p := range queue {
 			r.digest.Write(p)
-			j.add(p)
 		}
 	}()
 	for !r.done {
@@ -41,6 +40,7 @@ func (r *objReader) readAll() ([]byte, error) {
 			return nil, r.wrap(err)
 		}
 		queue <- data
+		j.add(data) // read-only, as the hashing is
 	}
 	close(queue)
 	<-hashed

@@ -138,18 +138,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			data := payload(bigSize, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*failover)
 			defer cancel()
-			var ref *nats.Msg
-			var err error
-			for { // set-up: the new stream may not answer at once
-				//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it
-				if ref, err = e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0); err == nil || ctx.Err() != nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			ref := e.prepare(t, ctx, data)
 			trig := e.loseLeader(batchUp)
 			start := time.Now()
 			got, err := e.cst.Resolve(ctx, ref)

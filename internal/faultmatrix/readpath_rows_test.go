@@ -70,28 +70,12 @@ func deletedRow(open bool, r natstest.Rule, opts ...claimcheck.Option) func(t *t
 		ref, want := stored(t, e)
 		st := e.cst
 		if len(opts) > 0 {
-			st = readStore(t, e.caller, opts...)
+			st = store(t, e.caller, opts...)
 		}
 		discardAt(e, r, ref)
 		data, err := readWith(ctx, st, ref, open)
 		readMissing(t, data, want, err)
 	}
-}
-
-// readStore is a Store on nc with options of its own.
-func readStore(t *testing.T, nc *nats.Conn, opts ...claimcheck.Option) *claimcheck.Store {
-	t.Helper()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), long)
-	defer cancel()
-	st, err := claimcheck.New(ctx, js, append([]claimcheck.Option{claimcheck.WithBucket(bucket), claimcheck.WithTTL(ttl)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // cancelledRow cancels the read's context at the rule r's point (nil:
@@ -247,18 +231,7 @@ func TestClusterReadLeaderLoss(t *testing.T) {
 			data := payload(bigSize, 13)
 			ctx, cancel := context.WithTimeout(context.Background(), failover)
 			defer cancel()
-			var ref *nats.Msg
-			var err error
-			for { // set-up: the new stream may not answer at once
-				//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it
-				if ref, err = e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0); err == nil || ctx.Err() != nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			ref := e.prepare(t, ctx, data)
 			trig := e.loseLeader(chunkDown(2))
 			got, err := readWith(ctx, e.cst, ref, open)
 			trig.Wait(t, failover)
@@ -266,5 +239,22 @@ func TestClusterReadLeaderLoss(t *testing.T) {
 				t.Fatalf("read %d bytes, err %v; want the %d stored", len(got), err, len(data))
 			}
 		})
+	}
+}
+
+// prepare stores data as a claim check on the peer connection, trying
+// again while the new stream does not answer yet.
+func (e *clusterEnv) prepare(t *testing.T, ctx context.Context, data []byte) *nats.Msg {
+	t.Helper()
+	for {
+		//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it
+		ref, err := e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0)
+		if err == nil {
+			return ref
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the stream's placement has no event to wait for
 	}
 }

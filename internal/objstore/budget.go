@@ -62,6 +62,13 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (int64, error) {
 	}
 }
 
+// Waiting returns how many callers wait in Acquire.
+func (b *Budget) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}
+
 // Release gives back n bytes taken with Acquire.
 func (b *Budget) Release(n int64) {
 	if n <= 0 {

@@ -73,12 +73,12 @@ func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
 // route hands a reply to its flight and gives the flight's budget back
 // as its bytes arrive.
 func (m *mux) route(msg *nats.Msg) {
-	token, ok := strings.CutPrefix(msg.Subject, m.prefix)
-	if !ok {
-		return
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	token, ok := strings.CutPrefix(msg.Subject, m.prefix)
+	if !ok || m.prefix == "" {
+		return
+	}
 	f := m.flights[token]
 	if f == nil {
 		return

@@ -21,6 +21,15 @@ const (
 	// HeaderSize is the header that carries the payload's size in bytes,
 	// in decimal.
 	HeaderSize = "Claim-Check-Size"
+	// HeaderBucket is the header that carries the bucket the payload is
+	// stored in. References made before it existed lack it: they mean
+	// the reading Store's own bucket.
+	HeaderBucket = "Claim-Check-Bucket"
+	// HeaderDomain is the header that carries the JetStream domain of the
+	// Store that stored the payload; it is absent when that Store has no
+	// domain, and in references made before it existed, which mean the
+	// reading Store's own domain.
+	HeaderDomain = "Claim-Check-Domain"
 
 	// DefaultBucket is the object store bucket claim checks use unless
 	// WithBucket says otherwise.
@@ -93,6 +102,11 @@ var (
 	// check, so Consume and Messages do not Term such a message (see
 	// Consume).
 	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt}
+	// ErrForeignDomain is returned by Resolve, Open and the subscription
+	// helpers (wrapped in a *ResolveError whose Detail names the domain)
+	// for a claim check stored in a JetStream domain that is neither the
+	// Store's own nor one named with WithDomains. Nothing is read.
+	ErrForeignDomain = errors.New("claimcheck: claim check stored in a JetStream domain this Store may not read")
 	// ErrNoErrorHandler is returned by the subscription helpers when no
 	// error callback is given: resolve failures must go somewhere.
 	ErrNoErrorHandler = errors.New("claimcheck: an error handler is required")
@@ -209,6 +223,7 @@ type Store struct {
 	cfg    config
 	limit  *connlimit.State // the connection's one limit state, shared with shim
 	rd     *objstore.Reader // direct gets of the bucket's stream
+	domain string           // the JetStream domain the bucket lives in ("" for none)
 
 	mu        sync.Mutex
 	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
@@ -262,11 +277,11 @@ func (s *Store) isClosed() bool {
 // creates it.
 func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, error) {
 	if js == nil {
-		return nil, fmt.Errorf("%w: claimcheck: nil JetStream", nats.ErrInvalidArg)
+		return nil, &bindError{msg: "claimcheck: nil JetStream", err: nats.ErrInvalidArg}
 	}
 	nc := js.Conn()
 	if nc == nil {
-		return nil, nats.ErrInvalidConnection
+		return nil, &bindError{msg: "claimcheck: JetStream without a connection", err: nats.ErrInvalidConnection}
 	}
 	cfg := config{
 		bucket:         DefaultBucket,
@@ -304,17 +319,29 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}
+	s.domain = s.jsDomain(ctx)
 	return s, nil
 }
 
 // bind creates or binds the bucket and looks up its stream.
-func (s *Store) bind(ctx context.Context) error {
+func (s *Store) bind(ctx context.Context) (err error) {
+	// A request the account may not make gets no answer: end at the
+	// server's report of it instead of at the deadline.
+	ctx, stop := s.watchDenied(ctx, "$JS.>")
+	defer stop()
+	defer func() {
+		if err != nil {
+			if d := connlimit.DeniedCause(ctx); d != nil {
+				err = &bindError{msg: fmt.Sprintf("claimcheck: binding bucket %q: %v", s.cfg.bucket, d), err: d}
+			}
+		}
+	}()
 	// Each request is bounded and made again after a transient failure
 	// (readCall): one written just before the link broke gets no answer.
 	// Creating the bucket again is harmless: the same configuration, or
 	// the bucket another process (or our first try) created.
 	var obs jetstream.ObjectStore
-	err := s.bindCall(ctx, func(ctx context.Context) (err error) {
+	err = s.bindCall(ctx, func(ctx context.Context) (err error) {
 		obs, err = s.js.ObjectStore(ctx, s.cfg.bucket)
 		return err
 	})
@@ -335,7 +362,7 @@ func (s *Store) bind(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("claimcheck: binding bucket %q: %w", s.cfg.bucket, err)
+		return bindFailed(s.cfg.bucket, "binding bucket", err)
 	}
 	var st jetstream.Stream
 	err = s.bindCall(ctx, func(ctx context.Context) (err error) {
@@ -343,7 +370,7 @@ func (s *Store) bind(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claimcheck: looking up the stream of bucket %q: %w", s.cfg.bucket, err)
+		return bindFailed(s.cfg.bucket, "looking up the stream of bucket", err)
 	}
 	s.obs, s.stream = obs, st
 	return nil

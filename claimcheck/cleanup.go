@@ -54,11 +54,45 @@ func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string,
 		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
 			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", err)
 		}
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+			// Nothing stores the chunk subject: unless a stream leader is
+			// being elected, the bucket's stream is gone, and with it
+			// whatever was written.
+			if _, serr := s.js.Stream(cctx, streamName(s.cfg.bucket)); errors.Is(serr, jetstream.ErrStreamNotFound) {
+				return serr
+			}
+		}
 		select {
 		case <-cctx.Done():
 			return err
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// cleanUp runs clean, the removal of what a failed upload wrote, on a
+// context bounded by the cleanup timeout that ctx's end does not cancel,
+// and waits for it while ctx lasts: the caller's deadline bounds the
+// whole publish, clean-up included. A clean-up still running when ctx
+// ends goes on in the background (until the cleanup timeout), and the
+// error says so.
+func (s *Store) cleanUp(ctx context.Context, clean func(ctx context.Context) error) error {
+	cctx, cancel := s.cleanupContext(ctx)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- clean(cctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done: // finished meanwhile
+		return err
+	default:
+		return fmt.Errorf("still removing the partial upload in the background when the context ended (for up to %v)", s.cfg.cleanupTimeout)
 	}
 }
 

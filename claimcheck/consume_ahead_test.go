@@ -2,6 +2,7 @@ package claimcheck_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"strings"
 	"sync"
@@ -67,8 +68,10 @@ func TestConsumeResolvesNextWhileHandling(t *testing.T) {
 				t.Error("the next claim check was not read while the handler held the first")
 			}
 		}
+		if err := m.DoubleAck(context.Background()); err != nil {
+			t.Errorf("DoubleAck: %v", err)
+		}
 		got <- m.Data()
-		_ = m.Ack()
 	}, func(m jetstream.Msg, err error) { t.Errorf("consume: %v", err) })
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (s *Store) decide(m *nats.Msg, sent nats.Header, reserve, limit, connLimit 
 	size := int64(wire.MsgSize(sent, len(m.Data))) + reserve
 	refSize := int64(connlimit.NoClaimCheck)
 	if int64(len(m.Data)) <= s.cfg.maxObject {
-		refSize = int64(refHeaderSize(sent, len(m.Data))) + reserve
+		refSize = int64(s.refHeaderSize(sent, len(m.Data))) + reserve
 	}
 	v := connlimit.Decide(size, limit, refSize)
 	if v != connlimit.Refuse {
@@ -44,14 +44,30 @@ func (s *Store) decide(m *nats.Msg, sent nats.Header, reserve, limit, connLimit 
 }
 
 // refHeaderSize is the header block of a claim check for a body of n
-// bytes sent with header block sent. Object names have a fixed length
-// (nameLen), so it is known before a name is drawn.
-func refHeaderSize(sent nats.Header, n int) int {
+// bytes sent with header block sent: sent plus HeaderRef, HeaderSize,
+// HeaderBucket and (with a domain) HeaderDomain. Object names have a
+// fixed length (nameLen), so it is known before a name is drawn.
+func (s *Store) refHeaderSize(sent nats.Header, n int) int {
 	refHdr := wire.HeaderSize(sent)
 	if refHdr == 0 {
 		refHdr = wire.EmptyBlockSize
 	}
-	return refHdr + wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, strconv.Itoa(n))
+	refHdr += wire.LineSize(HeaderRef, "") + nameLen + wire.LineSize(HeaderSize, strconv.Itoa(n)) + wire.LineSize(HeaderBucket, s.cfg.bucket)
+	if s.domain != "" {
+		refHdr += wire.LineSize(HeaderDomain, s.domain)
+	}
+	return refHdr
+}
+
+// setRef adds the reference headers for the object name of size bytes to
+// h (refHeaderSize counts them).
+func (s *Store) setRef(h nats.Header, name string, size int) {
+	h.Set(HeaderRef, name)
+	h.Set(HeaderSize, strconv.Itoa(size))
+	h.Set(HeaderBucket, s.cfg.bucket)
+	if s.domain != "" {
+		h.Set(HeaderDomain, s.domain)
+	}
 }
 
 // checkPublish refuses a publish after Close and invalid input.
@@ -82,11 +98,10 @@ func checkMsg(m *nats.Msg) error {
 		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
 	}
 	if len(m.Data) > 0 && m.Header != nil {
-		if _, ok := m.Header[HeaderRef]; ok {
-			return ErrReservedHeader
-		}
-		if _, ok := m.Header[HeaderSize]; ok {
-			return ErrReservedHeader
+		for _, k := range [...]string{HeaderRef, HeaderSize, HeaderBucket, HeaderDomain} {
+			if _, ok := m.Header[k]; ok {
+				return ErrReservedHeader
+			}
 		}
 	}
 	return nil

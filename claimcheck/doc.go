@@ -1,8 +1,22 @@
 // Package claimcheck sends messages above the broker's size limit as claim
 // checks: the payload goes into a JetStream object store and the message
-// travels with an empty body and two headers, HeaderRef (the object's
-// name) and HeaderSize (the payload's size in bytes). Receivers get the
-// payload back whole and unchanged. A message that fits is sent as it is.
+// travels with an empty body and headers that say where the payload is:
+// HeaderRef (the object's name), HeaderSize (the payload's size in bytes),
+// HeaderBucket (the bucket) and, for a Store in a JetStream domain,
+// HeaderDomain. Receivers get the payload back whole and unchanged. A
+// message that fits is sent as it is. Claim checks are made only through
+// a Store the service set up: package shim's Publish functions refuse a
+// message over the limit instead.
+//
+// A reference without HeaderBucket or HeaderDomain (made before they
+// existed) means the reading Store's own bucket and domain. A reference of
+// another domain is read only by a Store that names that domain with
+// WithDomains; any other is refused with ErrForeignDomain. Object store
+// subjects ($O.<bucket>.>) carry no domain, so across a leafnode a
+// same-named bucket of the other domain could store an upload's messages
+// too: an upload counts only when the Store's own stream in its own
+// domain acknowledges it, and the leafnode's permissions should keep $O.>
+// inside each domain (deny it in the remote's export and import).
 //
 // # Deciding what fits
 //

@@ -90,14 +90,13 @@ func TestFanOutReadersBeyondConsumerLimit(t *testing.T) {
 // from a connection of its own.
 type apiCounter struct {
 	nc *nats.Conn
-	mu sync.Mutex
-	n  []string
+	ch chan *nats.Msg
 }
 
 func newAPICounter(t *testing.T, url string) *apiCounter {
 	nc, _ := connect(t, url)
-	c := &apiCounter{nc: nc}
-	if _, err := nc.Subscribe("$JS.API.>", func(m *nats.Msg) { c.mu.Lock(); c.n = append(c.n, m.Subject); c.mu.Unlock() }); err != nil {
+	c := &apiCounter{nc: nc, ch: make(chan *nats.Msg, 1024)}
+	if _, err := nc.ChanSubscribe("$JS.API.>", c.ch); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Flush(); err != nil {
@@ -108,16 +107,22 @@ func newAPICounter(t *testing.T, url string) *apiCounter {
 
 // take returns the subjects of the requests counted since the last take.
 // The requests were answered before it is called, so the server has
-// forwarded them to the counter before it answers the counter's flush.
+// queued them to the counter before it answers the counter's flush, and
+// nats.go puts a channel subscription's messages in its channel in the
+// order they arrive, before it sees the flush's answer.
 func (c *apiCounter) take(t *testing.T) []string {
 	if err := c.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.n
-	c.n = nil
-	return n
+	var subjects []string
+	for {
+		select {
+		case m := <-c.ch:
+			subjects = append(subjects, m.Subject)
+		default:
+			return subjects
+		}
+	}
 }
 
 // TestSmallResolveTwoRequests: a claim check of one chunk and one of two

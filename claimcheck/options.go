@@ -2,6 +2,7 @@ package claimcheck
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,7 @@ type config struct {
 	openWindow     int // Open's window in bytes
 	bindSubject    bool
 	subjectMatch   func(stored, received string) bool // nil: equality
+	domains        map[string]bool                    // WithDomains
 	tel            *telemetry.Config                  // telemetry options; nil: the globals
 }
 
@@ -168,6 +170,29 @@ func WithSubjectMatch(match func(stored, received string) bool) Option {
 		}
 		c.bindSubject = true
 		c.subjectMatch = match
+		return nil
+	}
+}
+
+// WithDomains names the other JetStream domains whose references this
+// Store may resolve (and delete): a claim check stored at the edge (a
+// leafnode with a domain of its own) and read on the hub, or the other
+// way round. A reference names its domain (HeaderDomain); one of the
+// Store's own domain, or of none, is read as always, one of a domain
+// named here through that domain's JetStream API, and any other is
+// refused with ErrForeignDomain naming it, before anything is read. A
+// domain must be a non-empty NATS subject token.
+func WithDomains(domains ...string) Option {
+	return func(c *config) error {
+		for _, d := range domains {
+			if d == "" || strings.ContainsAny(d, ". \t\r\n*>") {
+				return fmt.Errorf("%w: claimcheck: WithDomains: %q is not a JetStream domain", ErrInvalidOption, d)
+			}
+			if c.domains == nil {
+				c.domains = make(map[string]bool)
+			}
+			c.domains[d] = true
+		}
 		return nil
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -228,7 +227,6 @@ func (s *Store) reference(ctx context.Context, m *nats.Msg, sent nats.Header, co
 // referenceNamed is reference storing the object as name ("" for a new
 // random name).
 func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Header, connLimit int64, name string) (*nats.Msg, string, error) {
-	sizeStr := strconv.Itoa(len(m.Data))
 	sctx, op := s.startChild(ctx, telemetry.OperationStore, m.Subject, len(m.Data))
 	name, err := s.store(sctx, m.Subject, m.Data, connLimit, name)
 	s.stored(ctx, &op, m.Subject, len(m.Data), err)
@@ -245,8 +243,7 @@ func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Heade
 	if ref.Header == nil {
 		ref.Header = nats.Header{}
 	}
-	ref.Header.Set(HeaderRef, name)
-	ref.Header.Set(HeaderSize, sizeStr)
+	s.setRef(ref.Header, name, len(m.Data))
 	return ref, name, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -229,6 +230,11 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	}()
 
 	chunkSubj := chunkSubject(s.cfg.bucket, id)
+	// The server drops a publish the account may not make and says so
+	// only asynchronously: end the upload at its report, not at the
+	// acknowledgement timeout.
+	ctx, stop := s.watchDenied(ctx, chunkSubj, mm.Subject)
+	defer stop()
 	var inflight []jetstream.PubAckFuture
 	metaSent := false
 	fail := func(err error) (string, error) {
@@ -237,12 +243,21 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			// not, and its meta message is theirs to keep.
 			metaSent = false
 			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", ErrReplyStored, subject, err)
+		} else if d := connlimit.DeniedCause(ctx); d != nil {
+			err = fmt.Errorf("claimcheck: %w", d)
 		} else if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
-		if cerr := s.purgeUpload(ctx, chunkSubj, mm.Subject, id, once, metaSent); cerr != nil {
-			err = fmt.Errorf("%w; cleaning up the partial upload also failed: %v", err, cerr)
+		if cerr := s.cleanUp(ctx, func(cctx context.Context) error {
+			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent)
+		}); cerr != nil {
+			if errors.Is(cerr, jetstream.ErrStreamNotFound) {
+				// Nothing can be stored, and nothing was: say what is missing.
+				err = fmt.Errorf("%w: the bucket %q no longer exists (deleted after the Store was made; make a new Store to create it again): %w", jetstream.ErrBucketNotFound, s.cfg.bucket, err)
+			} else {
+				err = fmt.Errorf("%w; cleaning up the partial upload: %v", err, cerr)
+			}
 		}
 		return "", &storeError{len(data), err}
 	}
@@ -288,7 +303,8 @@ func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight 
 	paf := (*inflight)[0]
 	var err error
 	select {
-	case <-paf.Ok():
+	case ack := <-paf.Ok():
+		err = s.ownAck(ack)
 	case err = <-paf.Err():
 	case <-ctx.Done():
 		return ctx.Err()
@@ -298,6 +314,21 @@ func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight 
 	(*inflight)[0] = nil
 	*inflight = (*inflight)[1:]
 	return err
+}
+
+// ownAck checks that an upload's message was stored by the Store's own
+// stream in its own domain. The object store's subjects are not prefixed
+// by domain, so across a leafnode a same-named bucket of another domain
+// can store them (and answer first): such an upload does not count, and
+// is purged from the Store's stream (the other domain's copy is that
+// domain's to remove; keep $O.> inside each domain with the leafnode's
+// permissions).
+func (s *Store) ownAck(ack *jetstream.PubAck) error {
+	if ack == nil || (ack.Stream == streamName(s.cfg.bucket) && ack.Domain == s.domain) {
+		return nil
+	}
+	return fmt.Errorf("claimcheck: the upload was acknowledged by stream %q in domain %q, not by the bucket %q's stream in this Store's domain %q: the object store's subjects reach another domain (deny $O.> on the leafnode link)",
+		ack.Stream, ack.Domain, s.cfg.bucket, s.domain)
 }
 
 // bucketMaxMsgSize returns the bucket stream's max_msg_size, or 0 when it

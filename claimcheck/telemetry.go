@@ -17,7 +17,11 @@ func (s *Store) tel() telemetry.Tel {
 	if s == nil {
 		return telemetry.Tel{}
 	}
-	return s.cfg.tel.Resolve()
+	t := s.cfg.tel.Resolve()
+	if s.nc != nil {
+		t = t.WithInbox(s.nc.Opts.InboxPrefix)
+	}
+	return t
 }
 
 // outcomeOf is err's natssend.outcome value: nothing was published
@@ -38,11 +42,7 @@ func outcomeOf(err error) (outcome, code string) {
 // copy of m carrying its trace context (injected before any size
 // decision; m is never modified).
 func startProducer(ctx context.Context, t telemetry.Tel, m *nats.Msg, name string) (context.Context, telemetry.Op, *nats.Msg) {
-	ctx, op := t.Start(ctx, telemetry.Producer, name, m.Subject, len(m.Data))
-	if h, ok := t.Inject(ctx, m.Header); ok {
-		m = &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
-	}
-	return ctx, op, m
+	return t.Send(ctx, telemetry.Producer, name, m)
 }
 
 // endProducer ends a publish's span with err's outcome.
@@ -81,8 +81,7 @@ func (s *Store) startConsumer(subject string, h nats.Header, size int) (context.
 	if !t.Active() {
 		return ctx, telemetry.Op{}, t
 	}
-	ctx = t.Extract(ctx, h)
-	ctx, op := t.Start(ctx, telemetry.Consumer, telemetry.OperationProcess, subject, size)
+	ctx, op := t.Receive(ctx, telemetry.Consumer, telemetry.OperationProcess, telemetry.Received{Subject: subject, Header: h, BodySize: size})
 	return ctx, op, t
 }
 

@@ -18,7 +18,9 @@ import (
 // resolve within a traced operation are child spans; the subscription
 // helpers (Subscribe, QueueSubscribe, Consume, Messages) extract it and
 // make a Consumer span, which the message handed to the handler carries
-// in its headers (extract it with the propagator to continue the trace).
+// in its headers (extract it with the propagator, for example with
+// propagation.HeaderCarrier(m.Header), to continue the trace: the keys are
+// written in canonical form, Traceparent, and read in any case).
 // Claim checks stored are counted (natssend.claimcheck.stored, and their
 // bytes natssend.claimcheck.stored.size).
 
@@ -69,7 +71,8 @@ func WithoutTelemetry() Option {
 
 // WithDestinationName maps a subject to the messaging.destination.name
 // of the Store's spans and metrics, to keep their cardinality bounded
-// when subjects carry IDs. f must not be nil.
+// when subjects carry IDs. f is not called for inboxes (a claim-checked
+// reply's subject), which are named by their template. f must not be nil.
 func WithDestinationName(f func(subject string) string) Option {
 	return func(c *config) error {
 		if f == nil {

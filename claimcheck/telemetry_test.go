@@ -89,32 +89,39 @@ func childOf(t testing.TB, child, parent sdktrace.ReadOnlySpan, remote bool) {
 	}
 }
 
-// handlerSpan is the span a handler continues from the message's headers.
+// handlerSpan is the span a handler continues from the message's headers
+// as Go consumers of NATS extract it: with propagation.HeaderCarrier.
 func handlerSpan(h nats.Header) trace.SpanContext {
-	mc := propagation.MapCarrier{}
-	for k, v := range h {
-		mc[k] = v[0]
-	}
-	ctx := propagation.TraceContext{}.Extract(context.Background(), mc)
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
 	return trace.SpanContextFromContext(ctx)
+}
+
+// subscribedKit is a consumer side with its own SDK: a Store's Subscribe
+// on subject, on a connection of its own, whose handler sends what it
+// gets; the subscription is in place at return.
+func subscribedKit(t *testing.T, s *natstest.Server, subject string) (*kit, <-chan *nats.Msg) {
+	t.Helper()
+	ck := newKit(t)
+	_, cjs := connect(t, s.URL())
+	cons := newStore(t, cjs, ck.opts()...)
+	got := make(chan *nats.Msg, 2)
+	sub, err := cons.Subscribe(subject, func(m *nats.Msg) { got <- m }, func(m *nats.Msg, err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := cjs.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return ck, got
 }
 
 func TestTelemetryClaimCheckPublishToSubscriber(t *testing.T) {
 	s := startServer(t)
-	pk, ck := newKit(t), newKit(t)
+	pk := newKit(t)
 	_, pjs := connect(t, s.URL())
-	_, cjs := connect(t, s.URL())
 	prod := newStore(t, pjs, pk.opts()...)
-	cons := newStore(t, cjs, ck.opts()...)
-	got := make(chan *nats.Msg, 2)
-	sub, err := cons.Subscribe("tel.cc", func(m *nats.Msg) { got <- m }, func(m *nats.Msg, err error) { t.Error(err) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := cjs.Conn().Flush(); err != nil {
-		t.Fatal(err)
-	}
+	ck, got := subscribedKit(t, s, "tel.cc")
 	ctx, parent := pk.tp.Tracer("test").Start(ctxT(t), "parent")
 	const big = 100 << 10 // over the 64 KiB limit
 	for _, size := range []int{10, big} {

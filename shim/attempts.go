@@ -141,12 +141,12 @@ func resendable(err error, withID bool) bool {
 // same refusal would come again (invalid input or option, a message too
 // large, the caller's own cancellation, a closed connection or store).
 func worthRepeating(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) || e.Outcome() != OutcomeNotRun {
+	e := Describe(err)
+	if e == nil || e.Outcome() != OutcomeNotRun {
 		return false
 	}
 	switch e.Code {
-	case CodeInvalidArgument, CodePayloadTooLarge, CodeCanceled:
+	case CodeInvalidArgument, CodePayloadTooLarge, CodeCanceled, CodeNotFound, CodeDataLoss:
 		return false
 	}
 	for _, permanent := range []error{nats.ErrConnectionClosed, ErrInvalidOption, claimcheck.ErrClosed, context.Canceled, nats.ErrMaxPayload} {

@@ -134,6 +134,7 @@ func (cs *callState) sendAttempt(reply string) error {
 			},
 			Write: func() error { return c.nc.PublishMsg(msg) },
 		})
+		envelopeAttr(cs.callCtx, size)
 		switch {
 		case bad != nil:
 			return bad

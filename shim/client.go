@@ -279,6 +279,7 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 			return err
 		},
 	})
+	envelopeAttr(ctx, size)
 	switch {
 	case hdrErr != nil:
 		return nil, hdrErr

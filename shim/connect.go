@@ -67,6 +67,7 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("%w: got ReconnectBufSize(%d)", ErrReconnectBuffer, probe.ReconnectBufSize)
 	}
 	userReconnected := probe.ReconnectedCB
+	userAsyncErr := probe.AsyncErrorCB
 	all := make([]nats.Option, 0, len(opts)+4)
 	all = append(all, nats.MaxReconnects(-1))
 	all = append(all, opts...)
@@ -82,11 +83,22 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 				userReconnected(nc)
 			}
 		}),
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			// The server reports a permission violation only here: the
+			// senders waiting on the subject end at once (connlimit.WatchDenied).
+			if d := connlimit.ParseDenial(err); d != nil {
+				connlimit.For(nc).Denied(d)
+			}
+			if userAsyncErr != nil {
+				userAsyncErr(nc, sub, err)
+			}
+		}),
 	)
 	nc, err := nats.Connect(url, all...)
 	if err != nil {
 		return nil, err
 	}
+	connlimit.For(nc).Hook()
 	if !nc.IsConnected() {
 		// RetryOnFailedConnect and not connected yet.
 		return nc, nil
@@ -98,4 +110,33 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, err
 	}
 	return nc, nil
+}
+
+// CapPayload tells natssend the smallest max_payload on the path nc's
+// messages travel, when it is lower than nc's own: a leafnode to a site
+// whose server has a lower limit, for example. Since nats-server 2.14.0
+// (2.12.7, 2.11.16) the receiving server checks each message from a
+// leafnode against its own max_payload and closes the whole leafnode link
+// for one that is over it, and the sending side does not see that limit.
+//
+// From the call on, every natssend sender on nc decides against
+// min(n, nc's own limit): Publish*, Client requests and their claim
+// checks, the replies of handlers that know nc (Serve, or the Conn
+// option), stream frames, and a claimcheck.Store's chunks. What does not
+// fit is refused before it is sent (PAYLOAD_TOO_LARGE, OutcomeNotRun) or,
+// where the sender makes claim checks, goes as one. A later call replaces
+// the cap. Raw nats.go calls on nc, and handlers that do not know nc,
+// still send up to nc's own limit.
+//
+// n <= 0 is an INVALID_ARGUMENT error wrapping ErrInvalidOption, as is a
+// nil nc.
+func CapPayload(nc *nats.Conn, n int64) error {
+	switch {
+	case nc == nil:
+		return invalidOption("CapPayload: a nil connection")
+	case n <= 0:
+		return invalidOption("CapPayload(%d): a path limit must be positive", n)
+	}
+	connlimit.For(nc).SetPathCap(n)
+	return nil
 }

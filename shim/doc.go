@@ -7,9 +7,12 @@
 //     connection closed, failing everything else on it. A reply that is too
 //     large leaves its caller waiting for a timeout. HeaderSize and MsgSize
 //     count exactly what the server counts, every shim send checks it
-//     against the connection's current, account-adjusted limit, and
-//     Publish turns a message that does not fit into a claim check (see
-//     package claimcheck). A subject so long that the message's protocol
+//     against the connection's current, account-adjusted limit and
+//     refuses a message that does not fit before anything is written
+//     (PAYLOAD_TOO_LARGE, OutcomeNotRun). Larger messages go as claim
+//     checks only on purpose, through a claimcheck.Store the service set
+//     up (Store.PublishMsg, WithClaimChecks, ServeClaimChecks): nothing
+//     implicit stores data. A subject so long that the message's protocol
 //     line could exceed 4096 bytes (nats-server's default
 //     max_control_line, which the server does not announce; the sizes and
 //     the reply subject count, and a request's own inbox is reserved)
@@ -46,12 +49,24 @@
 // round trip after each reconnect instead, which leaves a short window.
 //
 // Every natssend sender on a connection (Client, Publish*, the claimcheck
-// Store, the reply helpers of a Handler given the Conn option) shares one
-// limit state for it, kept in a package-level registry keyed by the
-// connection (entries of closed connections are dropped): the one piece
-// of global state in natssend. Each send makes one decision against it
-// (fits, claim check, or refuse), after every input check and before any
-// irreversible work.
+// Store, the reply helpers of a handler subscribed with Serve or given the
+// Conn option) shares one limit state for it, kept in a package-level
+// registry keyed by the connection (entries of closed connections are
+// dropped): the one piece of global state in natssend. Each send makes one
+// decision against it (fits, claim check, or refuse), after every input
+// check and before any irreversible work.
+//
+// CapPayload lowers that limit to the smallest max_payload on the path the
+// connection's messages travel: across a leafnode to a site with a lower
+// limit the receiving server closes the whole leafnode link for one
+// message over it, and the sending side is never told.
+//
+// The server reports a denied publish or subscription only through the
+// connection's asynchronous error callback. Connect reports it to the
+// connection's limit state (and then calls the callback given with
+// nats.ErrorHandler): natssend's waits on the denied subject end at once
+// with a PERMISSION_DENIED error naming it (errors.Is
+// nats.ErrPermissionViolation) instead of at their deadline.
 //
 // # Options
 //
@@ -76,10 +91,18 @@
 //
 // # Replies
 //
-// Respond, RespondError and the Handler adapter reply with the reply's own
+// Serve and ServeQueue subscribe a Service (Unary, JSON or Stream: a
+// function and its HandlerOptions) on the connection its replies use, and
+// refuse one that cannot serve before subscribing:
+//
+//	sub, err := shim.Serve(nc, "orders.create", shim.JSON(create))
+//
+// Respond, RespondError and the handlers reply with the reply's own
 // headers only, check the reply's size, and answer an oversized reply with
-// a PAYLOAD_TOO_LARGE error reply so the caller learns at once. Replies to
-// micro requests go through RespondMicro and RespondMicroError.
+// a PAYLOAD_TOO_LARGE error reply so the caller learns at once. The older
+// adapters (Handler, JSONHandler, StreamHandler) keep working with the
+// Conn option. Replies to micro requests go through RespondMicro and
+// RespondMicroError.
 //
 // # Operation IDs: the one retry that is safe
 //
@@ -158,7 +181,7 @@
 //
 //	st, _ := claimcheck.New(ctx, js, claimcheck.WithTTL(10*time.Minute))
 //	c := shim.NewClient(nc, shim.WithClaimChecks(st))
-//	nc.Subscribe("datasets.query", shim.Handler(query, shim.ServeClaimChecks(st), shim.Conn(nc)))
+//	shim.Serve(nc, "datasets.query", shim.Unary(query, shim.ServeClaimChecks(st)))
 //
 // The call keeps every guarantee of a small one: one deadline over the
 // request upload, the call, the responder's resolve, its reply upload and
@@ -192,18 +215,23 @@
 // # Telemetry
 //
 // Every send records OpenTelemetry spans and metrics (the messaging
-// conventions: messaging.system "nats", messaging.destination.name, span
-// kinds Client, Server, Producer and Consumer, and natssend.outcome, the
+// conventions as NATS's .NET client reports them: messaging.system "nats",
+// messaging.operation.name and .type, messaging.nats.*, span kinds
+// Client, Server, Producer and Consumer, and natssend.outcome, the
 // Classify value of the result) and carries the trace context in its
 // headers, injected before the size decision so that it counts against
-// the limit like any header. Handlers continue the caller's trace in fn's
-// context. With no option the global providers and propagator
+// the limit like any header, in canonical keys (Traceparent), which
+// propagation.HeaderCarrier(msg.Header) reads; any case is read. Handlers
+// continue the caller's trace in fn's context. Inboxes are named by a
+// template and marked messaging.destination.temporary, never by their
+// unique subject. With no option the global providers and propagator
 // (otel.GetTracerProvider, GetMeterProvider, GetTextMapPropagator) are
 // used, resolved at each send; an application that configures no SDK
 // pays only the look-up. WithTracerProvider, WithMeterProvider,
 // WithPropagators and WithoutTelemetry set them for a Client (the Handler
 // prefixed forms for handlers); WithDestinationName maps subjects with IDs
 // in them to one attribute value, to keep metric cardinality down.
+// docs/telemetry.md lists every span and metric with its attributes.
 //
 // # Errors
 //
@@ -211,7 +239,11 @@
 // CodeInvalidArgument, ...); errors.Is(err, ErrPayloadTooLarge) matches
 // every size refusal, and the nats.go and context errors underneath stay
 // visible to errors.Is (nats.ErrTimeout, context.DeadlineExceeded,
-// nats.ErrNoResponders, nats.ErrConnectionClosed, ...).
+// nats.ErrNoResponders, nats.ErrConnectionClosed, ...). Classify and
+// MayHaveRun answer for package claimcheck's errors too, and Describe gives
+// any error of either package as a *Error with its code and outcome: one
+// vocabulary, one table (the README's "What each error means for the
+// caller").
 //
 // # Transfer streams
 //
@@ -220,7 +252,7 @@
 // LLM answer token by token); the caller reads a ReplyStream, an
 // io.ReadCloser, as it reads an HTTP response body:
 //
-//	nc.QueueSubscribe("datasets.export", "export", shim.StreamHandler(export, shim.Conn(nc)))
+//	shim.ServeQueue(nc, "datasets.export", "export", shim.Stream(export))
 //
 //	rs, err := c.RequestStream(ctx, "datasets.export", query)
 //	if err != nil { ... }  // no responders: OutcomeNotRun; an error before the first write: its *Error

@@ -199,42 +199,6 @@ func (e *Error) Outcome() Outcome {
 	return e.outcome
 }
 
-// Classify tells what a caller can know after err: OutcomeOK for nil,
-// OutcomeNotRun when the operation certainly did not happen, OutcomeUnknown
-// when it may have happened, OutcomeRejected when the responder answered
-// with an error reply. Errors that did not come from this package are
-// OutcomeUnknown, the only safe assumption.
-//
-// Callers must reconcile OutcomeUnknown before trying again: a timeout, a
-// lost connection or an oversized reply can follow an operation that
-// already ran, so a blind retry repeats its side effect.
-func Classify(err error) Outcome {
-	if err == nil {
-		return OutcomeOK
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Outcome()
-	}
-	return OutcomeUnknown
-}
-
-// MayHaveRun reports whether the operation behind err may have taken effect.
-// It is false only when it certainly did not (OutcomeNotRun) or when the
-// responder answered that it refused the request (OutcomeRejected: an error
-// reply other than INTERNAL or PAYLOAD_TOO_LARGE). A nil error means the
-// operation ran, so MayHaveRun(nil) is true.
-//
-// When MayHaveRun is true for an error, do not retry blindly: reconcile
-// first (look the result up, or make the operation idempotent).
-func MayHaveRun(err error) bool {
-	switch Classify(err) {
-	case OutcomeNotRun, OutcomeRejected:
-		return false
-	}
-	return true
-}
-
 // InvalidArgument returns a rejection with CodeInvalidArgument (see
 // Reject). Return it from a HandlerFunc when the input cannot be used,
 // before any work is done.
@@ -291,6 +255,14 @@ func sendError(ctx context.Context, err error, sent bool) error {
 	cancelled := errors.Is(err, context.Canceled) || (ctx != nil && errors.Is(ctx.Err(), context.Canceled))
 	var code, msg string
 	switch {
+	case errors.Is(err, nats.ErrPermissionViolation):
+		var d *connlimit.Denial
+		if sent && errors.As(err, &d) && d.Op == "subscribe" {
+			// The request went out; its reply cannot come back.
+			return &Error{Code: CodePermissionDenied, Message: "permission denied for the reply subscription after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: err}
+		}
+		// The server dropped the message: nothing ran.
+		return notSent(CodePermissionDenied, "permission denied; not delivered", err)
 	case errors.Is(err, nats.ErrNoResponders):
 		return &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: err}
 	case errors.Is(err, nats.ErrMaxPayload):
@@ -302,7 +274,7 @@ func sendError(ctx context.Context, err error, sent bool) error {
 		}
 	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrInvalidMsg),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidContext), errors.Is(err, nats.ErrInvalidConnection),
-		errors.Is(err, nats.ErrMsgNoReply), errors.Is(err, nats.ErrMsgNotBound):
+		errors.Is(err, nats.ErrMsgNoReply), errors.Is(err, nats.ErrMsgNotBound), errors.Is(err, nats.ErrBadQueueName):
 		code, msg = CodeInvalidArgument, "invalid message"
 	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining), errors.Is(err, nats.ErrDisconnected):
 		code, msg = CodeUnavailable, "connection lost"

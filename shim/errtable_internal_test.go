@@ -65,9 +65,15 @@ func TestErrorTable(t *testing.T) {
 		{"remote rejection with a custom code", remote(reply(HeaderErrorCode, "OUT_OF_STOCK", HeaderOutcome, outcomeRejected)), "OUT_OF_STOCK", OutcomeRejected, true, nil},
 		{"remote 500", remote(reply(HeaderErrorCode, "500")), "500", OutcomeUnknown, true, nil},
 		{"remote custom code", remote(reply(HeaderErrorCode, "CONFLICT")), "CONFLICT", OutcomeUnknown, true, nil},
-		{"claim check: nothing published", claimError(ctx, &nats.Msg{}, 5, fmt.Errorf("%w: upload failed", claimcheck.ErrNotPublished)), CodeInternal, OutcomeNotRun, false, []error{claimcheck.ErrNotPublished}},
-		{"claim check: too large", claimError(ctx, &nats.Msg{}, 5, fmt.Errorf("%w", claimcheck.ErrTooLarge)), CodePayloadTooLarge, OutcomeNotRun, false, []error{ErrPayloadTooLarge, claimcheck.ErrTooLarge}},
-		{"claim check: may have been published", claimError(ctx, &nats.Msg{}, 5, errors.New("ack lost")), CodeInternal, OutcomeUnknown, true, nil},
+		{"claimcheck: nothing published", Describe(fmt.Errorf("%w: upload failed", claimcheck.ErrNotPublished)), CodeInternal, OutcomeNotRun, false, []error{claimcheck.ErrNotPublished}},
+		{"claimcheck: nothing published, no responders", Describe(fmt.Errorf("%w: %w", claimcheck.ErrNotPublished, nats.ErrNoResponders)), CodeNoResponders, OutcomeNotRun, false, []error{claimcheck.ErrNotPublished, nats.ErrNoResponders}},
+		{"claimcheck: too large", Describe(fmt.Errorf("%w; %w", claimcheck.ErrNotPublished, claimcheck.ErrTooLarge)), CodePayloadTooLarge, OutcomeNotRun, false, []error{claimcheck.ErrTooLarge}},
+		{"claimcheck: invalid option", Describe(fmt.Errorf("%w: x", claimcheck.ErrInvalidOption)), CodeInvalidArgument, OutcomeNotRun, false, []error{ErrInvalidOption}},
+		{"claimcheck: closed", Describe(claimcheck.ErrClosed), CodeUnavailable, OutcomeNotRun, false, []error{claimcheck.ErrClosed, claimcheck.ErrNotPublished}},
+		{"claimcheck: missing", Describe(&claimcheck.ResolveError{Err: claimcheck.ErrMissing}), CodeNotFound, OutcomeNotRun, false, []error{claimcheck.ErrMissing}},
+		{"claimcheck: corrupt", Describe(&claimcheck.ResolveError{Err: claimcheck.ErrSubjectMismatch}), CodeDataLoss, OutcomeNotRun, false, []error{claimcheck.ErrCorrupt}},
+		{"claimcheck: read timed out", Describe(&claimcheck.ResolveError{Err: context.DeadlineExceeded}), CodeDeadlineExceeded, OutcomeNotRun, false, []error{context.DeadlineExceeded}},
+		{"claimcheck: may have been published", Describe(errors.New("ack lost")), CodeInternal, OutcomeUnknown, false, nil},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			var e *Error

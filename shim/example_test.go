@@ -93,9 +93,23 @@ func ExamplePublish() {
 		log.Fatal(err)
 	}
 
-	// 1 MiB on a 64 KiB server: stored as a claim check, sent as a reference.
+	// 1 MiB on a 64 KiB server: refused before anything is written, as
+	// nats.go refuses it; nothing is stored.
 	report := make([]byte, 1<<20)
-	if err := shim.Publish(nc, "reports.rendered", report); err != nil {
+	err = shim.Publish(nc, "reports.rendered", report)
+	fmt.Println(errors.Is(err, shim.ErrPayloadTooLarge), shim.Classify(err))
+
+	// Claim checks only on purpose: a Store the service set up (once its
+	// receivers resolve claim checks) stores the body and sends a reference.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := claimcheck.New(context.Background(), js)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.PublishMsg(context.Background(), &nats.Msg{Subject: "reports.rendered", Data: report}); err != nil {
 		log.Fatal(err)
 	}
 	m, err := sub.NextMsg(5 * time.Second)
@@ -105,17 +119,10 @@ func ExamplePublish() {
 	fmt.Println(len(m.Data), m.Header.Get(claimcheck.HeaderSize))
 
 	// A receiver resolves it (claimcheck.Store.Subscribe does this for you).
-	js, err := jetstream.New(nc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	store, err := claimcheck.New(context.Background(), js)
-	if err != nil {
-		log.Fatal(err)
-	}
 	body, err := store.Resolve(context.Background(), m)
 	fmt.Println(len(body), err)
 	// Output:
+	// true not run
 	// 0 1048576
 	// 1048576 <nil>
 }

@@ -4,42 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
 )
 
-// DefaultPublishTimeout bounds Publish and PublishMsg, which take no
-// context: the claim check upload of a message that does not fit included.
-// Use PublishContext or PublishMsgContext for another deadline.
-const DefaultPublishTimeout = time.Minute
-
-// Publish publishes data on subject. See PublishMsgContext; a claim check
-// upload is bounded by DefaultPublishTimeout.
+// Publish publishes data on subject. See PublishMsgContext.
 func Publish(nc *nats.Conn, subject string, data []byte) error {
 	if st, link, ok := exact(nc, subject, 0, true); ok {
 		st.BeforeSend()
 		if err := nc.Publish(subject, data); err != nil {
-			return publishRefused(context.Background(), nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, true)
+			return publishRefused(context.Background(), nc, st, &nats.Msg{Subject: subject, Data: data}, link, err)
 		}
 		return nil
 	}
 	return publish(context.Background(), nc, &nats.Msg{Subject: subject, Data: data}, true)
 }
 
-// PublishMsg publishes m. See PublishMsgContext; a claim check upload is
-// bounded by DefaultPublishTimeout.
+// PublishMsg publishes m. See PublishMsgContext.
 func PublishMsg(nc *nats.Conn, m *nats.Msg) error {
 	if m != nil {
 		if st, link, ok := exact(nc, m.Subject, len(m.Reply), true); ok {
-			return publishDirect(context.Background(), nc, st, m, link, true)
+			return publishDirect(context.Background(), nc, st, m, link)
 		}
 	}
 	return publish(context.Background(), nc, m, true)
@@ -51,7 +40,7 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 		if st, link, ok := exact(nc, subject, 0, false); ok {
 			st.BeforeSend()
 			if err := nc.Publish(subject, data); err != nil {
-				return publishRefused(ctx, nc, st, &nats.Msg{Subject: subject, Data: data}, link, err, false)
+				return publishRefused(ctx, nc, st, &nats.Msg{Subject: subject, Data: data}, link, err)
 			}
 			return nil
 		}
@@ -61,23 +50,23 @@ func PublishContext(ctx context.Context, nc *nats.Conn, subject string, data []b
 
 // PublishMsgContext publishes m (subject, reply, headers, body) once.
 //
-// A message that fits the connection's current max_payload, header block
-// included, is published unchanged. One that does not is sent as a claim
-// check: its body goes to the connection's claim check store (the default
-// bucket, created on first use, one store per connection) and a reference
-// is published instead; receivers get the body back with
-// claimcheck.(*Store).Resolve or the claimcheck subscription helpers. A
-// body over claimcheck.MaxSize, or a connection without JetStream, gives a
-// PAYLOAD_TOO_LARGE error and nothing is published. ctx bounds the wait
-// for the connection's limit and the claim check; a message that fits is
-// handed to nats.go without waiting for anything.
+// A message that fits the connection's current max_payload (and the path
+// cap set with CapPayload), header block included, is published
+// unchanged. One that does not is refused before anything is written:
+// the error has CodePayloadTooLarge, matches ErrPayloadTooLarge and
+// nats.ErrMaxPayload, and Classify gives OutcomeNotRun, as nats.go itself
+// refuses it. Nothing is ever stored: these functions make no claim
+// check, so a service moved from nc.Publish to Publish (natssend-lint
+// -fix) keeps its behaviour and its receivers. To send larger messages on
+// purpose, set up a claimcheck.Store and use its PublishMsg, after the
+// receivers resolve claim checks.
 //
-// For another bucket, TTL or storage, make a claimcheck.Store and use its
-// PublishMsg.
+// ctx bounds the wait for the connection's limit after a (re)connect; a
+// message that fits is handed to nats.go without waiting for anything.
 func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	if ctx != nil && m != nil && ctx.Err() == nil {
 		if st, link, ok := exact(nc, m.Subject, len(m.Reply), false); ok {
-			return publishDirect(ctx, nc, st, m, link, false)
+			return publishDirect(ctx, nc, st, m, link)
 		}
 	}
 	return publish(ctx, nc, m, false)
@@ -102,38 +91,38 @@ func exact(nc *nats.Conn, subject string, replyLen int, metricsOnly bool) (*conn
 	return st, link, ok
 }
 
-// publish is every Publish function past the hot path (exact); bounded
-// says whether a claim check gets DefaultPublishTimeout (the calls
-// without a context).
-func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
+// publish is every Publish function past the hot path (exact); noCtx
+// says the call took no context (Publish, PublishMsg), which records
+// metrics but starts no span.
+func publish(ctx context.Context, nc *nats.Conn, m *nats.Msg, noCtx bool) error {
 	if err := checkSend(ctx, nc, m); err != nil {
 		return err
 	}
-	if telemetry.GlobalsIdle(bounded) {
-		return publishSend(ctx, nc, m, bounded)
+	if telemetry.GlobalsIdle(noCtx) {
+		return publishSend(ctx, nc, m)
 	}
-	if t := publishTel(bounded); t.Active() {
-		return publishTraced(ctx, nc, m, bounded, t)
+	if t := publishTel(noCtx); t.Active() {
+		return publishTraced(ctx, nc, m, t)
 	}
-	return publishSend(ctx, nc, m, bounded)
+	return publishSend(ctx, nc, m)
 }
 
 // publishSend is publish after its input check and telemetry: nats.go's
 // own check decides where it can (connlimit.State.Exact), and a refusal
 // (nothing was written) takes the one send loop (publishDecided).
-func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool) error {
+func publishSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	st := connlimit.For(nc)
 	if link, ok := st.Exact(); ok && !nc.Opts.SkipSubjectValidation && wire.ControlLineFits(m.Subject, len(m.Reply)) {
-		return publishDirect(ctx, nc, st, m, link, bounded)
+		return publishDirect(ctx, nc, st, m, link)
 	}
-	return publishDecided(ctx, nc, st, m, bounded)
+	return publishDecided(ctx, nc, st, m)
 }
 
 // publishDirect hands m to nats.go, whose own check decides (see exact):
 // a message with no headers and no reply subject as nc.Publish, which is
 // what nc.PublishMsg does with it less its header pass. A write error
 // takes the rest of the path (publishRefused).
-func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, bounded bool) error {
+func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64) error {
 	st.BeforeSend()
 	var err error
 	if m.Header == nil && m.Reply == "" {
@@ -142,7 +131,7 @@ func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *n
 		err = nc.PublishMsg(m)
 	}
 	if err != nil {
-		return publishRefused(ctx, nc, st, m, link, err, bounded)
+		return publishRefused(ctx, nc, st, m, link, err)
 	}
 	return nil
 }
@@ -151,9 +140,9 @@ func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *n
 // refusal for the message's size (nothing was written) goes through the
 // one send loop (publishDecided); a refused subject or header key gets
 // checkMsg's error; anything else is the send's own error.
-func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, err error, bounded bool) error {
+func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, err error) error {
 	if st.Refused(link, err) {
-		return publishDecided(ctx, nc, st, m, bounded)
+		return publishDecided(ctx, nc, st, m)
 	}
 	if errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
 		if merr := checkMsg(m.Subject, m.Reply, m.Header); merr != nil {
@@ -164,49 +153,26 @@ func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 }
 
 // publishDecided sends m through the one send loop (connlimit.State.Send):
-// wait for the link's limit, then send, claim check or refuse. It checks
-// the message first: a claim check uploads before the reference, which
-// carries the subjects and headers, is published.
-func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, bounded bool) error {
+// wait for the link's limit, then send or refuse. The package-level
+// Publish functions never make a claim check (only a claimcheck.Store the
+// service set up does): a message over the limit is refused with
+// PAYLOAD_TOO_LARGE and nothing is published or stored, as nats.go itself
+// refuses it.
+func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg) error {
 	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
 	}
+	size := int64(MsgSize(m))
 	v, limit, err := st.Send(ctx, connlimit.Send{
 		Decide: func(limit int64) connlimit.Verdict {
-			return connlimit.Decide(int64(MsgSize(m)), limit, connlimit.NoClaimCheck)
+			return connlimit.Decide(size, limit, connlimit.NoClaimCheck)
 		},
 		Write: func() error { return nc.PublishMsg(m) },
 	})
 	if v == connlimit.Fits || err != nil {
 		return sendError(ctx, err, false)
 	}
-	// It does not fit: the store decides between a claim check and a refusal.
-	if _, ok := ctx.Deadline(); bounded && !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultPublishTimeout)
-		defer cancel()
-	}
-	return publishClaimCheck(ctx, st, m, limit)
-}
-
-// publishClaimCheck sends m, which does not fit the limit it was decided
-// against, through the connection's claim check store.
-func publishClaimCheck(ctx context.Context, st *connlimit.State, m *nats.Msg, limit int64) error {
-	store, err := claimStore(ctx, st)
-	if err != nil {
-		size := int64(MsgSize(m))
-		return &Error{
-			Code:    CodePayloadTooLarge,
-			Message: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit and the claim check store is unavailable; not sent", size, limit),
-			Size:    size, Limit: limit, outcome: OutcomeNotRun,
-			err: fmt.Errorf("%w; %w", nats.ErrMaxPayload, err),
-		}
-	}
-	if err := store.PublishMsg(ctx, m); err != nil {
-		return claimError(ctx, m, limit, err)
-	}
-	claimCheckAttr(ctx, len(m.Data))
-	return nil
+	return tooLarge("message", size, limit, nil)
 }
 
 // checkSend is the input check every publish makes before anything else:
@@ -266,57 +232,4 @@ func checkHeaderKeys(h nats.Header) error {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	return nil
-}
-
-// claimError maps a claim check failure. The store says when nothing was
-// published (claimcheck.ErrNotPublished); anything else may have been.
-func claimError(ctx context.Context, m *nats.Msg, limit int64, err error) error {
-	switch {
-	case errors.Is(err, claimcheck.ErrTooLarge):
-		return &Error{
-			Code:    CodePayloadTooLarge,
-			Message: "message does not fit even as a claim check; not sent",
-			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: err,
-		}
-	case errors.Is(err, claimcheck.ErrReservedHeader):
-		return notSent(CodeInvalidArgument, "message already carries a claim check header; not sent", err)
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return sendError(ctx, err, !errors.Is(err, claimcheck.ErrNotPublished))
-}
-
-// storeKey is the key of the connection's claim check store holder in its
-// connlimit.State.
-type storeKey struct{}
-
-// storeHolder is the lazily made claim check store of one connection,
-// kept next to its limit state for Publish.
-type storeHolder struct {
-	mu    sync.Mutex
-	store *claimcheck.Store
-}
-
-// claimStore returns the connection's claim check store, creating the
-// default bucket on first use. A failure is not cached: the next publish
-// tries again.
-func claimStore(ctx context.Context, st *connlimit.State) (*claimcheck.Store, error) {
-	h := st.Attach(storeKey{}, func() any { return &storeHolder{} }).(*storeHolder)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.store != nil {
-		return h.store, nil
-	}
-	js, err := jetstream.New(st.Conn())
-	if err != nil {
-		return nil, err
-	}
-	s, err := claimcheck.New(ctx, js)
-	if err != nil {
-		return nil, err
-	}
-	h.store = s
-	return s, nil
 }

@@ -15,7 +15,14 @@ import (
 	"github.com/natssend/natssend/shim"
 )
 
-func TestPublishFitsUnchangedOverAsClaimCheck(t *testing.T) {
+// TestPublishFitsOrRefusesNeverStores: the package-level Publish functions
+// make no claim check. At the limit (header block included) a message
+// arrives unchanged; one byte over, every Publish function refuses it
+// before anything is written (PAYLOAD_TOO_LARGE, not run), nothing
+// arrives, no bucket is made, and the connection stays up. This is what
+// nc.Publish does, so natssend-lint -fix keeps a service's behaviour.
+func TestPublishFitsOrRefusesNeverStores(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	s := natstest.Start(t, natstest.MaxPayload(limit), natstest.JetStream())
 	nc := connect(t, s.URL())
@@ -42,34 +49,40 @@ func TestPublishFitsUnchangedOverAsClaimCheck(t *testing.T) {
 	if !bytes.Equal(got.Data, fit) || got.Header.Get(claimcheck.HeaderRef) != "" {
 		t.Fatal("a fitting message must arrive unchanged")
 	}
-	if _, err := js.ObjectStore(context.Background(), claimcheck.DefaultBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
-		t.Fatalf("a fitting message must not touch the object store (bucket lookup: %v)", err)
-	}
 
+	ctx := context.Background()
 	over := append(bytes.Clone(fit), 0xff)
-	if err := shim.PublishMsg(nc, &nats.Msg{Subject: "events", Header: h, Data: over}); err != nil {
-		t.Fatalf("one byte over: %v", err)
+	for name, publish := range map[string]func() error{
+		"PublishMsg": func() error { return shim.PublishMsg(nc, &nats.Msg{Subject: "events", Header: h, Data: over}) },
+		"PublishMsgContext": func() error {
+			return shim.PublishMsgContext(ctx, nc, &nats.Msg{Subject: "events", Header: h, Data: over})
+		},
+		"Publish":            func() error { return shim.Publish(nc, "events", make([]byte, limit+1)) },
+		"PublishContext":     func() error { return shim.PublishContext(ctx, nc, "events", make([]byte, limit+1)) },
+		"Publish of 300 MiB": func() error { return shim.Publish(nc, "events", make([]byte, 300<<20)) },
+	} {
+		err := publish()
+		var se *shim.Error
+		if !errors.As(err, &se) || se.Code != shim.CodePayloadTooLarge || se.Limit != limit || se.Sent ||
+			!errors.Is(err, shim.ErrPayloadTooLarge) || !errors.Is(err, nats.ErrMaxPayload) || shim.Classify(err) != shim.OutcomeNotRun {
+			t.Errorf("%s one byte over the limit: want a not-sent PAYLOAD_TOO_LARGE against %d bytes, got %v", name, limit, err)
+		}
 	}
-	ref, err := sub.NextMsg(5 * time.Second)
-	if err != nil {
+	if err := nc.Flush(); err != nil || nc.IsClosed() {
+		t.Fatalf("connection not usable: %v", err)
+	}
+	if m, err := sub.NextMsg(100 * time.Millisecond); err == nil {
+		t.Fatalf("a refused message arrived: %d bytes, headers %v", len(m.Data), m.Header)
+	}
+	if _, err := js.ObjectStore(ctx, claimcheck.DefaultBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("Publish must never make a bucket (bucket lookup: %v)", err)
+	}
+	streams := js.StreamNames(ctx)
+	for n := range streams.Name() {
+		t.Errorf("Publish made the stream %q", n)
+	}
+	if err := streams.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if ref.Header.Get(claimcheck.HeaderRef) == "" || len(ref.Data) != 0 || ref.Header.Get("Trace-Id") != "abc" {
-		t.Fatalf("one byte over must travel as a claim check with the caller's headers: %v %d bytes", ref.Header, len(ref.Data))
-	}
-	store, err := claimcheck.New(context.Background(), js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := store.Resolve(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(body, over) {
-		t.Fatal("resolved body differs")
-	}
-	if nc.IsClosed() {
-		t.Fatal("connection closed")
 	}
 }
 
@@ -106,21 +119,5 @@ func TestPublishStateDroppedWhenConnectionsClose(t *testing.T) {
 	}
 	if got := shim.RegistrySize(); got > before+1 {
 		t.Fatalf("registry holds %d connections, want at most %d: closed connections leak", got, before+1)
-	}
-}
-
-func TestPublishRefusesAboveClaimCheckMaximum(t *testing.T) {
-	const limit = 64 << 10
-	s := natstest.Start(t, natstest.MaxPayload(limit), natstest.JetStream())
-	nc := connect(t, s.URL())
-	err := shim.Publish(nc, "events", make([]byte, claimcheck.MaxSize+1))
-	var se *shim.Error
-	if !errors.As(err, &se) || !errors.Is(err, shim.ErrPayloadTooLarge) || !errors.Is(err, claimcheck.ErrTooLarge) ||
-		shim.Classify(err) != shim.OutcomeNotRun || se.Limit != limit {
-		t.Fatalf("above 256 MiB: want a not-sent PAYLOAD_TOO_LARGE wrapping claimcheck.ErrTooLarge, got %v", err)
-	}
-	err = shim.PublishMsg(nc, &nats.Msg{Subject: "events", Header: nats.Header{claimcheck.HeaderRef: {"forged"}}, Data: make([]byte, limit+1)})
-	if !errors.As(err, &se) || se.Code != shim.CodeInvalidArgument || shim.Classify(err) != shim.OutcomeNotRun {
-		t.Fatalf("a message already carrying a claim check header: got %v", err)
 	}
 }

@@ -122,6 +122,7 @@ func (o *streamOpen) publish(reply string) error {
 			},
 			Write: func() error { return c.nc.PublishMsg(&req) },
 		})
+		envelopeOf(o.ctx, &req)
 		switch {
 		case err != nil:
 			return sendError(o.ctx, err, false) // a publish fails only before writing

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/natssend/natssend/internal/telemetry"
 )
@@ -35,24 +34,22 @@ func endOp(ctx context.Context, op *telemetry.Op, err error) {
 	op.End(ctx, err, outcome, code)
 }
 
-// withTraceHeader returns m, or a copy of m whose header carries ctx's
-// trace context (m and its Header are not modified). It is called before
-// any size decision, so the injected headers count like any other.
-func withTraceHeader(ctx context.Context, t telemetry.Tel, m *nats.Msg) *nats.Msg {
-	h, ok := t.Inject(ctx, m.Header)
-	if !ok {
-		return m
+// inboxPrefix is nc's custom inbox prefix ("" for the default or a nil
+// nc), which telemetry names as a temporary destination.
+func inboxPrefix(nc *nats.Conn) string {
+	if nc == nil {
+		return ""
 	}
-	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
+	return nc.Opts.InboxPrefix
 }
 
 // publishTraced is publish with telemetry: a Producer span (when the
-// publish has a context) whose trace context the message carries, and
+// publish has a context) whose trace context the message carries
+// (injected before the size decision, so it counts like any header), and
 // the sent-messages and duration metrics.
-func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, bounded bool, t telemetry.Tel) error {
-	sctx, op := t.Start(ctx, telemetry.Producer, telemetry.OperationPublish, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
-	err := publishSend(sctx, nc, m, bounded)
+func publishTraced(ctx context.Context, nc *nats.Conn, m *nats.Msg, t telemetry.Tel) error {
+	sctx, op, m := t.WithInbox(inboxPrefix(nc)).Send(ctx, telemetry.Producer, telemetry.OperationPublish, m)
+	err := publishSend(sctx, nc, m)
 	endOp(sctx, &op, err)
 	return err
 }
@@ -71,8 +68,7 @@ func publishTel(bounded bool) telemetry.Tel {
 // requestTraced is RequestMsg's send with telemetry: a Client span whose
 // trace context the request carries, an event per attempt, the metrics.
 func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel) (*nats.Msg, error) {
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationRequest, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationRequest, m)
 	callCtx = op.Context(callCtx) // a claim check's upload is the request's child
 	var reply *nats.Msg
 	var err error
@@ -122,14 +118,35 @@ func (o *handlerOpts) startHandler(ctx context.Context, req *nats.Msg) (context.
 	if !t.Active() {
 		return ctx, telemetry.Op{}
 	}
-	ctx = t.Extract(ctx, req.Header)
-	return t.Start(ctx, telemetry.Server, telemetry.OperationRespond, req.Subject, len(req.Data))
+	r := telemetry.Received{Subject: req.Subject, Reply: req.Reply, Header: req.Header, BodySize: len(req.Data)}
+	if req.Sub != nil {
+		r.Queue = req.Sub.Queue
+	}
+	return t.Receive(ctx, telemetry.Server, telemetry.OperationRespond, r)
 }
 
-// claimCheckAttr adds the natssend.claimcheck.size attribute to ctx's span.
+// claimCheckAttr adds the natssend.claimcheck.size attribute to the span
+// of natssend's operation in ctx (never to a caller's span).
 func claimCheckAttr(ctx context.Context, size int) {
-	if s := trace.SpanFromContext(ctx); s.IsRecording() {
-		s.SetAttributes(telemetry.KeyClaimCheckSize.Int(size))
+	telemetry.SetSize(ctx, telemetry.KeyClaimCheckSize, int64(size))
+}
+
+// envelopeAttr sets messaging.message.envelope.size on the span of
+// natssend's operation in ctx: size is the header block (natssend's own
+// headers and the trace context included) plus body that the limit
+// decision compared with max_payload, for the last message decided on (a
+// claim-checked request's reference). 0 (no decision made) sets nothing.
+func envelopeAttr(ctx context.Context, size int64) {
+	if size > 0 {
+		telemetry.SetSize(ctx, telemetry.KeyEnvelopeSize, size)
+	}
+}
+
+// envelopeOf is envelopeAttr with m's size, computed only for a span that
+// records.
+func envelopeOf(ctx context.Context, m *nats.Msg) {
+	if s := telemetry.SpanOf(ctx); s != nil && s.IsRecording() {
+		envelopeAttr(ctx, int64(MsgSize(m)))
 	}
 }
 
@@ -142,8 +159,7 @@ var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-check
 // frame) or the call failed, and the request carries its trace context,
 // which StreamHandler continues.
 func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []CallOption, t telemetry.Tel) (*ReplyStream, error) {
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationStream, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationStream, m)
 	rs, err := c.requestMsgStream(sctx, m, opts...)
 	if err != nil {
 		endOp(sctx, &op, err)
@@ -186,8 +202,7 @@ func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []Call
 		c.requestMany(ctx, m, opts, yield)
 		return
 	}
-	sctx, op := t.Start(ctx, telemetry.Client, telemetry.OperationMany, m.Subject, len(m.Data))
-	m = withTraceHeader(sctx, t, m)
+	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationMany, m)
 	replies := 0
 	var first error
 	defer func() {

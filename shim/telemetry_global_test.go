@@ -91,12 +91,12 @@ func TestTelemetryGlobalPublishSizeBoundary(t *testing.T) {
 	}
 	ctx, parent := k.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
-	hdr := shim.HeaderSize(nats.Header{"traceparent": {strings.Repeat("0", 55)}})
+	hdr := shim.HeaderSize(nats.Header{"Traceparent": {strings.Repeat("0", 55)}})
 	if err := shim.PublishContext(ctx, nc, "tel.psize", make([]byte, limit-hdr)); err != nil {
 		t.Fatalf("exactly %d bytes with the trace header: %v", limit, err)
 	}
 	m, err := sub.NextMsg(10 * time.Second)
-	if err != nil || len(m.Header.Get("traceparent")) != 55 || len(m.Data) != limit-hdr {
+	if err != nil || len(m.Header.Get("Traceparent")) != 55 || len(m.Data) != limit-hdr {
 		t.Fatalf("delivered %v (header %v), err %v", m, m.Header, err)
 	}
 	err = shim.PublishContext(ctx, nc, "tel.psize", make([]byte, limit-hdr+1))

@@ -18,10 +18,15 @@ import (
 // The Publish functions, which take no options, always use the globals;
 // Publish and PublishMsg, which take no context, record metrics only.
 //
-// Subjects with IDs in them (orders.123.paid) make one metric series and
-// span name per ID: map them to a template with WithDestinationName
-// (HandlerDestinationName), such as func(s string) string { return
-// "orders.*.paid" }.
+// The trace context goes in canonical keys (Traceparent, Tracestate,
+// Baggage), which propagation.HeaderCarrier(msg.Header) reads, and is read
+// in any case. Inboxes (reply subjects, stream control subjects) are
+// named by a template and marked messaging.destination.temporary, never
+// by their unique subject. Subjects with IDs in them (orders.123.paid)
+// make one metric series and span name per ID: map them to a template
+// with WithDestinationName (HandlerDestinationName), such as func(s
+// string) string { return "orders.*.paid" }. docs/telemetry.md lists
+// every span and metric with its attributes.
 
 // WithTracerProvider is a client-level Option: the Client's spans come
 // from tp instead of the global tracer provider. tp must not be nil.
@@ -72,7 +77,8 @@ func WithoutTelemetry() Option {
 // WithDestinationName is a client-level Option: f maps a subject to the
 // messaging.destination.name of the Client's spans and metrics (and
 // their span names), to keep their cardinality bounded when subjects
-// carry IDs. f must not be nil.
+// carry IDs. f is not called for inboxes, which are named by their
+// template. f must not be nil.
 func WithDestinationName(f func(subject string) string) Option {
 	return func(c *Client) error {
 		if f == nil {

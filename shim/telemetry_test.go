@@ -158,14 +158,14 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 	ctx, parent := ck.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
 	// The request's header: the timeout (7 digits for an hour) and traceparent (55 bytes).
-	hdr := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}, "traceparent": {strings.Repeat("0", 55)}})
+	hdr := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}, "Traceparent": {strings.Repeat("0", 55)}})
 	withoutTrace := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}})
 	body := limit - hdr
 	if _, err := c.Request(ctx, "tel.size", make([]byte, body)); err != nil {
 		t.Fatalf("request of exactly %d bytes with its trace header: %v", limit, err)
 	}
-	if len(got.Get("traceparent")) != 55 {
-		t.Fatalf("handler got traceparent %q", got.Get("traceparent"))
+	if len(got.Get("Traceparent")) != 55 {
+		t.Fatalf("handler got traceparent %q", got.Get("Traceparent"))
 	}
 	if body+1+withoutTrace > limit {
 		t.Fatal("test setup: one byte more must fit without the trace header")
@@ -182,6 +182,12 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 	if len(spans) != 2 || attr(spans[1], "natssend.error.code").AsString() != shim.CodePayloadTooLarge {
 		t.Fatalf("spans %d; the refused one's code %q", len(spans), attr(spans[len(spans)-1], "natssend.error.code").AsString())
 	}
+	// The envelope size is the size the decision compared, to the byte.
+	for i, want := range []int64{limit, limit + 1} {
+		if got := attr(spans[i], "messaging.message.envelope.size").AsInt64(); got != want {
+			t.Errorf("request %d: messaging.message.envelope.size %d, want %d", i, got, want)
+		}
+	}
 	// The connection is still usable.
 	if _, err := c.Request(ctx, "tel.size", []byte("small")); err != nil {
 		t.Fatal(err)
@@ -191,7 +197,7 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 func TestTelemetryWithoutTelemetry(t *testing.T) {
 	s := natstest.Start(t)
 	ck, hk, _ := telPair(t, s, "tel.off", func(ctx context.Context, req *nats.Msg) ([]byte, error) {
-		if req.Header.Get("traceparent") != "" {
+		if propagation.HeaderCarrier(req.Header).Get("traceparent") != "" || req.Header.Get("traceparent") != "" {
 			return nil, shim.InvalidArgument("trace header sent")
 		}
 		return nil, nil
@@ -204,6 +210,11 @@ func TestTelemetryWithoutTelemetry(t *testing.T) {
 	}
 	if len(ck.spans("request tel.off")) != 0 {
 		t.Fatal("a Client WithoutTelemetry recorded a span")
+	}
+	// Nor does it write its sizes on the caller's span.
+	parent.End()
+	if kv := ck.span(t, "parent").Attributes(); len(kv) != 0 {
+		t.Fatalf("the caller's span got attributes %v", kv)
 	}
 	// The handler starts a root span: the request carried no trace.
 	if hs := hk.span(t, "process tel.off"); hs.Parent().IsValid() {

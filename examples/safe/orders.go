@@ -44,14 +44,17 @@ func Connect(url string) (*nats.Conn, error) {
 	return shim.Connect(url, nats.Name("orders"))
 }
 
-// PublishCreated announces an order. An order too large for the broker
-// travels as a claim check; subscribers resolve it (see Subscribe).
-func PublishCreated(ctx context.Context, nc *nats.Conn, o Order) error {
+// PublishCreated announces an order through store, the service's claim
+// check store: an order too large for the broker travels as a claim check,
+// which the subscribers resolve (see Subscribe; migrate them first). With
+// shim.PublishContext instead, such an order would be refused
+// (PAYLOAD_TOO_LARGE) and nothing stored.
+func PublishCreated(ctx context.Context, store *claimcheck.Store, o Order) error {
 	data, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	return shim.PublishContext(ctx, nc, "orders.created", data)
+	return store.PublishMsg(ctx, &nats.Msg{Subject: "orders.created", Data: data})
 }
 
 // Subscribe delivers announced orders, claim checks resolved. Orders that

@@ -97,7 +97,7 @@ func TestServiceEndToEnd(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := orders.PublishCreated(ctx, nc, big); err != nil {
+	if err := orders.PublishCreated(ctx, store, big); err != nil {
 		t.Fatalf("publish 10x the limit: %v", err)
 	}
 	select {

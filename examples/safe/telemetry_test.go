@@ -70,7 +70,15 @@ func TestTelemetryOneOrderOneTrace(t *testing.T) {
 	if _, err := orders.Create(ctx, shim.NewClient(nc), orders.Order{ID: o.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := orders.PublishCreated(ctx, nc, o); err != nil {
+	pjs, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pstore, err := claimcheck.New(ctx, pjs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orders.PublishCreated(ctx, pstore, o); err != nil {
 		t.Fatal(err)
 	}
 	select {

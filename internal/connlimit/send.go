@@ -102,12 +102,13 @@ func Unwritten(err error) bool {
 // the server enforces, so nats.go's own check is the decision: the sender
 // calls BeforeSend and writes, and passes a write error to Refused. ok is
 // false when the connection is not guarded: the sender goes through Send.
-// link is the current link (see Link), for Refused.
+// link is the current link (see Link), for Refused. With a path cap
+// (SetPathCap) ok is false: nats.go does not know the cap.
 //
 // It is a check and not a function taking the write, so that the hot path
 // makes no indirect call.
 func (s *State) Exact() (link uint64, ok bool) {
-	if s.d == nil || !s.d.guarded() {
+	if s.d == nil || !s.d.guarded() || s.pathCap.Load() != 0 {
 		return 0, false
 	}
 	return s.d.dials.Load(), true

@@ -44,6 +44,28 @@ type State struct {
 	roundTrips atomic.Int64 // round trips made by confirm
 
 	beforeSend atomic.Pointer[func()] // see SetBeforeSend
+
+	pathCap atomic.Int64 // see SetPathCap; 0: none
+
+	denied denials // see WatchDenied
+}
+
+// SetPathCap sets the smallest max_payload on the path the connection's
+// messages travel (a leafnode to a site with a lower limit, say), n > 0:
+// from now on Limit is at most n, and Exact leaves every decision to
+// Send, since nats.go's own check knows only the connection's limit. A
+// later call replaces the cap.
+func (s *State) SetPathCap(n int64) { s.pathCap.Store(n) }
+
+// PathCap returns the cap set with SetPathCap, 0 when none.
+func (s *State) PathCap() int64 { return s.pathCap.Load() }
+
+// capped returns limit lowered to the path cap.
+func (s *State) capped(limit int64) int64 {
+	if c := s.pathCap.Load(); c > 0 && c < limit {
+		return c
+	}
+	return limit
 }
 
 // BeforeSend is called by every sender between its decision and its send.
@@ -163,7 +185,8 @@ func (s *State) Conn() *nats.Conn { return s.nc }
 func (s *State) Guarded() bool { return s.d != nil && s.d.guarded() }
 
 // Limit returns the connection's effective max_payload (the minimum of
-// server, account and user limits) for its current link.
+// server, account and user limits, and the path cap: SetPathCap) for its
+// current link.
 //
 // On a guarded connection it is the limit nats.go holds, once the server
 // has announced it; before that (a moment after each connect and
@@ -176,6 +199,16 @@ func (s *State) Guarded() bool { return s.d != nil && s.d.guarded() }
 // ErrNoLimit, ctx's error, or the round trip's error. Nothing but a PING
 // was sent.
 func (s *State) Limit(ctx context.Context) (int64, error) {
+	limit, err := s.linkLimit(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.capped(limit), nil
+}
+
+// linkLimit is Limit without the path cap: the limit the server enforces
+// on the connection's current link.
+func (s *State) linkLimit(ctx context.Context) (int64, error) {
 	nc := s.nc
 	for {
 		if !nc.IsConnected() {

@@ -17,8 +17,8 @@
 //     and sizes forged in the meta data (TestReadPath,
 //     TestReadForgedSizes, TestClusterReadLeaderLoss).
 //
-// The send paths are Publish and PublishMsgContext (fits, and as a claim
-// check), Client.Request and RequestMsg (small, claim-checked request,
+// The send paths are Publish and PublishMsgContext (fits; over the limit,
+// refused with nothing stored), Client.Request and RequestMsg (small, claim-checked request,
 // claim-checked reply), Attempts with and without an OperationID, Retry,
 // Handler and JSONHandler replies, and claimcheck.Store's PublishMsg,
 // PublishJetStream, Resolve and Open; transfer streams

@@ -14,17 +14,6 @@ import (
 	"github.com/natssend/natssend/shim"
 )
 
-// The chunks and metas of shim.Publish's claim checks (the default
-// bucket).
-var (
-	pubChunks = "$O." + claimcheck.DefaultBucket + ".C.>"
-	pubMetas  = "$O." + claimcheck.DefaultBucket + ".M.>"
-)
-
-func pubChunkUp(n int) natstest.Rule {
-	return natstest.Rule{Dir: natstest.ToServer, Subject: pubChunks, Nth: n}
-}
-
 // receiver subscribes to ev.> on the admin connection and resolves what
 // arrives with a Store of the default bucket.
 type receiver struct {
@@ -97,8 +86,8 @@ func (r *receiver) check(want []byte, n int) {
 // pubRow is a row of shim.Publish*.
 type pubRow struct {
 	name     string
-	big      bool // above the limit: a claim check
-	noCtx    bool // shim.PublishMsg, bounded by DefaultPublishTimeout
+	big      bool // above the limit: refused
+	noCtx    bool // shim.PublishMsg
 	deadline time.Duration
 	fault    func(e *env, c *call)
 	want     wantErr
@@ -135,11 +124,13 @@ func (r pubRow) run(t *testing.T) {
 	e.checkFaults()
 }
 
-// shim.Publish, PublishMsg and PublishMsgContext: a message that fits, and
-// one sent as a claim check.
+// shim.Publish, PublishMsg and PublishMsgContext: a message that fits is
+// sent; one over the limit is refused and nothing is stored (claim checks
+// are made only through a Store: TestStore).
 func TestPublish(t *testing.T) {
 	t.Parallel()
 	unavailable := wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeUnavailable, is: []error{nats.ErrConnectionReconnecting}, sent: no}
+	tooLarge := wantErr{outcome: shim.OutcomeNotRun, code: shim.CodePayloadTooLarge, is: []error{shim.ErrPayloadTooLarge, nats.ErrMaxPayload}, sent: no}
 	rows := []pubRow{
 		{name: "fits: ctx cancelled before the send", fault: cancelBefore,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
@@ -149,25 +140,12 @@ func TestPublish(t *testing.T) {
 		{name: "fits: server restart before the send", fault: dropCaller(true), want: unavailable},
 		{name: "fits: caller connection dropped after the server had it", recv: 1, want: ok,
 			fault: on(callerP, withAction(natstest.Rule{Dir: natstest.ToServer, Subject: "ev.data", When: natstest.After}, natstest.Cut), nil)},
-		{name: "claim check: ctx cancelled before the send", big: true, fault: cancelBefore,
+		{name: "over the limit: refused, nothing stored", big: true, want: tooLarge},
+		{name: "PublishMsg: over the limit: refused, nothing stored", big: true, noCtx: true, want: tooLarge},
+		{name: "over the limit: ctx cancelled before the send", big: true, fault: cancelBefore,
 			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
-		{name: "claim check: ctx cancelled during the upload", big: true, fault: on(callerP, pubChunkUp(2), doCancel),
-			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: no}},
-		{name: "claim check: deadline during the upload", big: true, deadline: short, fault: on(callerP, pubChunkUp(2), waitDeadline),
-			want: wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeDeadlineExceeded, is: []error{context.DeadlineExceeded}, sent: no}},
-		{name: "claim check: caller connection dropped during the upload", big: true, want: notRunUnsent,
-			fault: on(callerP, withAction(pubChunkUp(2), natstest.Cut), nil)},
-		{name: "claim check: caller connection reset in the middle of a chunk", big: true, want: notRunUnsent,
-			fault: func(e *env, c *call) { e.expect(e.cp.CutAfterBytes(natstest.ToServer, limit+limit/2, nil)) }},
-		{name: "claim check: caller connection dropped before the acknowledgement of the upload's last message", big: true, want: notRunUnsent,
-			fault: metaAckLost(pubMetas)},
-		{name: "claim check: server restart during the upload", big: true, want: notRunUnsent,
-			fault: on(callerP, pubChunkUp(2), doRestart)},
-		{name: "claim check: caller connection dropped after the server had the reference", big: true, recv: 1, left: 1, want: ok,
-			fault: on(callerP, withAction(natstest.Rule{Dir: natstest.ToServer, Subject: "ev.data", When: natstest.After}, natstest.Cut), nil)},
-		{name: "PublishMsg: claim check, server restart during the upload", big: true, noCtx: true, want: notRunUnsent,
-			fault: on(callerP, pubChunkUp(2), doRestart)},
-		{name: "claim check: no fault", big: true, recv: 1, left: 1, want: ok},
+		{name: "over the limit: caller connection dropped before the send", big: true, fault: dropCaller(false), want: unavailable},
+		{name: "over the limit: server restart before the send", big: true, fault: dropCaller(true), want: unavailable},
 	}
 	runRows(t, rows)
 }

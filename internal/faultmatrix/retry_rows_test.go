@@ -106,20 +106,20 @@ func TestRetry(t *testing.T) {
 			}
 			e.checkFaults()
 		}},
-		{"claim-check publish: caller connection dropped during the first upload", func(t *testing.T) {
+		{"claim-check publish (Store.PublishMsg): caller connection dropped during the first upload", func(t *testing.T) {
 			e := newEnv(t)
-			rc := newReceiver(e)
+			rc := storeReceiver(e)
 			data := payload(bigSize, 4)
-			e.expect(e.cp.On(withAction(pubChunkUp(2), natstest.Cut)))
+			e.expect(e.cp.On(withAction(chunkUp(2), natstest.Cut)))
 			ctx, cancel := context.WithTimeout(context.Background(), long)
 			defer cancel()
 			runs, err := retry(ctx, func(ctx context.Context) error {
-				return shim.PublishMsgContext(ctx, e.caller, &nats.Msg{Subject: "ev.data", Data: data})
+				return e.cst.PublishMsg(ctx, &nats.Msg{Subject: "ev.data", Data: data})
 			})
 			wantRuns(t, runs, 2)
 			ok.check(t, err)
 			rc.check(data, 1)
-			checkLeftIn(t, rc.st, 1)
+			e.checkLeft(1)
 			e.checkFaults()
 		}},
 	})

@@ -34,6 +34,10 @@ type config struct {
 	jetstream  bool
 	accounts   []Account
 	logs       bool
+	users      []User // more users of DefaultAccount
+	domain     string // JetStream domain
+	leafListen int    // a port to accept leafnode connections on
+	leafRemote string // a hub's leafnode URL to connect to
 }
 
 // Option configures a test server.
@@ -194,15 +198,20 @@ func (s *Server) configText() string {
 		fmt.Fprintf(&b, "max_payload: %d\n", s.conf.maxPayload)
 	}
 	if s.conf.jetstream {
-		fmt.Fprintf(&b, "jetstream: { store_dir: %q, max_memory_store: 1GB, max_file_store: 4GB }\n", filepath.Join(s.dir, "js"))
+		domain := ""
+		if s.conf.domain != "" {
+			domain = fmt.Sprintf(", domain: %q", s.conf.domain)
+		}
+		fmt.Fprintf(&b, "jetstream: { store_dir: %q, max_memory_store: 1GB, max_file_store: 4GB%s }\n", filepath.Join(s.dir, "js"), domain)
 	}
+	s.leafConfigText(&b)
 	js := ""
 	if s.conf.jetstream {
 		js = "jetstream: enabled, "
 	}
 	s.users = map[string]string{DefaultUser: DefaultPassword}
 	b.WriteString("accounts: {\n")
-	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q } ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword)
+	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q }%s ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword, s.usersConfigText())
 	for _, a := range s.conf.accounts {
 		limits := ""
 		if a.MaxPayload > 0 {

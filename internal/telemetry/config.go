@@ -57,6 +57,15 @@ type Tel struct {
 	inst    *instruments
 	prop    propagation.TextMapPropagator
 	subject func(string) string
+	inbox   string // the connection's custom inbox prefix, "" when none or not known
+}
+
+// WithInbox is t knowing the inbox prefix of its connection
+// (nats.Options.InboxPrefix, "" for the default), so that subjects under
+// it are named as the temporary destinations they are.
+func (t Tel) WithInbox(prefix string) Tel {
+	t.inbox = prefix
+	return t
 }
 
 // Active reports whether anything is recorded or propagated.

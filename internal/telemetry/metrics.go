@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Metric names: the OpenTelemetry messaging conventions' and natssend's.
@@ -59,8 +58,14 @@ func newInstruments(m metric.Meter) *instruments {
 	return in
 }
 
+// record records op's metrics. Their attributes are those of bounded
+// cardinality only: the system, the operation's name, its destination's
+// name or template, the outcome and the error code.
 func (in *instruments) record(ctx context.Context, op *Op, outcome, code string) {
-	kv := []attribute.KeyValue{KeySystem.String(SystemNATS), KeyDestination.String(op.dest), KeyOutcome.String(outcome)}
+	kv := make([]attribute.KeyValue, 0, 6)
+	kv = append(kv, systemNATS, KeyOperationName.String(op.name))
+	kv = op.dest.attrs(kv)
+	kv = append(kv, KeyOutcome.String(outcome))
 	if code != "" {
 		kv = append(kv, KeyErrorType.String(code))
 	}
@@ -79,20 +84,20 @@ func (in *instruments) record(ctx context.Context, op *Op, outcome, code string)
 	}
 }
 
+// destSet is the attribute set of a metric about subject: the system and
+// the destination.
+func (t Tel) destSet(subject string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(t.destOf(subject).attrs([]attribute.KeyValue{systemNATS})...))
+}
+
 // ClaimCheck records a stored claim check of size bytes on subject, and
-// adds natssend.claimcheck.size to ctx's span.
+// adds natssend.claimcheck.size to the span of natssend's operation in ctx.
 func (t Tel) ClaimCheck(ctx context.Context, subject string, size int64) {
-	if s := trace.SpanFromContext(ctx); s.IsRecording() {
-		s.SetAttributes(KeyClaimCheckSize.Int64(size))
-	}
+	SetSize(ctx, KeyClaimCheckSize, size)
 	if t.inst == nil {
 		return
 	}
-	dest := subject
-	if t.subject != nil {
-		dest = t.subject(subject)
-	}
-	set := metric.WithAttributeSet(attribute.NewSet(KeySystem.String(SystemNATS), KeyDestination.String(dest)))
+	set := t.destSet(subject)
 	t.inst.ccCount.Add(ctx, 1, set)
 	t.inst.ccBytes.Add(ctx, size, set)
 }
@@ -102,11 +107,7 @@ func (t Tel) Attempts(ctx context.Context, subject string, n int) {
 	if t.inst == nil {
 		return
 	}
-	dest := subject
-	if t.subject != nil {
-		dest = t.subject(subject)
-	}
-	t.inst.attempts.Record(ctx, int64(n), metric.WithAttributeSet(attribute.NewSet(KeySystem.String(SystemNATS), KeyDestination.String(dest))))
+	t.inst.attempts.Record(ctx, int64(n), t.destSet(subject))
 }
 
 func (t Tel) fault(ctx context.Context, kind string) {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"net/textproto"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -12,8 +13,12 @@ import (
 )
 
 // Inject returns h with ctx's trace context added by t's propagator, as a
-// new map: h itself is never modified. It returns h unchanged (and
-// injected false) when there is nothing to inject, and when the
+// new map: h itself is never modified. Keys are written in canonical MIME
+// form (Traceparent, Tracestate, Baggage), the form
+// propagation.HeaderCarrier(msg.Header) looks up (nats.Header and
+// http.Header share their type), and replace a value of the same key in
+// any other case. It returns h unchanged (and injected false) when there
+// is nothing to inject, and when the
 // propagator panics or writes a header nats.go cannot send (an invalid
 // key, a line break in a value): a send never fails because of its
 // telemetry. Such a fault is counted (natssend.telemetry.errors).
@@ -69,12 +74,13 @@ type carrier struct {
 
 func (c carrier) ro() *carrier { c.readOnly = true; return &c }
 
+// Get returns key's first value, whatever the case of the key in the
+// header: NATS headers are case-sensitive, W3C propagators ask for lower
+// case, HeaderCarrier producers and natssend send canonical keys.
 func (c *carrier) Get(key string) string {
 	if v := c.h[key]; len(v) > 0 {
 		return v[0]
 	}
-	// Headers are case-sensitive in NATS; propagators use lower case keys,
-	// other libraries may send them canonicalized.
 	for k, v := range c.h {
 		if len(v) > 0 && strings.EqualFold(k, key) {
 			return v[0]
@@ -83,6 +89,8 @@ func (c *carrier) Get(key string) string {
 	return ""
 }
 
+// Set sets key, in canonical form, to value, and drops the key in any
+// other case (a trace context the message carried before).
 func (c *carrier) Set(key, value string) {
 	if c.readOnly {
 		return
@@ -90,6 +98,12 @@ func (c *carrier) Set(key, value string) {
 	if !wire.ValidHeaderKey(key) || strings.ContainsAny(value, "\r\n") {
 		c.bad = true
 		return
+	}
+	key = textproto.CanonicalMIMEHeaderKey(key)
+	for k := range c.h {
+		if k != key && strings.EqualFold(k, key) {
+			delete(c.h, k)
+		}
 	}
 	c.h[key] = []string{value}
 	c.set = true

@@ -9,39 +9,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Attribute keys: the OpenTelemetry messaging conventions' and natssend's.
-const (
-	KeySystem          = attribute.Key("messaging.system")
-	KeyDestination     = attribute.Key("messaging.destination.name")
-	KeyOperationType   = attribute.Key("messaging.operation.type")
-	KeyOperationName   = attribute.Key("messaging.operation.name")
-	KeyBodySize        = attribute.Key("messaging.message.body.size")
-	KeyErrorType       = attribute.Key("error.type")
-	KeyOutcome         = attribute.Key("natssend.outcome")
-	KeyErrorCode       = attribute.Key("natssend.error.code")
-	KeyClaimCheckSize  = attribute.Key("natssend.claimcheck.size")
-	KeyAttempt         = attribute.Key("natssend.attempt")
-	KeyStreamFrames    = attribute.Key("natssend.stream.frames")
-	KeyStreamBytes     = attribute.Key("natssend.stream.bytes")
-	KeyReplies         = attribute.Key("natssend.replies")
-	SystemNATS         = "nats"
-	OutcomeOK          = "ok"
-	OutcomeNotRun      = "not_run"
-	OutcomeRejected    = "rejected"
-	OutcomeUnknown     = "unknown"
-	OperationSend      = "send"
-	OperationProcess   = "process"
-	OperationReceive   = "receive"
-	OperationPublish   = "publish"
-	OperationRequest   = "request"
-	OperationStream    = "request_stream"
-	OperationMany      = "request_many"
-	OperationRespond   = "process"
-	OperationStore     = "claimcheck_store"
-	OperationResolve   = "claimcheck_resolve"
-	OperationJSPublish = "jetstream_publish"
-)
-
 // Kind says what an operation is, for its span kind and metrics.
 type Kind int
 
@@ -59,45 +26,73 @@ type Op struct {
 	span  trace.Span // nil: not traced
 	inst  *instruments
 	kind  Kind
-	dest  string
+	name  string // messaging.operation.name
+	dest  dest
 	start time.Time
 }
 
 // Start begins operation name on subject (a span "{name} {destination}"
 // of kind k, and the clock of its duration metric) and returns ctx with
-// its span. With nothing to record it returns ctx and a zero Op without
-// allocating.
+// its span. The destination is the subject's name, or the template of a
+// temporary one (see destOf). With nothing to record it returns ctx and
+// a zero Op without allocating.
 func (t Tel) Start(ctx context.Context, k Kind, name, subject string, bodySize int) (context.Context, Op) {
 	if t.tracer == nil && t.inst == nil {
 		return ctx, Op{}
 	}
-	dest := subject
-	if t.subject != nil {
-		dest = t.subject(subject)
-	}
-	op := Op{inst: t.inst, kind: k, dest: dest}
+	op := Op{inst: t.inst, kind: k, name: name, dest: t.destOf(subject)}
 	if t.inst != nil {
 		op.start = time.Now()
 	}
 	if t.tracer != nil {
-		opType := OperationSend
+		kv := make([]attribute.KeyValue, 0, 8)
+		kv = append(kv, systemNATS, KeyOperationName.String(name))
 		switch k {
+		case Producer, Client:
+			kv = append(kv, opTypeSend)
 		case Server, Consumer:
-			opType = OperationProcess
-		case Internal:
-			opType = name
+			kv = append(kv, opTypeProcess)
 		}
-		ctx, op.span = t.tracer.Start(ctx, name+" "+dest,
-			trace.WithSpanKind(spanKind(k)),
-			trace.WithAttributes(
-				KeySystem.String(SystemNATS),
-				KeyDestination.String(dest),
-				KeyOperationType.String(opType),
-				KeyOperationName.String(name),
-				KeyBodySize.Int(bodySize),
-			))
+		kv = op.dest.attrs(kv)
+		kv = append(kv, KeySubject.String(subject), KeyBodySize.Int(bodySize))
+		ctx, op.span = t.tracer.Start(ctx, name+" "+op.dest.label(),
+			trace.WithSpanKind(spanKind(k)), trace.WithAttributes(kv...))
+		ctx = context.WithValue(ctx, opKey{}, opMark{op.span, k})
 	}
 	return ctx, op
+}
+
+// opKey is the context key of natssend's innermost operation (an opMark).
+type opKey struct{}
+
+// opMark is natssend's innermost operation in a context.
+type opMark struct {
+	span trace.Span
+	kind Kind
+}
+
+// SpanOf returns the span of the send natssend is making in ctx: its
+// innermost operation when that is a publish or a request, nil otherwise.
+// What natssend learns later in a send (the sizes it decides on) goes on
+// that span, never on a caller's, nor on the span of a handler whose fn
+// makes the send (fn's context carries it).
+func SpanOf(ctx context.Context) trace.Span {
+	if ctx == nil {
+		return nil
+	}
+	m, _ := ctx.Value(opKey{}).(opMark)
+	if m.kind != Producer && m.kind != Client {
+		return nil
+	}
+	return m.span
+}
+
+// SetSize sets an int attribute (a size) on the span of the send natssend
+// is making in ctx (SpanOf), if it records.
+func SetSize(ctx context.Context, k attribute.Key, size int64) {
+	if s := SpanOf(ctx); s != nil && s.IsRecording() {
+		s.SetAttributes(k.Int64(size))
+	}
 }
 
 func spanKind(k Kind) trace.SpanKind {
@@ -162,16 +157,19 @@ func (op *Op) End(ctx context.Context, err error, outcome, code string) {
 type KV = attribute.KeyValue
 
 // MetricsOnly is t without spans and propagation.
-func (t Tel) MetricsOnly() Tel { return Tel{inst: t.inst, subject: t.subject} }
+func (t Tel) MetricsOnly() Tel { return Tel{inst: t.inst, subject: t.subject, inbox: t.inbox} }
 
 // MetricsOnlyWithTracer is t for a child operation: its span, no
 // metrics of its own (the parent operation's count).
-func (t Tel) MetricsOnlyWithTracer() Tel { return Tel{tracer: t.tracer, subject: t.subject} }
+func (t Tel) MetricsOnlyWithTracer() Tel {
+	return Tel{tracer: t.tracer, subject: t.subject, inbox: t.inbox}
+}
 
-// Context returns ctx carrying op's span (ctx itself when op has none).
+// Context returns ctx carrying op's span (ctx itself when op has none),
+// as the span of natssend's operation (SpanOf).
 func (op *Op) Context(ctx context.Context) context.Context {
 	if op.span == nil {
 		return ctx
 	}
-	return trace.ContextWithSpan(ctx, op.span)
+	return context.WithValue(trace.ContextWithSpan(ctx, op.span), opKey{}, opMark{op.span, op.kind})
 }

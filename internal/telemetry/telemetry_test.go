@@ -38,7 +38,7 @@ func TestInjectCopiesAndChecks(t *testing.T) {
 	c.Fix()
 	h := nats.Header{"Own": {"v"}}
 	out, ok := c.Resolve().Inject(ctx, h)
-	if !ok || len(out.Get("traceparent")) != 55 || out.Get("Own") != "v" || len(h) != 1 {
+	if !ok || len(out.Get("Traceparent")) != 55 || out.Get("Own") != "v" || len(h) != 1 {
 		t.Fatalf("injected %v (%v); caller's %v", out, ok, h)
 	}
 	if out, ok := c.Resolve().Inject(context.Background(), h); ok || len(out) != 1 {

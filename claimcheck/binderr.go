@@ -1,0 +1,81 @@
+package claimcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// bindError is New's error: the bucket could not be created or bound, so
+// no Store exists and nothing was stored or published. It says what is
+// missing when the server's answer tells (no JetStream for the account,
+// no bucket) and keeps the cause for errors.Is.
+type bindError struct {
+	msg string
+	err error
+}
+
+func (e *bindError) Error() string { return e.msg }
+func (e *bindError) Unwrap() error { return e.err }
+
+// NotRun reports that nothing was stored or published; package shim's
+// Classify reads it (OutcomeNotRun).
+func (e *bindError) NotRun() bool { return true }
+
+// bindFailed builds New's error for a failed step on bucket.
+func bindFailed(bucket, step string, err error) error {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+		// Nothing answers on the JetStream API: the server runs without
+		// JetStream, or the account has none (jetstream.New's requests get
+		// no responders then), or the domain is not reachable.
+		return &bindError{
+			msg: fmt.Sprintf("claimcheck: %s %q: JetStream is not available to this connection (nothing answers on its JetStream API: enable JetStream on the server and for the account, or check the JetStream domain): %v", step, bucket, err),
+			err: fmt.Errorf("%w; %w", jetstream.ErrJetStreamNotEnabled, err),
+		}
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return &bindError{
+			msg: fmt.Sprintf("claimcheck: %s %q: JetStream is not enabled for this connection's account: %v", step, bucket, err),
+			err: err,
+		}
+	case errors.As(err, &apiErr):
+		return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: the server refused: %v", step, bucket, err), err: err}
+	}
+	return &bindError{msg: fmt.Sprintf("claimcheck: %s %q: %v", step, bucket, err), err: err}
+}
+
+// watchDenied returns a context derived from ctx that ends as soon as the
+// server reports a permission violation for a publish on one of pubs or
+// for a subscription on the connection's inbox prefix (a JetStream
+// request's reply subscription), with stop to call when the wait is
+// over; see connlimit.WatchDenied. Only connections made by shim.Connect
+// report violations.
+func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Context, context.CancelFunc) {
+	prefix := s.nc.Opts.InboxPrefix
+	if prefix == "" {
+		prefix = nats.InboxPrefix
+	}
+	return s.limit.WatchDenied(ctx, pubs, []string{strings.TrimSuffix(prefix, ".") + ".>"})
+}
+
+// jsDomain returns the JetStream domain the Store's JetStream context
+// reaches: the account's, as the server states it, or, when the account
+// information cannot be had within one bounded request (no permission for
+// it: the server's report ends the wait), the domain the context was made
+// with (jetstream.NewWithDomain).
+func (s *Store) jsDomain(ctx context.Context) string {
+	ctx, stop := s.watchDenied(ctx, "$JS.>")
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, readCallTimeout)
+	defer cancel()
+	ai, err := s.js.AccountInfo(ctx)
+	if err != nil {
+		return s.js.Options().Domain
+	}
+	return ai.Domain
+}

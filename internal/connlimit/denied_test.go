@@ -1,0 +1,86 @@
+package connlimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// The texts are the server's (server/client.go pubPermissionViolation,
+// subPermissionViolation, replySubjectViolation) as nats.go passes them
+// to the error callback (processErr: ErrPermissionViolation wrapping the
+// text, lower-cased by the server's protocol parser or not).
+func TestParseDenial(t *testing.T) {
+	for _, c := range []struct {
+		text               string
+		op, subject, queue string
+	}{
+		{`Permissions Violation for Publish to "orders.create"`, "publish", "orders.create", ""},
+		{`permissions violation for publish to "$o.perm.c.abc"`, "publish", "$o.perm.c.abc", ""},
+		{`Permissions Violation for Subscription to "_INBOX.x.*"`, "subscribe", "_INBOX.x.*", ""},
+		{`Permissions Violation for Subscription to "jobs" using queue "workers"`, "subscribe", "jobs", "workers"},
+		{`Permissions Violation for Publish with Reply of "_INBOX.y"`, "reply", "_INBOX.y", ""},
+	} {
+		d := ParseDenial(fmt.Errorf("%w: %s", nats.ErrPermissionViolation, c.text))
+		if d == nil || d.Op != c.op || d.Subject != c.subject || d.Queue != c.queue {
+			t.Errorf("%s: got %+v", c.text, d)
+			continue
+		}
+		if !errors.Is(d, nats.ErrPermissionViolation) {
+			t.Errorf("%v does not match nats.ErrPermissionViolation", d)
+		}
+	}
+	if ParseDenial(nil) != nil || ParseDenial(errors.New(`Permissions Violation for Publish to "x"`)) != nil || ParseDenial(nats.ErrMaxSubscriptionsExceeded) != nil {
+		t.Error("only nats.ErrPermissionViolation reports a denial")
+	}
+}
+
+func TestSubjectMatches(t *testing.T) {
+	for _, c := range []struct {
+		pattern, subject string
+		want             bool
+	}{
+		{"a.b", "a.b", true}, {"a.b", "a.c", false}, {"a.*", "a.b", true}, {"a.*", "a.b.c", false},
+		{"a.>", "a.b.c", true}, {"a.>", "a", false}, {"$JS.>", "$JS.API.STREAM.INFO.OBJ_x", true},
+		{"_INBOX.>", "_INBOX.abc.*", true}, {"a.b.c", "a.b", false}, {">", "x", true},
+	} {
+		if got := SubjectMatches(c.pattern, c.subject); got != c.want {
+			t.Errorf("SubjectMatches(%q, %q) = %v", c.pattern, c.subject, got)
+		}
+	}
+}
+
+// TestWatchDenied: a watcher ends at a matching denial with it as the
+// cause, not at another, and nothing is watched on a connection whose
+// error callback does not report (no Hook).
+func TestWatchDenied(t *testing.T) {
+	s := &State{}
+	ctx, stop := s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.>"})
+	s.Denied(&Denial{Op: "publish", Subject: "ev.x"})
+	if ctx.Err() != nil {
+		t.Fatal("a connection without the hook watched a denial")
+	}
+	stop()
+	s.Hook()
+	ctx, stop = s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.>"})
+	defer stop()
+	s.Denied(&Denial{Op: "publish", Subject: "other"})
+	s.Denied(&Denial{Op: "subscribe", Subject: "ev.x"}) // a subscription, not a publish
+	if ctx.Err() != nil {
+		t.Fatal("a denial of another subject or operation ended the wait")
+	}
+	d := &Denial{Op: "subscribe", Subject: "_INBOX.abc.*", Err: nats.ErrPermissionViolation}
+	s.Denied(d)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the matching denial did not end the wait")
+	}
+	if DeniedCause(ctx) != d {
+		t.Fatalf("cause %v", context.Cause(ctx))
+	}
+}

@@ -9,9 +9,12 @@
 // message over the limit instead.
 //
 // A reference without HeaderBucket or HeaderDomain (made before they
-// existed) means the reading Store's own bucket and domain. A reference of
-// another domain is read only by a Store that names that domain with
-// WithDomains; any other is refused with ErrForeignDomain. Object store
+// existed) means the reading Store's own bucket and domain. A reference
+// naming another bucket is read from that bucket (direct gets of its
+// stream). A reference of another domain is read only by a Store that
+// names that domain with WithDomains, through that domain's JetStream API
+// ($JS.<domain>.API.DIRECT.GET...); any other is refused with
+// ErrForeignDomain before anything is read. Object store
 // subjects ($O.<bucket>.>) carry no domain, so across a leafnode a
 // same-named bucket of the other domain could store an upload's messages
 // too: an upload counts only when the Store's own stream in its own

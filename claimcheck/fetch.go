@@ -3,8 +3,10 @@ package claimcheck
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -35,20 +37,20 @@ var errNoMore = errors.New("claimcheck: no more chunks")
 // a replica may lag behind the upload the reference announced.
 func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 	s := r.s
-	subj := s.metaSubject(r.ref.name)
+	subj := "$O." + r.ref.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(r.ref.name))
 	var m *objstore.Msg
 	err := s.readCall(r.ctx, func(ctx context.Context) (err error) {
-		m, err = s.rd.Last(ctx, subj) //natssend:reviewed retry: a read, no effect to repeat
+		m, err = r.rd.Last(ctx, subj) //natssend:reviewed retry: a read, no effect to repeat
 		if errors.Is(err, objstore.ErrNotFound) || errors.Is(err, nats.ErrNoResponders) {
-			m, err = s.rd.LeaderLast(ctx, subj) //natssend:reviewed retry: a read, no effect to repeat
+			m, err = r.rd.LeaderLast(ctx, subj) //natssend:reviewed retry: a read, no effect to repeat
 		}
 		return err
 	})
 	switch {
 	case errors.Is(err, objstore.ErrNotFound):
-		return nil, r.fail(ErrMissing, "not in bucket %q (expired, deleted or never stored)", s.cfg.bucket)
+		return nil, r.fail(ErrMissing, "not in bucket %q%s (expired, deleted or never stored)", r.ref.bucket, r.inDomain())
 	case errors.Is(err, objstore.ErrNoStream):
-		return nil, r.fail(ErrMissing, "bucket %q does not exist", s.cfg.bucket)
+		return nil, r.fail(ErrMissing, "bucket %q%s does not exist", r.ref.bucket, r.inDomain())
 	case err != nil:
 		return nil, err
 	}
@@ -57,7 +59,7 @@ func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 		return nil, r.fail(ErrCorrupt, "malformed meta data: %v", err)
 	}
 	if info.Deleted {
-		return nil, r.fail(ErrMissing, "deleted from bucket %q", s.cfg.bucket)
+		return nil, r.fail(ErrMissing, "deleted from bucket %q%s", r.ref.bucket, r.inDomain())
 	}
 	return &info, nil
 }
@@ -116,7 +118,7 @@ func (r *objReader) ask() error {
 	n := min(r.batch(), int(r.info.Chunks-r.got))
 	maxBytes := min(n*r.chunkSize(), maxBatchBytes)
 	for {
-		b, err := r.s.rd.Batch(r.ctx, r.chunkSubj, r.lastSeq+1, n, maxBytes) //natssend:reviewed retry: a read, no effect to repeat
+		b, err := r.rd.Batch(r.ctx, r.chunkSubj, r.lastSeq+1, n, maxBytes) //natssend:reviewed retry: a read, no effect to repeat
 		if err == nil {
 			r.inflight, r.asked, r.recv = b, n, 0
 			return nil
@@ -230,20 +232,26 @@ func (r *objReader) pause() error {
 const replicaLagWait = 100 * time.Millisecond
 
 // storedChunks asks the bucket stream's leader how many chunks of the
-// object it stores.
+// object it stores (none when the stream is gone).
 func (r *objReader) storedChunks() (uint64, error) {
-	var si *jetstream.StreamInfo
+	var n uint64
 	err := r.s.readCall(r.ctx, func(ctx context.Context) (err error) {
-		si, err = r.s.stream.Info(ctx, jetstream.WithSubjectFilter(r.chunkSubj))
+		n, err = r.rd.Stored(ctx, r.chunkSubj) //natssend:reviewed retry: a read, no effect to repeat
 		return err
 	})
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	if errors.Is(err, objstore.ErrNoStream) {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
+	return n, err
+}
+
+// inDomain names the reference's domain for an error, when it is not
+// the Store's own.
+func (r *objReader) inDomain() string {
+	if r.ref.domain == "" {
+		return ""
 	}
-	return si.State.Subjects[r.chunkSubj], nil
+	return fmt.Sprintf(" of JetStream domain %q", r.ref.domain)
 }
 
 // endBatch gives up the batch in flight, if any.

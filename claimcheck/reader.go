@@ -20,6 +20,7 @@ import (
 // nothing on the server.
 type objReader struct {
 	s         *Store
+	rd        *objstore.Reader // direct gets of the reference's bucket and domain
 	ctx       context.Context
 	cancel    context.CancelFunc
 	subject   string
@@ -59,7 +60,7 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, 
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
 	}
-	r := &objReader{s: s, ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
+	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
 	if err := r.start(); err != nil {
 		_ = r.Close()
 		return nil, r.wrap(err)
@@ -87,8 +88,8 @@ func (r *objReader) wrap(err error) error {
 // chunks: two requests, which for an object of a batch or less are all
 // the read makes.
 func (r *objReader) start() error {
-	if si := r.s.stream.CachedInfo(); si != nil && !si.Config.AllowDirect {
-		return r.fail(errors.ErrUnsupported, "the stream of bucket %q does not allow direct gets (allow_direct), which reads need", r.s.cfg.bucket)
+	if si := r.s.stream.CachedInfo(); r.rd == r.s.rd && si != nil && !si.Config.AllowDirect {
+		return r.fail(errors.ErrUnsupported, "the stream of bucket %q does not allow direct gets (allow_direct), which reads need", r.ref.bucket)
 	}
 	info, err := r.meta()
 	if err != nil {
@@ -111,7 +112,7 @@ func (r *objReader) start() error {
 	if info.Chunks == 0 || !validNUID(info.NUID) {
 		return r.fail(ErrCorrupt, "meta data with %d chunks and NUID %q for %d bytes", info.Chunks, info.NUID, info.Size)
 	}
-	r.chunkSubj = chunkSubject(r.s.cfg.bucket, info.NUID)
+	r.chunkSubj = chunkSubject(r.ref.bucket, info.NUID)
 	return r.ask()
 }
 

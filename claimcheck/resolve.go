@@ -120,8 +120,10 @@ func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 }
 
 type refInfo struct {
-	name string
-	size int64
+	name   string
+	size   int64
+	bucket string // the bucket the reference names, or the Store's
+	domain string // the JetStream domain it names when not the Store's own, else ""
 }
 
 // parse validates m's claim-check headers. It returns nil, nil for a
@@ -169,7 +171,11 @@ func (s *Store) parseParts(subject string, h nats.Header, bodyLen int) (*refInfo
 		return nil, &ResolveError{Object: name, Subject: subject, Err: ErrTooLarge,
 			Detail: fmt.Sprintf("declared size %d is above this store's maximum %d", size, s.cfg.maxObject)}
 	}
-	return &refInfo{name: name, size: size}, nil
+	bucket, domain, err := s.location(subject, name, h)
+	if err != nil {
+		return nil, err
+	}
+	return &refInfo{name: name, size: size, bucket: bucket, domain: domain}, nil
 }
 
 // parseSize accepts 1 to 10 decimal digits without sign or leading zero.

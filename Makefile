@@ -14,7 +14,10 @@
 #   make bench      benchmarks of the shim and claim checks against raw nats.go
 #   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7),
 #                   then each publish call interleaved with the raw call (BenchmarkFastPathPaired)
-#   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3)
+#   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3),
+#                   and against JetStream's own store and read (tuned, and nats.go's ordered default)
+#   make gateway-reads  4 MiB claim-check reads (Resolve, Open) across a gateway with a 20 ms round
+#                   trip (a natstest supercluster with a delay line), 20 rounds, times logged
 #   make bench-lint natssend-lint against the no-op and go vet floors on real dependency graphs
 #                   (BENCH_MODS=dir,... adds checkouts of public modules, BENCH_RUNS=5)
 #   make fuzz       fuzz HeaderSize against nats.go's serializer and the INFO rewrite (FUZZTIME=20s by default)
@@ -28,7 +31,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc gateway-reads bench-lint fuzz stress race ci clean faults
 
 all: build test
 
@@ -104,6 +107,9 @@ bench-cc:
 	$(GO) test -c -o $(BIN)/claimcheck.test ./claimcheck/
 	cd claimcheck && for i in $$(seq $(BENCH_CC_COUNT)); do $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTripFloor$$' -test.benchtime 10x -test.benchmem; done
 	cd claimcheck && $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTrip$$/maxpayload=1024KiB' -test.benchtime 5x -test.benchmem
+
+gateway-reads:
+	CLAIMCHECK_GATEWAY_ROUNDS=20 $(GO) test ./claimcheck/ -run '^TestGatewayReadsDoNotStall$$' -count=1 -v
 
 # This repository, generated modules of 50/200/800 packages on the real nats.go
 # and large std packages, and BENCH_MODS; warm, cold vet cache, one edit.

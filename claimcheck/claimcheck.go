@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/objstore"
 )
 
 const (
@@ -221,6 +222,7 @@ type Store struct {
 	stream      jetstream.Stream // the bucket's stream
 	cfg         config
 	limit       *connlimit.State // the connection's one limit state, shared with shim
+	rd          *objstore.Reader // direct gets of the bucket's stream
 	domain      string           // the JetStream domain the bucket lives in ("" for none)
 	domainKnown bool             // whether domain is known (see jsDomain)
 
@@ -295,6 +297,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 		readTimeout:    DefaultReadTimeout,
 		cleanupTimeout: DefaultCleanupTimeout,
 		window:         32,
+		openWindow:     DefaultOpenWindow,
 		bindSubject:    true,
 	}
 	for _, o := range opts {
@@ -315,7 +318,8 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, limit: connlimit.For(nc), streams: make(map[string]streamLimit)}
+	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, limit: connlimit.For(nc), streams: make(map[string]streamLimit),
+		rd: objstore.NewReader(nc, objstore.APIPrefix(js), streamName(cfg.bucket), readBudget)}
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}

@@ -43,14 +43,21 @@ func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte
 // configured with WithSubjectBinding(false) or WithSubjectMatch resolves
 // it, or onErr gives up on it; onErr sees it on every redelivery.
 //
-// Prefetch: Consume pulls one message at a time (PullMaxMessages(1)
-// unless PullConsumeOpts sets PullMaxMessages or PullMaxBytes). h runs,
-// and the payload is read, inside nats.go's Consume callback, and
-// InProgress keeps only the current message's ack timer from expiring; a
-// larger batch would leave the prefetched messages waiting in the client
-// while a large payload is read, their AckWait running, so they would be
-// redelivered (duplicates) when the read takes longer than AckWait. Raise
-// it only for consumers whose AckWait covers the batch's processing time.
+// Keeping the handler busy: h runs on a goroutine of its own, one message
+// at a time in order, while nats.go's Consume callback pulls and resolves
+// the next message, so that when h returns its next message is there with
+// its payload read (a slow handler never waits for a pull or a read, a
+// fast one waits at most for one). Consume pulls one message at a time
+// (PullMaxMessages(1) unless PullConsumeOpts sets PullMaxMessages or
+// PullMaxBytes): the message being resolved and then waiting for h is kept
+// in progress (InProgress) until h takes it, so no message waits with its
+// AckWait running. A larger batch leaves the messages nats.go holds beyond
+// that one unseen, their AckWait running, so they are redelivered
+// (duplicates) when handling the ones before them takes longer than
+// AckWait: raise it only for consumers whose AckWait covers the batch's
+// processing time. After Stop, a message resolved and not yet handed to
+// h is Nak'd (redelivered at once); Closed is closed once h has returned
+// for the last time.
 func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...ConsumeOpt) (jetstream.ConsumeContext, error) {
 	if c == nil || h == nil {
 		return nil, fmt.Errorf("%w: claimcheck: nil consumer or handler", nats.ErrInvalidArg)
@@ -63,25 +70,51 @@ func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr 
 		return nil, err
 	}
 	ackWait := ackWaitOf(c)
+	a := newAheadConsume()
 	cb := func(msg jetstream.Msg) {
 		ctx, op, t := s.startConsumer(msg.Subject(), msg.Headers(), len(msg.Data()))
 		rm, err := s.resolveJS(ctx, msg, ackWait, &o, onErr)
-		defer func() { endConsumer(ctx, &op, err) }()
+		job := func() {
+			defer endConsumer(ctx, &op, err)
+			if err != nil {
+				onErr(msg, err)
+				return
+			}
+			h(tracedJSMsg(ctx, t, rm))
+		}
 		if err != nil {
-			onErr(msg, err)
+			// Already Term'd or Nak'd: only the error handler is left.
+			if !a.handOff(job) {
+				job()
+			}
 			return
 		}
-		h(tracedJSMsg(ctx, t, rm))
+		// Resolved: kept in progress until the worker takes it.
+		stop := keepInProgress(msg, ackWait)
+		ran := a.handOff(job)
+		stop()
+		if !ran {
+			_ = msg.Nak()
+			endConsumer(ctx, &op, errConsumeStopped)
+		}
 	}
-	cc, err := c.Consume(cb, append([]jetstream.PullConsumeOpt{oneAtATime}, o.pullOpts...)...)
+	cc, err := c.Consume(cb, append([]jetstream.PullConsumeOpt{defaultPull}, o.pullOpts...)...)
 	if err != nil && len(o.pullOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
 		// The caller's options set PullMaxBytes, which nats.go refuses
 		// together with PullMaxMessages: theirs alone decide the batch.
 		// Consume checks its options before it subscribes or pulls.
 		cc, err = c.Consume(cb, o.pullOpts...)
 	}
-	return cc, err
+	if err != nil {
+		return nil, err
+	}
+	a.start(cc)
+	return a, nil
 }
+
+// errConsumeStopped is the outcome of a message resolved after Consume
+// was stopped: Nak'd, not handled.
+var errConsumeStopped = errors.New("claimcheck: consuming stopped before the message was handled; Nak'd")
 
 // Messages returns an iterator over c whose Next returns messages with
 // their payload resolved, as Consume passes them. A message that cannot be
@@ -102,7 +135,7 @@ func (s *Store) Messages(c jetstream.Consumer, opts ...MessagesOpt) (*Messages, 
 	if err != nil {
 		return nil, err
 	}
-	it, err := c.Messages(append([]jetstream.PullMessagesOpt{oneAtATime}, o.msgsOpts...)...)
+	it, err := c.Messages(append([]jetstream.PullMessagesOpt{defaultPull}, o.msgsOpts...)...)
 	if err != nil && len(o.msgsOpts) > 0 && errors.Is(err, jetstream.ErrInvalidOption) {
 		// PullMaxBytes among the caller's options; see Consume.
 		it, err = c.Messages(o.msgsOpts...)

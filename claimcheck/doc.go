@@ -9,9 +9,12 @@
 // message over the limit instead.
 //
 // A reference without HeaderBucket or HeaderDomain (made before they
-// existed) means the reading Store's own bucket and domain. A reference of
-// another domain is read only by a Store that names that domain with
-// WithDomains; any other is refused with ErrForeignDomain. Object store
+// existed) means the reading Store's own bucket and domain. A reference
+// naming another bucket is read from that bucket (direct gets of its
+// stream). A reference of another domain is read only by a Store that
+// names that domain with WithDomains, through that domain's JetStream API
+// ($JS.<domain>.API.DIRECT.GET...); any other is refused with
+// ErrForeignDomain before anything is read. Object store
 // subjects ($O.<bucket>.>) carry no domain, so across a leafnode a
 // same-named bucket of the other domain could store an upload's messages
 // too: an upload counts only when the Store's own stream in its own
@@ -85,10 +88,19 @@
 // it has received (the payload's buffer is allocated once half the
 // declared size has arrived, so a forged size fails before anything of
 // that size is allocated; chunks are hashed and copied into it as they
-// arrive); Open streams it with a few chunks in memory at most. A read
-// whose consumer sits on a replica that is catching up after a failover,
-// or is lost with its node, goes on with a new consumer from the next
-// chunk. Both verify the declared size and the SHA-256 digest
+// arrive); Open streams it within a window of bytes (WithOpenWindow).
+// Both read with JetStream direct gets (the object store's stream allows
+// them): the meta data by last-by-subject, the chunks in batches by
+// subject and bytes, asked for again from the first missing chunk when
+// replies are lost. A read creates no consumer and makes no meta-leader
+// request, so any number of readers can read one claim check at once and
+// any replica of a replicated bucket answers; a claim check of one batch
+// (8 MiB by default) resolves in two round trips. A replica that lags
+// behind the upload (after a failover) is not taken for a missing object:
+// the stream's leader is asked before ErrMissing. A server older than
+// nats-server 2.11, which answers a batch request with one message, is
+// read one chunk per request. A bucket stream without allow_direct is not
+// read (the error says so). Both verify the declared size and the SHA-256 digest
 // and honour the caller's deadline however long (the object store's Get
 // stops at 5 s without one; without a deadline these use
 // DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,
@@ -120,7 +132,10 @@
 // failed is never acked: permanent failures (missing, corrupt, too large)
 // are Term'd, transient ones and subject mismatches Nak'd with a delay.
 // Consume and Messages pull one message at a time by default, so that no
-// prefetched message's AckWait runs out while a large payload is read.
+// prefetched message's AckWait runs out unseen while a large payload is
+// read; Consume keeps its handler busy all the same: the handler runs on
+// a goroutine of its own while the next message is pulled and resolved,
+// kept in progress until the handler takes it.
 //
 // Payloads are removed by the bucket's TTL. DeleteAfterRead deletes a
 // payload once its message is handled; it is meant for single-reader

@@ -15,13 +15,17 @@ import (
 // claim check's size to a memory stream of its own (the asynchronous
 // publishes kept 32 ahead, as a Store's upload does), waits for every
 // acknowledgement, then reads the chunks back through a consumer
-// configured as a Store's read is (8 chunks requested ahead), copying
-// them into one buffer.
+// configured as a Store's read was before direct gets (8 chunks requested
+// ahead), copying them into one buffer. With ordered set, the read is
+// nats.go's default: an ordered consumer read with Messages' default
+// options (500 messages requested ahead), which is what an application
+// reading a stream gets without tuning.
 type jsTransfer struct {
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	chunk  int
-	buf    []byte
+	js      jetstream.JetStream
+	stream  jetstream.Stream
+	chunk   int
+	buf     []byte
+	ordered bool
 }
 
 func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
@@ -61,6 +65,14 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 			b.Fatal(ctx.Err())
 		}
 	}
+	if t.ordered {
+		t.readOrdered(ctx, b, len(data))
+		d := time.Since(t0)
+		if err := t.stream.Purge(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
 	cons, err := t.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
 		FilterSubject: "floor.chunks", DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, MaxDeliver: 1, MemoryStorage: true, Replicas: 1,
@@ -92,3 +104,24 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 
 // noRetry: as a Store's upload, no publish is retried.
 var noRetry = jetstream.WithRetryAttempts(0)
+
+// readOrdered reads size bytes of chunks back with nats.go's defaults: an
+// ordered consumer and Messages without options.
+func (t *jsTransfer) readOrdered(ctx context.Context, b *testing.B, size int) {
+	cons, err := t.js.OrderedConsumer(ctx, "FLOOR", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"floor.chunks"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs, err := cons.Messages()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer msgs.Stop()
+	for len(t.buf) < size {
+		m, err := msgs.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.buf = append(t.buf, m.Data()...)
+	}
+}

@@ -23,6 +23,7 @@ type config struct {
 	readTimeout    time.Duration
 	cleanupTimeout time.Duration
 	window         int
+	openWindow     int // Open's window in bytes
 	bindSubject    bool
 	subjectMatch   func(stored, received string) bool // nil: equality
 	domains        map[string]bool                    // WithDomains

@@ -1,13 +1,14 @@
 package claimcheck
 
-// readAll reads the whole payload. The chunks are hashed and copied into
-// the payload's buffer on another goroutine as they arrive, so that
-// receiving does not wait for either and the copy is done, chunk by
-// chunk while each is still in the cache, by the time the last one
-// arrives; the payload is returned only once every chunk is hashed and
-// copied, the total is the declared size and the digest matches. On every
-// return that goroutine has finished: nothing reads the chunks after
-// readAll returns.
+// readAll reads the whole payload. The chunks are hashed on another
+// goroutine as they arrive and copied into the payload's buffer by the
+// receiving one (next asks for the following batch as soon as one has
+// arrived), so that hashing and copying run side by side, chunk by chunk
+// while each is still in the cache, and are done by the time the last
+// one arrives; the payload is returned only once every chunk is hashed
+// and copied, the total is the declared size and the digest matches. On
+// every return the hashing goroutine has finished: nothing reads the
+// chunks after readAll returns.
 //
 // readAll never allocates more than twice what it has received: the
 // buffer of the declared size is allocated only once half of it has
@@ -29,21 +30,21 @@ func (r *objReader) readAll() ([]byte, error) {
 		defer close(hashed)
 		for p := range queue {
 			r.digest.Write(p)
-			j.add(p)
 		}
 	}()
 	for !r.done {
-		data, err := r.receive()
+		data, err := r.next(true)
 		if err != nil {
 			close(queue)
 			<-hashed
 			return nil, r.wrap(err)
 		}
 		queue <- data
+		j.add(data) // read-only, as the hashing is
 	}
 	close(queue)
 	<-hashed
-	// receive checked that the chunks hold no more than the declared size;
+	// accept checked that the chunks hold no more than the declared size;
 	// check that they hold no less.
 	if err := r.checkSize(); err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (r *objReader) readAll() ([]byte, error) {
 }
 
 // joiner assembles a payload of a declared size from its chunks, which
-// never hold more than that in total (receive checks). It keeps the first
+// never hold more than that in total (accept checks). It keeps the first
 // chunks as they are until half the declared size has arrived, then
 // allocates the payload's buffer once, copies them into it and copies
 // every later chunk as it is added, letting go of each. A payload of one

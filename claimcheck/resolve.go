@@ -13,16 +13,14 @@ import (
 	"github.com/natssend/natssend/internal/telemetry"
 )
 
-// Read windows: how many chunks a read keeps requested ahead. Open keeps
-// one, so that about one chunk is in memory at a time (the one being read
-// out, or the next one while nats.go receives it). Resolve holds the whole
-// payload anyway and keeps more in flight for throughput: resolveWindow
+// Batches: how many chunks one direct-get batch request asks for.
+// Resolve holds the whole payload anyway and asks for resolveWindow
 // chunks, or as many as make up resolveWindowBytes when chunks are small
 // (129 of the 65024-byte chunks of a 64 KiB server), at most
-// maxReadWindow; 8 chunks of 64 KiB left the read waiting for pull
-// requests (a 64 MiB Resolve took 77 ms instead of 49). A new pull request
-// for the missing chunks goes out when half the window has arrived
-// (nats.go's default threshold), not one pull request per chunk.
+// maxReadWindow; the next batch is asked for as soon as one has arrived.
+// Open asks for half its window (WithOpenWindow) per batch, at least
+// openWindow chunks, and keeps at most one batch read ahead of its
+// caller.
 const (
 	openWindow         = 1
 	resolveWindow      = 8
@@ -34,18 +32,11 @@ const (
 // meta data names none (jetstream/object.go).
 const defaultChunkSize = 128 << 10
 
-// readPullExpiry is how long each pull request of a read lives on the
-// server. nats.go derives the idle heartbeat from it (half of it) and
-// reports a missed heartbeat after twice that, that is after readPullExpiry
-// without any message; a read then issues a fresh pull request and goes
-// on (see objReader.next). A variable so that tests can shorten it.
-var readPullExpiry = 5 * time.Second
-
-// readStallCheck is how long a read waits for the next chunk before it
-// asks the server whether that chunk can still come: chunks expire (TTL)
-// or are deleted while an object is read, and the consumer then has
-// nothing left to deliver, which no error reports.
-const readStallCheck = 2 * time.Second
+// readStallCheck is how long a read waits for the next reply of a batch
+// before it asks again from the first missing chunk: a request or its
+// replies can be lost to a reconnect, a restart or a slow link. A
+// variable so that tests can shorten it.
+var readStallCheck = 2 * time.Second
 
 // IsClaimCheck reports whether m carries a claim-check header (it may
 // still be malformed; Resolve says).
@@ -103,13 +94,16 @@ func (s *Store) resolve(ctx context.Context, m *nats.Msg, ref *refInfo) ([]byte,
 	return r.readAll()
 }
 
-// Open is the streaming form of Resolve: the payload is read chunk by
-// chunk as the returned reader is read, holding a few chunks in memory at
-// most. For a message that is not a claim check the reader reads m.Data.
-// The last Read before io.EOF fails with ErrCorrupt when the digest does
-// not match, so the data is trustworthy only once io.EOF is seen. The
-// deadline (ctx's, or the read timeout) covers the whole read; Close
-// releases the server-side consumer and must be called.
+// Open is the streaming form of Resolve: the payload is read in batches
+// of chunks as the returned reader is read, holding at most the Store's
+// open window (WithOpenWindow, DefaultOpenWindow) or two chunks,
+// whichever is more, in memory: the next batch is asked for once the
+// caller has read what exceeds half the window. For a message that is
+// not a claim check the reader reads m.Data. The last Read before io.EOF
+// fails with ErrCorrupt when the digest does not match, so the data is
+// trustworthy only once io.EOF is seen. The deadline (ctx's, or the read
+// timeout) covers the whole read. Close ends the read (nothing is held
+// on the server) and must be called.
 func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 	ref, err := s.parse(m)
 	if err != nil {
@@ -118,7 +112,7 @@ func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 	if ref == nil {
 		return io.NopCloser(bytes.NewReader(m.Data)), nil
 	}
-	r, err := s.open(ctx, m.Subject, ref, openWindow, 0)
+	r, err := s.open(ctx, m.Subject, ref, openWindow, s.cfg.openWindow/2)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +120,10 @@ func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) {
 }
 
 type refInfo struct {
-	name string
-	size int64
+	name   string
+	size   int64
+	bucket string // the bucket the reference names, or the Store's
+	domain string // the JetStream domain it names when not the Store's own, else ""
 }
 
 // parse validates m's claim-check headers. It returns nil, nil for a
@@ -175,7 +171,11 @@ func (s *Store) parseParts(subject string, h nats.Header, bodyLen int) (*refInfo
 		return nil, &ResolveError{Object: name, Subject: subject, Err: ErrTooLarge,
 			Detail: fmt.Sprintf("declared size %d is above this store's maximum %d", size, s.cfg.maxObject)}
 	}
-	return &refInfo{name: name, size: size}, nil
+	bucket, domain, err := s.location(subject, name, h)
+	if err != nil {
+		return nil, err
+	}
+	return &refInfo{name: name, size: size, bucket: bucket, domain: domain}, nil
 }
 
 // parseSize accepts 1 to 10 decimal digits without sign or leading zero.

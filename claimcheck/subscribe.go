@@ -126,8 +126,10 @@ func PullMessagesOpts(opts ...jetstream.PullMessagesOpt) MessagesOpt {
 	return messagesOpt(func(o *subOpts) error { o.msgsOpts = append(o.msgsOpts, opts...); return nil })
 }
 
-// oneAtATime is the default pull option of Consume and Messages.
-var oneAtATime = jetstream.PullMaxMessages(1)
+// defaultPull is the default pull option of Consume and Messages: one
+// message pulled at a time, which Consume resolves while the handler
+// handles the one before (see Consume).
+var defaultPull = jetstream.PullMaxMessages(1)
 
 // parseSubOpts applies opts with apply, skipping nil ones, and returns
 // the first error.

@@ -133,24 +133,13 @@ func TestClusterLeaderLoss(t *testing.T) {
 				t.Fatalf("err = %v: neither published nor ErrNotPublished", err)
 			}
 		}},
-		{"Store.Resolve: leader lost when the consumer is created", func(t *testing.T) {
+		{"Store.Resolve: leader lost when the chunks are asked for", func(t *testing.T) {
 			e := newClusterEnv(t)
 			data := payload(bigSize, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*failover)
 			defer cancel()
-			var ref *nats.Msg
-			var err error
-			for { // set-up: the new stream may not answer at once
-				//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it
-				if ref, err = e.pst.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0); err == nil || ctx.Err() != nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			trig := e.loseLeader(consumerUp)
+			ref := e.prepare(t, ctx, data)
+			trig := e.loseLeader(batchUp)
 			start := time.Now()
 			got, err := e.cst.Resolve(ctx, ref)
 			trig.Wait(t, failover)

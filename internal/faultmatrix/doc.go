@@ -10,7 +10,12 @@
 //   - a server restart at each of those phases;
 //   - the caller's or the responder's connection cut;
 //   - the responder crashing (its connection closed without a reply);
-//   - on a 3-node cluster, the stream leader lost.
+//   - on a 3-node cluster, the stream leader lost;
+//   - on the claim-check read path (direct gets): the object deleted, the
+//     reader cancelled at the meta data's lookup, at the request for
+//     chunks, during the download and between Reads, chunk replies lost,
+//     and sizes forged in the meta data (TestReadPath,
+//     TestReadForgedSizes, TestClusterReadLeaderLoss).
 //
 // The send paths are Publish and PublishMsgContext (fits; over the limit,
 // refused with nothing stored), Client.Request and RequestMsg (small, claim-checked request,

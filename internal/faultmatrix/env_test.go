@@ -35,9 +35,8 @@ const (
 
 // Protocol points.
 var (
-	chunks    = "$O." + bucket + ".C.>"
-	metas     = "$O." + bucket + ".M.>"
-	consumers = "$JS.API.CONSUMER.CREATE.>"
+	chunks = "$O." + bucket + ".C.>"
+	metas  = "$O." + bucket + ".M.>"
 )
 
 // env is one row's world: a server, the caller's and the responder's
@@ -101,7 +100,7 @@ func dial(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
-func store(t *testing.T, nc *nats.Conn) *claimcheck.Store {
+func store(t *testing.T, nc *nats.Conn, opts ...claimcheck.Option) *claimcheck.Store {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -109,7 +108,7 @@ func store(t *testing.T, nc *nats.Conn) *claimcheck.Store {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), long)
 	defer cancel()
-	st, err := claimcheck.New(ctx, js, claimcheck.WithBucket(bucket), claimcheck.WithTTL(ttl))
+	st, err := claimcheck.New(ctx, js, append([]claimcheck.Option{claimcheck.WithBucket(bucket), claimcheck.WithTTL(ttl)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package faultmatrix_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"github.com/natssend/natssend/internal/natstest"
@@ -46,15 +48,29 @@ var (
 	reqUnsent = natstest.Rule{Dir: natstest.ToServer, Subject: subject}
 	// the n-th chunk of an upload, not yet forwarded
 	chunkUp = func(n int) natstest.Rule { return natstest.Rule{Dir: natstest.ToServer, Subject: chunks, Nth: n} }
-	// the n-th chunk of a download, not yet delivered
-	chunkDown = func(n int) natstest.Rule { return natstest.Rule{Dir: natstest.ToClient, Subject: chunks, Nth: n} }
-	// the request of a read's consumer, not yet forwarded
-	consumerUp = natstest.Rule{Dir: natstest.ToServer, Subject: consumers}
+	// the n-th chunk of a download (a direct get's reply, or a
+	// consumer's delivery), not yet delivered
+	chunkDown = func(n int) natstest.Rule { return natstest.Rule{Dir: natstest.ToClient, Match: isChunk, Nth: n} }
+	// a read's request for a batch of chunks (a direct get by subject),
+	// not yet forwarded
+	batchUp = natstest.Rule{Dir: natstest.ToServer, Subject: "$JS.API.DIRECT.GET.OBJ_" + bucket, Match: func(f natstest.Frame) bool {
+		return bytes.Contains(f.Data, []byte(`"next_by_subj"`))
+	}}
 	// the request delivered to the responder, not yet forwarded
 	reqDelivered = natstest.Rule{Dir: natstest.ToClient, Subject: subject}
 	// the responder's reply, not yet forwarded
 	replyUp = natstest.Rule{Dir: natstest.ToServer, Subject: "_INBOX.>"}
 )
+
+// isChunk reports whether f carries a chunk of an object in the bucket:
+// a direct get's reply names it in its Nats-Subject header, a consumer
+// delivers it on its own subject.
+func isChunk(f natstest.Frame) bool {
+	return strings.HasPrefix(f.Subject, chunkPrefix) || bytes.Contains(f.Header, []byte("\r\nNats-Subject: "+chunkPrefix))
+}
+
+// chunkPrefix begins the subject of every chunk in the bucket.
+const chunkPrefix = "$O." + bucket + ".C."
 
 // withAction returns r with action a.
 func withAction(r natstest.Rule, a natstest.Action) natstest.Rule { r.Action = a; return r }

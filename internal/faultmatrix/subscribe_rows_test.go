@@ -209,7 +209,7 @@ func TestSubscribeHelpers(t *testing.T) {
 	runRows(t, []fnRow{
 		{"Subscribe: connection cut during the payload's download", coreSubRow(false, cutAt(chunkDown(2)), 1, 0, nil, 1)},
 		{"Subscribe: server restart during the payload's download", coreSubRow(false, restartAt(chunkDown(2)), 1, 0, nil, 1)},
-		{"Subscribe: connection cut when the read's consumer is created", coreSubRow(false, cutAt(consumerUp), 1, 0, nil, 1)},
+		{"Subscribe: connection cut when the read asks for the chunks", coreSubRow(false, cutAt(batchUp), 1, 0, nil, 1)},
 		{"Subscribe: the payload gone when the message arrives", coreSubRow(false, purgeAt, 0, 1, claimcheck.ErrMissing, 0)},
 		{"QueueSubscribe, DeleteAfterRead: connection cut during the download", coreSubRow(true, cutAt(chunkDown(2)), 1, 0, nil, 0)},
 		{"QueueSubscribe, DeleteAfterRead: no fault", coreSubRow(true, nil, 1, 0, nil, 0)},

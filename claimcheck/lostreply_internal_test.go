@@ -13,29 +13,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// flakyMsgs reports a missed heartbeat before every few messages, as
-// nats.go's iterator does (it stays usable afterwards).
-type flakyMsgs struct {
-	jetstream.MessagesContext
-	calls, misses atomic.Int32
-}
-
-func (f *flakyMsgs) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
-	if f.calls.Add(1)%3 == 1 {
-		f.misses.Add(1)
-		return nil, jetstream.ErrNoHeartbeat
-	}
-	return f.MessagesContext.Next(opts...)
-}
-
-// TestMissedHeartbeatDoesNotEndRead: a read goes on after the iterator
-// reports jetstream.ErrNoHeartbeat (which nats.go's Messages does by
-// default, and did for a 100 MiB read under -race) and still delivers
-// the exact payload. A missed heartbeat cannot be provoked on demand from
-// a healthy server, so it is injected into the real iterator. Then a real
-// read with 1 s pull requests whose reader pauses longer than that
-// between chunks (pull requests expire mid-read) still completes.
-func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
+// TestLostRepliesDoNotEndRead: a read goes on after replies of its
+// batches are lost (a slow link, a reconnect: here every third chunk
+// reply, dropped after it arrived) and still delivers the exact payload,
+// asking again from the first missing chunk, with Open's window and with
+// Resolve's. Then a reader that pauses between Reads longer than a stall
+// check still completes.
+func TestLostRepliesDoNotEndRead(t *testing.T) {
 	_, _, st, ctx := internalStore(t)
 	want := make([]byte, 20*(60<<10)+123)
 	_, _ = rand.Read(want)
@@ -47,30 +31,37 @@ func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	old := readStallCheck
+	readStallCheck = 300 * time.Millisecond
+	defer func() { readStallCheck = old }()
 
-	for _, window := range []int{openWindow, resolveWindow} {
-		r, err := st.open(ctx, "hb", info, window, 0)
+	for _, w := range []struct{ window, wbytes int }{{openWindow, 0}, {openWindow, 256 << 10}, {resolveWindow, resolveWindowBytes}} {
+		var seen, lost atomic.Int32
+		st.rd.DropReplies(func(m *nats.Msg) bool {
+			if m.Header.Get("Status") != "" || seen.Add(1)%3 != 2 {
+				return false
+			}
+			lost.Add(1)
+			return true
+		})
+		r, err := st.open(ctx, "hb", info, w.window, w.wbytes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &flakyMsgs{MessagesContext: r.msgs}
-		r.msgs = f
 		got, err := io.ReadAll(r)
 		r.Close()
+		st.rd.DropReplies(nil)
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("window %d: read %d bytes, %v after %d missed heartbeats", window, len(got), err, f.misses.Load())
+			t.Fatalf("window %+v: read %d bytes, %v after %d lost replies", w, len(got), err, lost.Load())
 		}
-		if f.misses.Load() == 0 {
-			t.Fatal("no missed heartbeat injected")
+		if lost.Load() == 0 {
+			t.Fatalf("window %+v: no reply lost", w)
 		}
 	}
 
-	// Pull requests of 1 s (heartbeat 500 ms) while the reader pauses
-	// between chunks for longer than a pull request lives.
-	old := readPullExpiry
-	readPullExpiry = time.Second
-	defer func() { readPullExpiry = old }()
-	r, err := st.open(ctx, "hb", info, resolveWindow, resolveWindowBytes)
+	// A reader that pauses between Reads for longer than a stall check:
+	// the replies wait in their batch.
+	r, err := st.open(ctx, "hb", info, openWindow, 128<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +70,7 @@ func TestMissedHeartbeatDoesNotEndRead(t *testing.T) {
 	buf := make([]byte, 32<<10)
 	for i := 0; ; i++ {
 		if i == 2 || i == 5 {
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(2 * readStallCheck) // a slow caller, not an event to wait for
 		}
 		n, err := r.Read(buf)
 		got = append(got, buf[:n]...)

@@ -1,0 +1,137 @@
+package objstore
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// mux is one wildcard inbox subscription that routes the replies of many
+// batch requests to their flights by the inbox's last token, so that a
+// read subscribes nothing of its own. A reply whose flight has ended (a
+// batch given up and asked for again under a new token) is dropped. The
+// subscription is made when a flight needs it and removed once no flight
+// has needed it for muxLinger, so an idle reader leaves nothing on the
+// connection.
+type mux struct {
+	nc   *nats.Conn
+	drop atomic.Pointer[func(*nats.Msg) bool] // a fault test's loss of replies
+
+	mu      sync.Mutex
+	sub     *nats.Subscription
+	prefix  string // the inbox prefix, with its trailing dot
+	next    uint64
+	flights map[string]*flight
+	idle    *time.Timer // removes the subscription, while no flight is open
+}
+
+// muxLinger is how long the inbox subscription outlives the last flight.
+const muxLinger = time.Second
+
+// flight is one batch request's reply inbox.
+type flight struct {
+	m      *mux
+	token  string
+	ch     chan *nats.Msg // capacity: every reply the request can have
+	budget *Budget
+	held   int64 // budget bytes not yet given back
+	closed bool
+}
+
+// open registers a flight with room for n replies, holding held bytes of
+// b until its replies arrive or it is closed. It subscribes the inbox on
+// first use.
+func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sub == nil {
+		prefix := m.nc.NewInbox() + "."
+		sub, err := m.nc.Subscribe(prefix+"*", m.route)
+		if err != nil {
+			return nil, "", err
+		}
+		// The bytes in flight are bounded by the Budget and each
+		// flight's channel holds all its replies: nats.go's own limits
+		// would only drop chunks.
+		_ = sub.SetPendingLimits(-1, -1)
+		m.sub, m.prefix = sub, prefix
+	}
+	if m.idle != nil {
+		m.idle.Stop()
+		m.idle = nil
+	}
+	m.next++
+	f := &flight{m: m, token: strconv.FormatUint(m.next, 36), ch: make(chan *nats.Msg, n), budget: b, held: held}
+	m.flights[f.token] = f
+	return f, m.prefix + f.token, nil
+}
+
+// route hands a reply to its flight and gives the flight's budget back
+// as its bytes arrive.
+func (m *mux) route(msg *nats.Msg) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	token, ok := strings.CutPrefix(msg.Subject, m.prefix)
+	if !ok || m.prefix == "" {
+		return
+	}
+	f := m.flights[token]
+	if f == nil {
+		return
+	}
+	if f.held > 0 {
+		n := min(f.held, int64(len(msg.Data)+replyOverhead))
+		f.held -= n
+		f.budget.Release(n)
+	}
+	if drop := m.drop.Load(); drop != nil && (*drop)(msg) {
+		return
+	}
+	select {
+	case f.ch <- msg:
+	default:
+		// More replies than the request can have: the chain check
+		// reports the batch incomplete, and it is asked for again.
+	}
+}
+
+// close ends the flight: later replies are dropped and the budget it
+// still holds is given back.
+func (f *flight) close() {
+	m := f.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.closed = true
+	delete(m.flights, f.token)
+	f.budget.Release(f.held)
+	f.held = 0
+	if len(m.flights) == 0 && m.sub != nil && m.idle == nil {
+		sub := m.sub
+		m.idle = time.AfterFunc(muxLinger, func() { m.unsubscribe(sub) })
+	}
+}
+
+// unsubscribe removes sub, the inbox subscription, unless a flight has
+// opened since the timer was set.
+func (m *mux) unsubscribe(sub *nats.Subscription) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sub != sub || len(m.flights) > 0 {
+		return
+	}
+	_ = sub.Unsubscribe()
+	m.sub, m.prefix, m.idle = nil, "", nil
+}
+
+// replyOverhead is what the budget counts for a reply besides its data:
+// the headers a direct get adds (stream, subject, sequence, time stamp,
+// pending, last sequence) and the subject, which the server counts
+// against max_bytes too.
+const replyOverhead = 256

@@ -200,9 +200,10 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 		err = fmt.Errorf("this responder does not serve claim-checked requests (ServeClaimChecks)")
 	} else {
 		data, err = o.store.Resolve(ctx, req)
-		if b := req.Header.Get(HeaderAcceptClaimCheck); err != nil && b != "" && b != o.store.Bucket() {
-			// The caller names its bucket: say what is wrong, not just
-			// that the payload is missing.
+		if b := req.Header.Get(HeaderAcceptClaimCheck); err != nil && b != "" && b != o.store.Bucket() && req.Header.Get(claimcheck.HeaderBucket) == "" {
+			// An older caller's reference names no bucket, but its accept
+			// header does: say what is wrong, not just that the payload
+			// is missing.
 			err = fmt.Errorf("the request was stored in bucket %q, this responder's store reads %q (ServeClaimChecks needs a Store on the caller's bucket): %w", b, o.store.Bucket(), err)
 		}
 	}

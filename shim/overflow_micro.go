@@ -46,7 +46,7 @@ func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) 
 		rctx, cancel := requestContext(ctx, m)
 		data, err = st.Resolve(rctx, m)
 		cancel()
-		if b := m.Header.Get(HeaderAcceptClaimCheck); err != nil && b != "" && b != st.Bucket() {
+		if b := m.Header.Get(HeaderAcceptClaimCheck); err != nil && b != "" && b != st.Bucket() && m.Header.Get(claimcheck.HeaderBucket) == "" {
 			err = fmt.Errorf("the request was stored in bucket %q, this responder's store reads %q: %w", b, st.Bucket(), err)
 		}
 	}

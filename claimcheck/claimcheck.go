@@ -227,8 +227,9 @@ type Store struct {
 	domainKnown bool             // whether domain is known (see jsDomain)
 
 	mu        sync.Mutex
-	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
-	lookupOff time.Time              // no stream lookups until then (one went unanswered)
+	domainJS  map[string]jetstream.JetStream // WithDomains' domains, made on first use
+	streams   map[string]streamLimit         // subject -> cached max_msg_size of its stream
+	lookupOff time.Time                      // no stream lookups until then (one went unanswered)
 
 	closeMu sync.RWMutex // held shared by every upload, exclusively by Close
 	closed  bool
@@ -413,6 +414,16 @@ func (s *Store) Bucket() string {
 		return ""
 	}
 	return s.cfg.bucket
+}
+
+// Domain returns the JetStream domain the Store's bucket lives in, as
+// its references name it: "" for none, or when the Store could not learn
+// it (see HeaderDomain).
+func (s *Store) Domain() string {
+	if s == nil {
+		return ""
+	}
+	return s.domain
 }
 
 // ObjectStore returns the bucket, for inspection and administration.

@@ -118,24 +118,10 @@ func (s *Store) deleteMetaOf(ctx context.Context, metaSubj, id string) error {
 	return err
 }
 
-// deleteObject removes a stored object that no reference points to: its
-// chunks and its meta message are purged, leaving no delete marker.
+// deleteObject removes a stored object of the Store's own bucket that no
+// reference points to: its chunks and its meta message are purged,
+// leaving no delete marker. Deleting is idempotent: each step is repeated
+// after a transient failure (a restart, a lost link) within ctx.
 func (s *Store) deleteObject(ctx context.Context, name string) error {
-	// Deleting is idempotent: each step is repeated after a transient
-	// failure (a restart, a lost link) within ctx.
-	return s.readCall(ctx, func(ctx context.Context) error { return s.deleteObjectOnce(ctx, name) })
-}
-
-func (s *Store) deleteObjectOnce(ctx context.Context, name string) error {
-	info, err := s.obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(s.cfg.bucket, info.NUID))); err != nil {
-		return err
-	}
-	return s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.metaSubject(name)))
+	return s.deleteObjectAt(ctx, s.own(), name)
 }

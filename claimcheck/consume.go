@@ -208,9 +208,8 @@ func (s *Store) resolveJS(ctx context.Context, msg jetstream.Msg, ackWait time.D
 		return nil, err
 	}
 	h := cloneHeader(msg.Headers())
-	delete(h, HeaderRef)
-	delete(h, HeaderSize)
-	return &resolvedJSMsg{Msg: msg, data: data, hdr: h, s: s, name: ref.name, del: o.deleteAfterRead, onErr: onErr}, nil
+	dropRefHeaders(h)
+	return &resolvedJSMsg{Msg: msg, data: data, hdr: h, s: s, ref: ref, del: o.deleteAfterRead, onErr: onErr}, nil
 }
 
 // keepInProgress sends InProgress every half ack wait until stop is called.
@@ -247,7 +246,7 @@ type resolvedJSMsg struct {
 	data  []byte
 	hdr   nats.Header
 	s     *Store
-	name  string
+	ref   *refInfo
 	del   bool
 	onErr JetStreamErrorHandler
 	once  sync.Once
@@ -276,7 +275,7 @@ func (m *resolvedJSMsg) settled(err error) error {
 	}
 	var derr error
 	m.once.Do(func() {
-		if derr = m.s.deleteAfterRead(m.name); derr != nil && m.onErr != nil {
+		if derr = m.s.deleteAfterRead(m.ref); derr != nil && m.onErr != nil {
 			m.onErr(m, derr)
 			derr = nil
 		}

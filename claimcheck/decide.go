@@ -59,6 +59,17 @@ func (s *Store) refHeaderSize(sent nats.Header, n int) int {
 	return refHdr
 }
 
+// refHeaders are the headers of a reference.
+var refHeaders = [...]string{HeaderRef, HeaderSize, HeaderBucket, HeaderDomain}
+
+// dropRefHeaders removes the reference headers from h, the headers of a
+// resolved message.
+func dropRefHeaders(h nats.Header) {
+	for _, k := range refHeaders {
+		delete(h, k)
+	}
+}
+
 // setRef adds the reference headers for the object name of size bytes to
 // h (refHeaderSize counts them).
 func (s *Store) setRef(h nats.Header, name string, size int) {
@@ -102,7 +113,7 @@ func checkMsg(m *nats.Msg) error {
 		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
 	}
 	if len(m.Data) > 0 && m.Header != nil {
-		for _, k := range [...]string{HeaderRef, HeaderSize, HeaderBucket, HeaderDomain} {
+		for _, k := range refHeaders {
 			if _, ok := m.Header[k]; ok {
 				return ErrReservedHeader
 			}

@@ -184,11 +184,16 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 		return &ResolveError{Subject: ref.Subject, Err: ErrCorrupt, Detail: fmt.Sprintf("malformed %s header %q", HeaderRef, vals)}
 	}
 	name := vals[0]
+	bucket, domain, err := s.location(ref.Subject, name, ref.Header)
+	if err != nil {
+		return err
+	}
+	loc := at{bucket: bucket, domain: domain}
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	var info *jetstream.ObjectInfo
-	err := s.readCall(cctx, func(ctx context.Context) (err error) {
-		info, err = s.obs.GetInfo(ctx, name)
+	err = s.readCall(cctx, func(ctx context.Context) (err error) {
+		info, err = s.objectInfo(ctx, loc, name)
 		return err
 	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -200,8 +205,8 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	if got := info.Metadata[MetaSubject]; got != ref.Subject {
 		return &ResolveError{Object: name, Subject: ref.Subject, Err: ErrSubjectMismatch, Detail: fmt.Sprintf("stored for %q", got)}
 	}
-	if err := s.deleteObject(cctx, name); err != nil {
-		return fmt.Errorf("claimcheck: discarding object %q: %w", name, err)
+	if err := s.deleteObjectAt(cctx, loc, name); err != nil {
+		return fmt.Errorf("claimcheck: discarding object %q%s: %w", name, s.describeAt(loc), err)
 	}
 	return nil
 }

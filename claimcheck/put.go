@@ -124,8 +124,11 @@ func (s *Store) metaMsg(info *jetstream.ObjectInfo, once bool) (*nats.Msg, error
 }
 
 // metaSubject is the subject of object name's meta message.
-func (s *Store) metaSubject(name string) string {
-	return "$O." + s.cfg.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+func (s *Store) metaSubject(name string) string { return metaSubjectOf(s.cfg.bucket, name) }
+
+// metaSubjectOf is the subject of object name's meta message in bucket.
+func metaSubjectOf(bucket, name string) string {
+	return "$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
 }
 
 // wrongLastSequence reports whether err is the stream's refusal of a

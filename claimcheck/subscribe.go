@@ -203,7 +203,7 @@ func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOp
 		}
 		h(tracedMsg(ctx, t, resolvedMsg(m, data)))
 		if o.deleteAfterRead {
-			if err := s.deleteAfterRead(ref.name); err != nil {
+			if err := s.deleteAfterRead(ref); err != nil {
 				onErr(m, err)
 			}
 		}
@@ -214,16 +214,16 @@ func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOp
 // without the claim-check headers.
 func resolvedMsg(m *nats.Msg, data []byte) *nats.Msg {
 	h := cloneHeader(m.Header)
-	delete(h, HeaderRef)
-	delete(h, HeaderSize)
+	dropRefHeaders(h)
 	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: data, Sub: m.Sub}
 }
 
-func (s *Store) deleteAfterRead(name string) error {
+func (s *Store) deleteAfterRead(ref *refInfo) error {
 	ctx, cancel := s.cleanupContext(context.Background())
 	defer cancel()
-	if err := s.deleteObject(ctx, name); err != nil {
-		return fmt.Errorf("claimcheck: deleting object %q after read: %w (the bucket's TTL removes it)", name, err)
+	loc := s.refAt(ref)
+	if err := s.deleteObjectAt(ctx, loc, ref.name); err != nil {
+		return fmt.Errorf("claimcheck: deleting object %q%s after read: %w (the bucket's TTL removes it)", ref.name, s.describeAt(loc), err)
 	}
 	return nil
 }

@@ -167,4 +167,16 @@ func TestRequestFromAnotherBucketResolves(t *testing.T) {
 	if runs != 1 || !bytes.Equal(got, body) {
 		t.Fatalf("the handler ran %d times with %d bytes, want once with the %d bytes sent", runs, len(got), len(body))
 	}
+	// A reply over the limit is stored in the responder's bucket; the
+	// caller reads it from there and deletes both payloads.
+	reply, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc", Header: nats.Header{"Want": {strconv.Itoa(3 * overflowLimit)}}, Data: body})
+	if err != nil || len(reply.Data) != 3*overflowLimit {
+		t.Fatalf("a claim-checked reply from another bucket: %v", err)
+	}
+	for _, st := range []*claimcheck.Store{e.cst, other} {
+		natstest.Eventually(t, 5*time.Second, func() bool {
+			str, err := js.Stream(context.Background(), "OBJ_"+st.Bucket())
+			return err == nil && str.CachedInfo().State.Msgs == 0
+		}, "bucket "+st.Bucket()+" to be empty")
+	}
 }

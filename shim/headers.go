@@ -15,7 +15,7 @@ import (
 // read a claim-checked reply, which only a Client with WithClaimChecks
 // can. Whatever the request carries under that key (a header forwarded
 // from an incoming request, or set by hand) is dropped, and a Client with
-// a store sends its own bucket.
+// a store sends its own (see acceptValue).
 func (c *Client) requestHeader(own nats.Header, extra ...string) nats.Header {
 	h := make(nats.Header, len(c.static)+len(own)+len(extra)/2+1)
 	for k, v := range c.static {
@@ -26,6 +26,10 @@ func (c *Client) requestHeader(own nats.Header, extra ...string) nats.Header {
 			continue
 		}
 		h[k] = v
+	}
+	if c.store != nil {
+		// The limit of the moment: it may change with a reconnect.
+		h[HeaderAcceptClaimCheck] = []string{acceptValue(c.store, c.st)}
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		h[extra[i]] = []string{extra[i+1]}

@@ -173,11 +173,10 @@ func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*n
 // the claim-check headers (no header map at all when none is left).
 func resolved(m *nats.Msg, data []byte) *nats.Msg {
 	var h nats.Header
-	if len(m.Header) > 2 {
-		h = make(nats.Header, len(m.Header)-2)
-	}
 	for k, v := range m.Header {
-		if k != claimcheck.HeaderRef && k != claimcheck.HeaderSize {
+		switch k {
+		case claimcheck.HeaderRef, claimcheck.HeaderSize, claimcheck.HeaderBucket, claimcheck.HeaderDomain:
+		default:
 			if h == nil {
 				h = nats.Header{}
 			}

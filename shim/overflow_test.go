@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -104,8 +105,9 @@ func TestOverflowExactLimit(t *testing.T) {
 	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithTimeout(5*time.Second))
 	warm(t, c)
 	// What the client sends besides the body: "Want", the accept header
-	// and the timeout ("5000", or "4999" after a stall: the same length).
-	hdr := nats.Header{"Want": {"10"}, shim.HeaderAcceptClaimCheck: {e.cst.Bucket()}, shim.HeaderTimeout: {"5000"}}
+	// (the caller's bucket, domain and max_payload) and the timeout
+	// ("5000", or "4999" after a stall: the same length).
+	hdr := nats.Header{"Want": {"10"}, shim.HeaderAcceptClaimCheck: {acceptOf(e.cst, overflowLimit)}, shim.HeaderTimeout: {"5000"}}
 	atLimit := overflowLimit - shim.HeaderSize(hdr)
 	for _, tc := range []struct {
 		body  int
@@ -206,7 +208,7 @@ func TestOverflowPayloadCap(t *testing.T) {
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
 	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithPayloadCap(capBytes), shim.WithTimeout(5*time.Second))
 	warm(t, c)
-	hdr := nats.Header{"Want": {"1"}, shim.HeaderAcceptClaimCheck: {e.cst.Bucket()}, shim.HeaderTimeout: {"5000"}}
+	hdr := nats.Header{"Want": {"1"}, shim.HeaderAcceptClaimCheck: {acceptOf(e.cst, overflowLimit)}, shim.HeaderTimeout: {"5000"}}
 	atCap := capBytes - shim.HeaderSize(hdr)
 	for _, tc := range []struct {
 		body  int
@@ -352,4 +354,10 @@ func TestOverflowAttempts(t *testing.T) {
 			natstest.Eventually(t, 10*time.Second, func() bool { return e.stored(t) == 0 }, "an empty bucket")
 		})
 	}
+}
+
+// acceptOf is the HeaderAcceptClaimCheck value a Client with st sends on a
+// connection whose limit is limit.
+func acceptOf(st *claimcheck.Store, limit int) string {
+	return fmt.Sprintf("%s; domain=%s; max-payload=%d", st.Bucket(), st.Domain(), limit)
 }

@@ -40,7 +40,8 @@ type replyPeer struct {
 // The payload is stored under claimcheck.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
-	if store == nil || replySubj == "" || accept != store.Bucket() || checkReplySubject(replySubj) != nil {
+	caller := parseAccept(accept)
+	if store == nil || replySubj == "" || !caller.reads(store) || checkReplySubject(replySubj) != nil {
 		return p.plain() // which refuses a reply subject too long to answer
 	}
 	var limit int64 // 0: the store's connection's limit
@@ -57,6 +58,12 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 		}
 		limit = l
 	}
+	if caller.maxPayload > 0 && (limit == 0 || caller.maxPayload < limit) {
+		// The reply must fit the caller's connection too (a leafnode to a
+		// site with a lower limit closes the whole link for one message
+		// over it): decide against the smaller limit.
+		limit = caller.maxPayload
+	}
 	rm := &nats.Msg{Subject: replySubj, Header: h, Data: data}
 	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
 		return p.plain()
@@ -66,6 +73,10 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	case errors.Is(err, claimcheck.ErrReplyStored):
 		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
+		if size := int64(MsgSize(rm)); caller.maxPayload > 0 && size > caller.maxPayload {
+			// It would fit the responder's connection, not the caller's.
+			return replyTooLarge(size, caller.maxPayload, p.errorReply)
+		}
 		return p.plain()
 	case err != nil:
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
@@ -75,7 +86,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 		}
 		return e
 	case ref == rm:
-		return p.plain() // the limit rose meanwhile
+		return p.plain() // it fits the limit after all
 	}
 	if err := p.sendRef(ref); err != nil {
 		_ = store.Discard(ctx, ref) // nothing was sent: nobody can read it

@@ -1,0 +1,80 @@
+package shim
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// The value of HeaderAcceptClaimCheck says where the caller's claim-check
+// store is and what its connection accepts:
+//
+//	<bucket>[; domain=<JetStream domain>][; max-payload=<bytes>]
+//
+// A responder stores a claim-checked reply where the caller can read it
+// (a Store in the caller's JetStream domain: the caller reads any bucket
+// there, the reference names it) and decides every reply against the
+// smaller of its own limit and the caller's max-payload, so that a reply
+// never reaches the caller's server above that server's limit (across a
+// leafnode, one message over it closes the whole link). A value with only
+// a bucket (an older caller) asks for that bucket.
+type acceptance struct {
+	bucket     string
+	domain     string
+	hasDomain  bool
+	maxPayload int64 // 0: not said
+}
+
+// acceptValue is the HeaderAcceptClaimCheck value of a Client with store
+// on the connection whose limit state is st.
+func acceptValue(store *claimcheck.Store, st *connlimit.State) string {
+	v := store.Bucket() + "; domain=" + store.Domain()
+	if st != nil {
+		limit := st.Conn().MaxPayload()
+		if c := st.PathCap(); c > 0 && (limit <= 0 || c < limit) {
+			limit = c
+		}
+		if limit > 0 {
+			v += "; max-payload=" + strconv.FormatInt(limit, 10)
+		}
+	}
+	return v
+}
+
+// parseAccept reads a HeaderAcceptClaimCheck value; parameters it does
+// not know are ignored.
+func parseAccept(v string) acceptance {
+	parts := strings.Split(v, ";")
+	a := acceptance{bucket: strings.TrimSpace(parts[0])}
+	for _, p := range parts[1:] {
+		k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "domain":
+			a.domain, a.hasDomain = val, true
+		case "max-payload":
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil && n > 0 {
+				a.maxPayload = n
+			}
+		}
+	}
+	return a
+}
+
+// reads reports whether the caller can read a claim check stored by
+// store: it accepts claim checks, and store is in its JetStream domain
+// (any bucket there: the reference names it), or, for an older caller
+// that names only a bucket, store uses that bucket.
+func (a acceptance) reads(store *claimcheck.Store) bool {
+	switch {
+	case a.bucket == "":
+		return false
+	case a.hasDomain:
+		return a.domain == store.Domain()
+	}
+	return a.bucket == store.Bucket()
+}

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -9,7 +10,11 @@ import (
 // The responder's side of flow control and liveness: the caller's
 // credit, acknowledgements, resend requests and cancel, and heartbeats.
 
-// onCtl handles the caller's control messages.
+// onCtl handles the caller's control messages. One the protocol rules
+// out (a grant beyond the window the caller declared, an acknowledgement
+// of bytes never sent, a final acknowledgement before the end, a message
+// of no known kind) breaks the stream at once; only valid ones count as
+// the caller's sign of life.
 func (s *streamOut) onCtl(m *nats.Msg) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -24,36 +29,71 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 		}
 		return
 	}
-	if len(m.Data) == 0 {
+	if s.failErr != nil {
+		return
+	}
+	if bad := s.ctlLocked(m.Data); bad != "" {
+		s.brokeLocked(bad)
 		return
 	}
 	s.lastCtl = time.Now()
 	s.goneAt = time.Time{}
-	switch b := m.Data; b[0] {
+}
+
+// ctlLocked applies one control message and returns what makes it break
+// the protocol, or "".
+func (s *streamOut) ctlLocked(b []byte) string {
+	if len(b) == 0 {
+		return "an empty control message"
+	}
+	switch b[0] {
 	case ctlAck:
-		if len(b) < 18 {
-			return
+		if len(b) != 18 || b[17] > 1 {
+			return fmt.Sprintf("a malformed acknowledgement (%d bytes)", len(b))
 		}
-		recv, grant := int64(beUint(b[1:9])), int64(beUint(b[9:17]))
+		recv, grant, final := int64(beUint(b[1:9])), int64(beUint(b[9:17])), b[17] == 1
+		switch {
+		case recv < 0 || recv > s.sent:
+			return fmt.Sprintf("an acknowledgement of %d bytes, %d sent", uint64(recv), s.sent)
+		case grant < 0 || grant-recv > s.window:
+			return fmt.Sprintf("credit up to offset %d, beyond the %d-byte window it declared past the %d bytes received", uint64(grant), s.window, recv)
+		case final && (!s.ended || recv != s.sent):
+			return fmt.Sprintf("a final acknowledgement of %d bytes before the end at %d", recv, s.sent)
+		}
 		s.start = nil
-		if grant > s.granted {
-			s.granted = grant
-		}
-		if recv > s.acked && recv <= s.sent {
+		s.granted = max(s.granted, grant)
+		if recv > s.acked {
 			s.acked = recv
 			s.releaseLocked()
 		}
-		if b[17] == 1 {
-			s.final = true
-		}
+		s.final = s.final || final
 	case ctlResend:
-		if len(b) < 10 {
-			return
+		if len(b) != 10 || b[9] > 1 {
+			return fmt.Sprintf("a malformed resend request (%d bytes)", len(b))
 		}
-		s.resendLocked(int64(beUint(b[1:9])), b[9] == 1)
+		from := int64(beUint(b[1:9]))
+		if from < 0 || from > s.sent {
+			return fmt.Sprintf("a resend request from offset %d, %d sent", uint64(from), s.sent)
+		}
+		s.resendLocked(from, b[9] == 1)
 	case ctlCancel:
+		if len(b) != 1 {
+			return fmt.Sprintf("a malformed cancel (%d bytes)", len(b))
+		}
 		s.cancel(ErrStreamCanceled)
+	default:
+		return fmt.Sprintf("a control message of unknown kind %q", b[0])
 	}
+	return ""
+}
+
+// brokeLocked ends the stream because the caller broke the protocol: the
+// handler's context ends (ErrStreamProtocol), Write fails, nothing more is
+// sent and the unacknowledged frames are dropped.
+func (s *streamOut) brokeLocked(what string) {
+	s.failErr = brokenError("the caller broke the stream protocol: "+what, ErrStreamProtocol)
+	s.cancel(ErrStreamProtocol)
+	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
 // releaseLocked drops the frames the caller has received.
@@ -101,6 +141,10 @@ func (s *streamOut) beat() {
 		}
 		s.mu.Lock()
 		now := time.Now()
+		if s.failErr != nil {
+			s.mu.Unlock()
+			return
+		}
 		if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
 			s.cancel(ErrCallerGone)
 			s.cond.Broadcast()

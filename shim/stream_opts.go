@@ -46,6 +46,14 @@ var (
 	// when the caller's side went away without closing: no credit or
 	// keepalive for the stream's idle bound, or its inbox gone.
 	ErrCallerGone = errors.New("natssend: the caller of the stream is gone")
+	// ErrStreamProtocol: the stream's peer broke the frame protocol (a
+	// responder sending beyond the credit it was given, a caller granting
+	// credit beyond the window it declared, an end, error or heartbeat
+	// frame inconsistent with what was delivered, a frame or control
+	// message of no known kind). The stream is broken at once
+	// (CodeStreamBroken, OutcomeUnknown); on the responder it is also the
+	// cause (context.Cause) of the handler's context.
+	ErrStreamProtocol = errors.New("natssend: the stream's peer broke the frame protocol")
 )
 
 // extOpts are the CallOptions of RequestStream and RequestMany; other

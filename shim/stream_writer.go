@@ -44,6 +44,7 @@ type streamOut struct {
 	inbox  string // the caller's
 	ctrl   string // ours
 	idle   time.Duration
+	window int64 // the window the caller declared: it may grant no more
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stop   chan struct{} // ends the heartbeat goroutine
@@ -57,6 +58,7 @@ type streamOut struct {
 	returned  bool // the handler returned: no more writes
 	ended     bool // the end or error frame was sent
 	final     bool // the caller acknowledged the end
+	ackLate   bool // the wait for the final acknowledgement is over
 	failErr   error
 	buf       []byte // prefix + payload being filled; nil when none
 	free      [][]byte
@@ -75,7 +77,7 @@ type streamOut struct {
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
-		granted: window, sum: sha256.New(), stop: make(chan struct{})}
+		window: window, granted: window, sum: sha256.New(), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	if first > 0 {
@@ -132,6 +134,11 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
+		// Checked again at every frame: another goroutine's Write may
+		// have waited for credit meanwhile, and the handler returned.
+		if err := s.stoppedLocked(true); err != nil {
+			return n, err
+		}
 		if s.buf == nil {
 			b, err := s.newBufLocked()
 			if err != nil {
@@ -143,12 +150,12 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 		s.buf = append(s.buf, p[:k]...)
 		s.sum.Write(p[:k])
 		p = p[k:]
+		n += k // in the stream's buffer: sent by this flush, a later one or the end
 		if len(s.buf) == cap(s.buf) {
-			if err := s.flushLocked(); err != nil {
+			if err := s.flushLocked(true); err != nil {
 				return n, err
 			}
 		}
-		n += k
 	}
 	return n, nil
 }
@@ -170,24 +177,31 @@ func (w *StreamWriter) Flush() error {
 	if err := s.writableLocked(); err != nil {
 		return err
 	}
-	return s.flushLocked()
+	return s.flushLocked(true)
 }
 
 // writableLocked checks that the stream takes writes and starts it.
 func (s *streamOut) writableLocked() error {
-	switch {
-	case s.returned:
-		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
-	case s.failErr != nil:
-		return s.failErr
-	}
-	if err := s.goneErrLocked(); err != nil {
+	if err := s.stoppedLocked(true); err != nil {
 		return err
 	}
 	if !s.started {
 		return s.startLocked()
 	}
 	return nil
+}
+
+// stoppedLocked returns why no more data may be sent, or nil. byWriter:
+// for Write and Flush, which stop once the StreamHandlerFunc returned (a
+// writer that outlives its handler); finish sends what they buffered.
+func (s *streamOut) stoppedLocked(byWriter bool) error {
+	switch {
+	case (byWriter && s.returned) || s.ended:
+		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
+	case s.failErr != nil:
+		return s.failErr
+	}
+	return s.goneErrLocked()
 }
 
 // goneErrLocked returns the error of writing to a caller that is gone.
@@ -281,34 +295,46 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	return make([]byte, framePrefix, size), nil
 }
 
-// flushLocked sends the buffered payload as a data frame once the window
-// allows it.
-func (s *streamOut) flushLocked() error {
-	if len(s.buf) <= framePrefix {
-		return nil
-	}
-	for s.sent >= s.granted {
-		if err := s.goneErrLocked(); err != nil {
+// flushLocked sends the buffered payload as data frames, each once the
+// caller's window allows it and none beyond the credit it granted (the
+// caller treats a frame past its credit as a broken stream). While it
+// waits for credit other goroutines may write and flush: it looks at the
+// buffer afresh after every wait. byWriter: see stoppedLocked.
+func (s *streamOut) flushLocked(byWriter bool) error {
+	for len(s.buf) > framePrefix {
+		for s.sent >= s.granted {
+			if err := s.stoppedLocked(byWriter); err != nil {
+				return err
+			}
+			s.cond.Wait()
+		}
+		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
-		if s.failErr != nil {
-			return s.failErr
+		if len(s.buf) <= framePrefix {
+			return nil // flushed by another goroutine meanwhile
 		}
-		s.cond.Wait()
+		have := len(s.buf) - framePrefix
+		n := int(min(int64(have), s.granted-s.sent))
+		var body []byte
+		if n == have && len(s.buf) >= cap(s.buf)/2 {
+			body, s.buf = s.buf, nil // a full frame: send the buffer itself
+		} else {
+			// A partial frame (a Flush, or the credit's edge): send an
+			// exact copy and keep the rest in the frame buffer.
+			body = make([]byte, framePrefix+n)
+			copy(body[framePrefix:], s.buf[framePrefix:framePrefix+n])
+			rest := copy(s.buf[framePrefix:], s.buf[framePrefix+n:])
+			s.buf = s.buf[:framePrefix+rest]
+		}
+		putPrefix(body, frameData, s.sent)
+		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+		s.sent += int64(n)
+		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {
+			return err
+		}
 	}
-	body := s.buf
-	if len(body) < cap(body)/2 {
-		// A partial frame (a Flush): send an exact copy and keep the
-		// frame buffer for the next bytes.
-		body = append(make([]byte, 0, len(s.buf)), s.buf...)
-		s.buf = s.buf[:framePrefix]
-	} else {
-		s.buf = nil
-	}
-	putPrefix(body, frameData, s.sent)
-	s.frames = append(s.frames, outFrame{off: s.sent, body: body})
-	s.sent += int64(len(body) - framePrefix)
-	return s.publishLocked(&s.frames[len(s.frames)-1])
+	return nil
 }
 
 // publishLocked sends f. A frame lost to a reconnect stays in the

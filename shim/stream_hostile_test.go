@@ -35,10 +35,10 @@ func checkBroken(t *testing.T, err error) {
 // holds at most its window (plus a frame or two) and breaks the stream.
 func TestStreamResponderBeyondCredit(t *testing.T) {
 	s := natstest.Start(t)
-	peers := rawServe(t, rawConn(t, s.URL()), "flood")
+	peers := natstest.RawServe(t, rawConn(t, s.URL()), "flood")
 	c := shim.NewClient(connect(t, s.URL()))
 	const window, frame, total = 256 << 10, 64 << 10, 48 << 20
-	base := heapAfterGC()
+	base := natstest.HeapAfterGC()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	type opened struct {
@@ -50,8 +50,8 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 		rs, err := c.RequestStream(ctx, "flood", nil, shim.StreamWindow(window), shim.StreamIdle(20*time.Second))
 		op <- opened{rs, err}
 	}()
-	p := nextStream(t, peers)
-	if err := p.send(natstest.StreamStart, 0, []byte{1}); err != nil {
+	p := natstest.NextStream(t, peers)
+	if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
 		t.Fatal(err)
 	}
 	o := <-op
@@ -61,16 +61,16 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	defer o.rs.Close()
 	chunk := bytes.Repeat([]byte{7}, frame)
 	for off := 0; off < total; off += frame {
-		if err := p.send(natstest.StreamData, int64(off), chunk); err != nil {
+		if err := p.Send(natstest.StreamData, int64(off), chunk); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := p.nc.Flush(); err != nil {
+	if err := p.NC.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	// The caller took it all in (it acknowledged the whole flood) or
 	// broke the stream (it cancelled).
-	if !p.waitCtl(20*time.Second, func(b []byte) bool {
+	if !p.WaitCtl(20*time.Second, func(b []byte) bool {
 		if b[0] == natstest.StreamCancel {
 			return true
 		}
@@ -79,7 +79,7 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	}) {
 		t.Fatal("the caller neither acknowledged the flood nor cancelled the stream")
 	}
-	if g := growth(heapAfterGC(), base); g > window+slack {
+	if g := natstest.Growth(natstest.HeapAfterGC(), base); g > window+slack {
 		t.Errorf("the caller's heap grew by %d bytes for a %d-byte window", g, window)
 	}
 	got, err := io.ReadAll(o.rs)
@@ -114,7 +114,7 @@ func TestStreamCallerGrantBeyondWindow(t *testing.T) {
 				break
 			}
 		}
-		grown = growth(heapAfterGC(), base)
+		grown = natstest.Growth(natstest.HeapAfterGC(), base)
 		return werr
 	})
 	raw := rawConn(t, s.URL())
@@ -126,7 +126,7 @@ func TestStreamCallerGrantBeyondWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base = heapAfterGC()
+	base = natstest.HeapAfterGC()
 	req := &nats.Msg{Subject: "big", Reply: inbox, Header: nats.Header{natstest.StreamHeader: {natstest.StreamMarker(window, 20*time.Second)}}}
 	if err := raw.PublishMsg(req); err != nil {
 		t.Fatal(err)
@@ -228,47 +228,49 @@ func TestStreamEndAckNotExtendedByKeepalives(t *testing.T) {
 // once; duplicates and overlaps of honest resends do not.
 func TestStreamInconsistentFrames(t *testing.T) {
 	s := natstest.Start(t)
-	peers := rawServe(t, rawConn(t, s.URL()), "forge")
+	peers := natstest.RawServe(t, rawConn(t, s.URL()), "forge")
 	c := shim.NewClient(connect(t, s.URL()))
 	const window = 64 << 10
 	body := payload(3000, 5)
-	data := func(p *rawStream, from, to int) error { return p.send(natstest.StreamData, int64(from), body[from:to]) }
+	data := func(p *natstest.RawStream, from, to int) error {
+		return p.Send(natstest.StreamData, int64(from), body[from:to])
+	}
 	for _, tc := range []struct {
 		name  string
-		frame func(p *rawStream) error // after data [0, 1000)
-		ok    bool                     // the stream still ends well (the end frame follows)
+		frame func(p *natstest.RawStream) error // after data [0, 1000)
+		ok    bool                              // the stream still ends well (the end frame follows)
 	}{
-		{"end below what was delivered", func(p *rawStream) error { return p.end(body[:500]) }, false},
-		{"error frame below what was delivered", func(p *rawStream) error {
-			return p.nc.PublishMsg(&nats.Msg{Subject: p.req.Reply, Reply: p.ctrl, Data: natstest.StreamFrame(natstest.StreamError, 500, nil),
+		{"end below what was delivered", func(p *natstest.RawStream) error { return p.End(body[:500]) }, false},
+		{"error frame below what was delivered", func(p *natstest.RawStream) error {
+			return p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: p.Ctrl, Data: natstest.StreamFrame(natstest.StreamError, 500, nil),
 				Header: nats.Header{"Nats-Service-Error-Code": {"500"}, "Nats-Service-Error": {"x"}}})
 		}, false},
-		{"heartbeat below what was delivered", func(p *rawStream) error { return p.send(natstest.StreamHeartbeat, 500, []byte{0}) }, false},
-		{"data beyond the credit", func(p *rawStream) error { return p.send(natstest.StreamData, window, []byte{1}) }, false},
-		{"data straddling the credit", func(p *rawStream) error {
-			return p.send(natstest.StreamData, 1000, make([]byte, window))
+		{"heartbeat below what was delivered", func(p *natstest.RawStream) error { return p.Send(natstest.StreamHeartbeat, 500, []byte{0}) }, false},
+		{"data beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamData, window, []byte{1}) }, false},
+		{"data straddling the credit", func(p *natstest.RawStream) error {
+			return p.Send(natstest.StreamData, 1000, make([]byte, window))
 		}, false},
-		{"end beyond the credit", func(p *rawStream) error { return p.send(natstest.StreamEnd, 2*window, make([]byte, 32)) }, false},
-		{"heartbeat beyond the credit", func(p *rawStream) error { return p.send(natstest.StreamHeartbeat, 2*window, []byte{0}) }, false},
-		{"start frame at an offset", func(p *rawStream) error { return p.send(natstest.StreamStart, 1000, []byte{1}) }, false},
-		{"frame of no known kind", func(p *rawStream) error { return p.send('Z', 1000, nil) }, false},
-		{"end with a short digest", func(p *rawStream) error { return p.send(natstest.StreamEnd, 1000, []byte{1, 2}) }, false},
-		{"duplicate and overlapping data", func(p *rawStream) error {
+		{"end beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamEnd, 2*window, make([]byte, 32)) }, false},
+		{"heartbeat beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamHeartbeat, 2*window, []byte{0}) }, false},
+		{"start frame at an offset", func(p *natstest.RawStream) error { return p.Send(natstest.StreamStart, 1000, []byte{1}) }, false},
+		{"frame of no known kind", func(p *natstest.RawStream) error { return p.Send('Z', 1000, nil) }, false},
+		{"end with a short digest", func(p *natstest.RawStream) error { return p.Send(natstest.StreamEnd, 1000, []byte{1, 2}) }, false},
+		{"duplicate and overlapping data", func(p *natstest.RawStream) error {
 			for _, r := range [][2]int{{0, 1000}, {0, 500}, {500, 2000}, {1500, 3000}, {0, 3000}} {
 				if err := data(p, r[0], r[1]); err != nil {
 					return err
 				}
 			}
-			return p.end(body)
+			return p.End(body)
 		}, true},
-		{"duplicate start frame", func(p *rawStream) error {
-			if err := p.send(natstest.StreamStart, 0, []byte{1}); err != nil {
+		{"duplicate start frame", func(p *natstest.RawStream) error {
+			if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
 				return err
 			}
 			if err := data(p, 1000, 3000); err != nil {
 				return err
 			}
-			return p.end(body)
+			return p.End(body)
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,8 +284,8 @@ func TestStreamInconsistentFrames(t *testing.T) {
 				}
 				rsc <- rs
 			}()
-			p := nextStream(t, peers)
-			if err := p.send(natstest.StreamStart, 0, []byte{1}); err != nil {
+			p := natstest.NextStream(t, peers)
+			if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
 				t.Fatal(err)
 			}
 			rs := <-rsc
@@ -313,7 +315,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 			if took > 5*time.Second {
 				t.Errorf("the stream failed after %v; want at once (the idle bound is 20 s)", took)
 			}
-			if !p.waitCtl(10*time.Second, func(b []byte) bool { return b[0] == natstest.StreamCancel }) {
+			if !p.WaitCtl(10*time.Second, func(b []byte) bool { return b[0] == natstest.StreamCancel }) {
 				t.Error("the responder was not told (no cancel)")
 			}
 		})
@@ -391,4 +393,16 @@ func TestStreamWriterConcurrent(t *testing.T) {
 			t.Fatalf("a writer failed with %v; want only ErrStreamClosed after the handler returned", v)
 		}
 	}
+}
+
+// rawConn is a plain nats.go connection, as a peer that does not use
+// natssend has.
+func rawConn(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }

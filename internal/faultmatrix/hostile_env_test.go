@@ -25,9 +25,9 @@ import (
 
 const (
 	hostileWindow = 64 << 10
-	hostileSlack  = 4 << 20           // frames in flight, the frame being filled, reusable frame buffers
-	hostileIdle   = 20 * time.Second  // rows that must not end by the idle bound
-	atOnce        = 3 * time.Second   // "at once": far below the idle bound
+	hostileSlack  = 4 << 20          // frames in flight, the frame being filled, reusable frame buffers
+	hostileIdle   = 20 * time.Second // rows that must not end by the idle bound
+	atOnce        = 3 * time.Second  // "at once": far below the idle bound
 	beatGap       = 20 * time.Millisecond
 	delivered     = 1000 // every caller row's responder first sends the start frame and data [0, delivered)
 )

@@ -200,7 +200,6 @@ func (row respRow) run(t *testing.T) {
 	if row.finish != nil && len(finishErr) == 0 {
 		t.Errorf("OnError was not called; want one of %v", row.finish)
 	}
-	base.nc = resp
 	base.checkBack(t)
 }
 

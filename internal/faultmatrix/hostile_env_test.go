@@ -40,16 +40,19 @@ var (
 // baseline is what must come back once a row's stream is over.
 type baseline struct {
 	s          *natstest.Server
-	nc         *nats.Conn // the natssend side's connection
+	ncs        []*nats.Conn // the natssend side's connections
+	ncSubs     []int
 	heap       uint64
 	goroutines int
 	srvSubs    uint32
-	ncSubs     int
 }
 
-func takeBaseline(s *natstest.Server, nc *nats.Conn) baseline {
-	return baseline{s: s, nc: nc, heap: natstest.HeapAfterGC(), goroutines: runtime.NumGoroutine(),
-		srvSubs: s.Server().NumSubscriptions(), ncSubs: nc.NumSubscriptions()}
+func takeBaseline(s *natstest.Server, ncs ...*nats.Conn) baseline {
+	b := baseline{s: s, ncs: ncs, heap: natstest.HeapAfterGC(), goroutines: runtime.NumGoroutine(), srvSubs: s.Server().NumSubscriptions()}
+	for _, nc := range ncs {
+		b.ncSubs = append(b.ncSubs, nc.NumSubscriptions())
+	}
+	return b
 }
 
 // checkHeap fails the row when the heap grew beyond window plus the slack.
@@ -64,7 +67,12 @@ func (b baseline) checkHeap(t *testing.T, window int) {
 func (b baseline) checkBack(t *testing.T) {
 	t.Helper()
 	natstest.Eventually(t, settle, func() bool {
-		return b.s.Server().NumSubscriptions() == b.srvSubs && b.nc.NumSubscriptions() == b.ncSubs
+		for i, nc := range b.ncs {
+			if nc.NumSubscriptions() != b.ncSubs[i] {
+				return false
+			}
+		}
+		return b.s.Server().NumSubscriptions() == b.srvSubs
 	}, "the subscriptions to be back to their baseline")
 	natstest.Eventually(t, settle, func() bool { return runtime.NumGoroutine() <= b.goroutines }, "the goroutines to be back to their baseline")
 }

@@ -52,7 +52,9 @@ func TestAttemptsDeadlines(t *testing.T) {
 	clientLong := []shim.Option{shim.WithTimeout(time.Minute)}
 	slow := behave{work: time.Second} // slower than clientShort, well within Timeout(5s)
 	above := func(opts ...shim.CallOption) []shim.CallOption { return append(opts, shim.Timeout(5*time.Second)) }
-	below := func(opts ...shim.CallOption) []shim.CallOption { return append(opts, shim.Timeout(500*time.Millisecond)) }
+	below := func(opts ...shim.CallOption) []shim.CallOption {
+		return append(opts, shim.Timeout(500*time.Millisecond))
+	}
 	id := shim.OperationID("op-1")
 	lost := wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeReplyLost, is: []error{shim.ErrReplyLost, claimcheck.ErrMissing}, sent: yes}
 	runRows(t, []reqRow{

@@ -71,7 +71,7 @@ func TestStreamHostileResponder(t *testing.T) {
 		}},
 		{name: "forged frames from a second responder are refused", read: ok, act: func(p *natstest.RawStream, s <-chan struct{}) error {
 			forger := p.NC.NewInbox()
-			if err := p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: forger, Data: natstest.StreamFrame(natstest.StreamData, delivered, []byte("forged"))}); err != nil {
+			if err := p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: forger, Data: natstest.StreamFrame(natstest.StreamData, delivered, []byte("forged"))}); err != nil { //natssend:reviewed a raw peer speaking the stream protocol by hand; its frames are small
 				return err
 			}
 			return frames(true, [2]int{1000, 3000})(p, s)
@@ -107,7 +107,7 @@ func TestStreamHostileResponder(t *testing.T) {
 		{name: "control garbage: a frame of no known kind", act: one('Z', delivered, nil), read: streamProtocol, within: atOnce, told: true},
 		{name: "control garbage: a frame shorter than its prefix", read: streamProtocol, within: atOnce, told: true,
 			act: func(p *natstest.RawStream, _ <-chan struct{}) error {
-				return p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: p.Ctrl, Data: []byte{natstest.StreamData, 0}})
+				return p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: p.Ctrl, Data: []byte{natstest.StreamData, 0}}) //natssend:reviewed a raw peer speaking the stream protocol by hand; its frames are small
 			}},
 
 		// Waits a peer cannot extend.

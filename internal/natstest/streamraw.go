@@ -32,7 +32,7 @@ func (s *RawStream) Send(kind byte, off int64, payload []byte) error {
 
 // SendMsg is Send with headers (an error frame's micro error headers).
 func (s *RawStream) SendMsg(kind byte, off int64, payload []byte, h nats.Header) error {
-	return s.NC.PublishMsg(&nats.Msg{Subject: s.Req.Reply, Reply: s.Ctrl, Header: h, Data: StreamFrame(kind, off, payload)})
+	return s.NC.PublishMsg(&nats.Msg{Subject: s.Req.Reply, Reply: s.Ctrl, Header: h, Data: StreamFrame(kind, off, payload)}) //natssend:reviewed a raw peer speaking the stream protocol by hand; its frames are small
 }
 
 // End sends the end frame of body (its length and SHA-256).

@@ -18,7 +18,7 @@ import (
 func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 	e := newOverflowEnv(t)
 	const clientShort, slow = 300 * time.Millisecond, time.Second
-	e.serveHandler(t, shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+	slowFn := shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		// Slower than the Client's default, faster than the call's Timeout.
 		select {
 		case <-time.After(slow):
@@ -26,7 +26,12 @@ func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		return []byte("done"), nil
-	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc))
+	for range 6 { // one member of the queue group per parallel subtest
+		if _, err := e.rnc.QueueSubscribe("svc", "slow", slowFn); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A responder that never answers.
 	if _, err := e.rnc.Subscribe("silent", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
@@ -43,6 +48,7 @@ func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 			}
 			name += " " + map[int]string{0: "one send", 1: "Attempts", 2: "Attempts+ID"}[len(attempts)]
 			t.Run(name+"/above", func(t *testing.T) {
+				t.Parallel()
 				c := shim.NewClient(e.nc, append(copts, shim.WithTimeout(clientShort))...)
 				start := time.Now()
 				reply, err := c.Request(context.Background(), "svc", []byte("q"), append(attempts, shim.Timeout(10*slow))...)
@@ -51,6 +57,7 @@ func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 				}
 			})
 			t.Run(name+"/below", func(t *testing.T) {
+				t.Parallel()
 				const callTimeout = 400 * time.Millisecond
 				c := shim.NewClient(e.nc, append(copts, shim.WithTimeout(time.Minute))...)
 				start := time.Now()

@@ -15,6 +15,8 @@ import (
 // pending messages; replies beyond the bound are dropped and reported
 // once, as a slow consumer.
 type manyInbox struct {
+	maxMsgs, maxBytes int // nats.go's default pending limits
+
 	mu      sync.Mutex
 	q       []arrival
 	bytes   int
@@ -31,13 +33,15 @@ type arrival struct {
 // errStalled: no reply arrived within the stall gap after the previous one.
 var errStalled = errors.New("natssend: no reply within the stall gap")
 
-func newManyInbox() *manyInbox { return &manyInbox{wake: make(chan struct{}, 1)} }
+func newManyInbox() *manyInbox {
+	return &manyInbox{maxMsgs: nats.DefaultSubPendingMsgsLimit, maxBytes: nats.DefaultSubPendingBytesLimit, wake: make(chan struct{}, 1)}
+}
 
 // onMsg is the subscription's handler: it stamps and queues m.
 func (b *manyInbox) onMsg(m *nats.Msg) {
 	at := time.Now()
 	b.mu.Lock()
-	if len(b.q) >= nats.DefaultSubPendingMsgsLimit || b.bytes+len(m.Data) > nats.DefaultSubPendingBytesLimit {
+	if len(b.q) >= b.maxMsgs || b.bytes+len(m.Data) > b.maxBytes {
 		b.dropped = true
 	} else {
 		b.q = append(b.q, arrival{m: m, at: at})

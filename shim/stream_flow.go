@@ -1,10 +1,11 @@
 package shim
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The responder's side of flow control and liveness: the caller's
@@ -41,48 +42,25 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 }
 
 // ctlLocked applies one control message and returns what makes it break
-// the protocol, or "".
+// the protocol (xfer.Sender.ParseCtl), or "".
 func (s *streamOut) ctlLocked(b []byte) string {
-	if len(b) == 0 {
-		return "an empty control message"
+	c, bad := (xfer.Sender{Window: s.window, Sent: s.sent, Ended: s.ended}).ParseCtl(b)
+	if bad != "" {
+		return bad
 	}
-	switch b[0] {
+	switch c.Kind {
 	case ctlAck:
-		if len(b) != 18 || b[17] > 1 {
-			return fmt.Sprintf("a malformed acknowledgement (%d bytes)", len(b))
-		}
-		recv, grant, final := int64(beUint(b[1:9])), int64(beUint(b[9:17])), b[17] == 1
-		switch {
-		case recv < 0 || recv > s.sent:
-			return fmt.Sprintf("an acknowledgement of %d bytes, %d sent", uint64(recv), s.sent)
-		case grant < 0 || grant-recv > s.window:
-			return fmt.Sprintf("credit up to offset %d, beyond the %d-byte window it declared past the %d bytes received", uint64(grant), s.window, recv)
-		case final && (!s.ended || recv != s.sent):
-			return fmt.Sprintf("a final acknowledgement of %d bytes before the end at %d", recv, s.sent)
-		}
 		s.start = nil
-		s.granted = max(s.granted, grant)
-		if recv > s.acked {
-			s.acked = recv
+		s.granted = max(s.granted, c.Grant)
+		if c.Recv > s.acked {
+			s.acked = c.Recv
 			s.releaseLocked()
 		}
-		s.final = s.final || final
+		s.final = s.final || c.Final
 	case ctlResend:
-		if len(b) != 10 || b[9] > 1 {
-			return fmt.Sprintf("a malformed resend request (%d bytes)", len(b))
-		}
-		from := int64(beUint(b[1:9]))
-		if from < 0 || from > s.sent {
-			return fmt.Sprintf("a resend request from offset %d, %d sent", uint64(from), s.sent)
-		}
-		s.resendLocked(from, b[9] == 1)
+		s.resendLocked(c.From, c.Start)
 	case ctlCancel:
-		if len(b) != 1 {
-			return fmt.Sprintf("a malformed cancel (%d bytes)", len(b))
-		}
 		s.cancel(ErrStreamCanceled)
-	default:
-		return fmt.Sprintf("a control message of unknown kind %q", b[0])
 	}
 	return ""
 }
@@ -158,9 +136,4 @@ func (s *streamOut) beat() {
 		}
 		s.mu.Unlock()
 	}
-}
-
-func beUint(b []byte) uint64 {
-	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }

@@ -2,11 +2,11 @@ package shim
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The caller's side of the frame protocol: frames in order, gaps and
@@ -55,35 +55,17 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 }
 
 // frameLocked takes a frame of the stream's responder and returns what
-// makes it break the protocol, or "": a start frame not at offset 0; data,
-// an end, an error frame or a heartbeat beyond the credit granted (the
-// caller holds at most its window); an end, error frame or heartbeat below
-// what was delivered (a responder always tells the offset after all it
-// sent); an end frame whose digest is not a SHA-256; a kind the protocol
-// does not have. A duplicate or overlap of what arrived is a resend: its
-// new bytes are taken.
+// makes it break the protocol (xfer.Receiver.CheckFrame: a frame beyond
+// the credit granted, so the caller holds at most its window; an end,
+// error frame or heartbeat below what was delivered; ...), or "". A
+// duplicate or overlap of what arrived is a resend: its new bytes are
+// taken.
 func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte) string {
 	if !r.started {
 		r.ctrl = m.Reply
 	}
-	switch kind {
-	case frameStart, frameData, frameEnd, frameError, frameHeartbeat:
-	default:
-		return fmt.Sprintf("a frame of unknown kind %q", kind)
-	}
-	end := off
-	if kind == frameData {
-		end = off + int64(len(payload))
-	}
-	switch {
-	case kind == frameStart && off != 0:
-		return fmt.Sprintf("a start frame at offset %d", off)
-	case end > r.maxGrant || end < off:
-		return fmt.Sprintf("a frame up to offset %d, beyond the credit granted (%d)", end, r.maxGrant)
-	case kind != frameData && kind != frameStart && off < r.recv:
-		return fmt.Sprintf("a frame of kind %q at offset %d, below the %d bytes delivered", kind, off, r.recv)
-	case kind == frameEnd && off == r.recv && len(payload) != sha256.Size:
-		return fmt.Sprintf("an end frame with a %d-byte digest", len(payload))
+	if bad := (xfer.Receiver{Recv: r.recv, MaxGrant: r.maxGrant}).CheckFrame(kind, off, len(payload)); bad != "" {
+		return bad
 	}
 	r.lastRx = time.Now()
 	if !r.started {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
@@ -34,16 +36,19 @@ const streamVersion = 1
 //	A recv grant [final]       ack: bytes received in order; credit up to grant
 //	R from [start]             resend from offset from (and the start frame)
 //	C                          cancel: the caller closed the stream
+//
+// The rules both sides check every frame and control message against are
+// in internal/xfer.
 const (
-	frameStart     = 'S'
-	frameData      = 'D'
-	frameEnd       = 'E'
-	frameError     = 'X'
-	frameHeartbeat = 'B'
+	frameStart     = xfer.Start
+	frameData      = xfer.Data
+	frameEnd       = xfer.End
+	frameError     = xfer.Error
+	frameHeartbeat = xfer.Heartbeat
 
-	ctlAck    = 'A'
-	ctlResend = 'R'
-	ctlCancel = 'C'
+	ctlAck    = xfer.Ack
+	ctlResend = xfer.Resend
+	ctlCancel = xfer.Cancel
 
 	framePrefix = 9 // kind + offset
 )

@@ -18,7 +18,7 @@ import (
 func TestRequestManyStallFromArrival(t *testing.T) {
 	s := natstest.Start(t)
 	resp := rawConn(t, s.URL())
-	const stall = 100 * time.Millisecond
+	const stall = 250 * time.Millisecond
 	took, sent := make(chan struct{}), make(chan struct{})
 	if _, err := resp.Subscribe("late", func(m *nats.Msg) {
 		_ = resp.Publish(m.Reply, []byte("1"))

@@ -166,7 +166,7 @@ func TestStreamEndAckNotExtendedByKeepalives(t *testing.T) {
 		t.Fatal(err)
 	}
 	subs := nc.NumSubscriptions()
-	const idle = 200 * time.Millisecond
+	const idle = time.Second
 	raw := rawConn(t, s.URL())
 	inbox := raw.NewInbox()
 	var ctrl atomic.Value

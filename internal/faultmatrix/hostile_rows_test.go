@@ -113,7 +113,7 @@ func TestStreamHostileResponder(t *testing.T) {
 		// Waits a peer cannot extend.
 		{name: "silent responder: the idle bound", idle: 300 * time.Millisecond, act: func(*natstest.RawStream, <-chan struct{}) error { return nil },
 			within: 300*time.Millisecond + atOnce, read: streamIdleErr, told: true},
-		{name: "lost frames never resent, heartbeats go on: the idle bound", idle: 300 * time.Millisecond, within: 300*time.Millisecond + atOnce, told: true,
+		{name: "lost frames never resent, heartbeats go on: the idle bound", idle: time.Second, within: time.Second + atOnce, told: true,
 			act: func(p *natstest.RawStream, s <-chan struct{}) error {
 				if err := frames(false, [2]int{2000, 3000})(p, s); err != nil {
 					return err

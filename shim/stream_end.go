@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The end of an outgoing stream: the end or error frame, the wait for
@@ -125,11 +127,11 @@ func (s *streamOut) sendLastLocked(fnErr error) error {
 	var h nats.Header
 	if fnErr == nil {
 		body = make([]byte, framePrefix, framePrefix+sha256.Size)
-		putPrefix(body, frameEnd, s.sent)
+		xfer.PutPrefix(body, frameEnd, s.sent)
 		body = s.sum.Sum(body)
 	} else {
 		body = make([]byte, framePrefix)
-		putPrefix(body, frameError, s.sent)
+		xfer.PutPrefix(body, frameError, s.sent)
 		code, msg, rejected := errorFields(fnErr)
 		h = nats.Header{HeaderErrorCode: {code}, HeaderError: {truncate(msg, maxErrorMessage)}}
 		if rejected {

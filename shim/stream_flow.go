@@ -128,7 +128,7 @@ func (s *streamOut) beat() {
 			s.cond.Broadcast()
 		} else if now.Sub(s.lastSend) >= every {
 			body := make([]byte, framePrefix+1)
-			putPrefix(body, frameHeartbeat, s.sent)
+			xfer.PutPrefix(body, frameHeartbeat, s.sent)
 			if s.ended {
 				body[framePrefix] = 1
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -51,7 +52,7 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 		op <- opened{rs, err}
 	}()
 	p := natstest.NextStream(t, peers)
-	if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
+	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
 		t.Fatal(err)
 	}
 	o := <-op
@@ -61,7 +62,7 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	defer o.rs.Close()
 	chunk := bytes.Repeat([]byte{7}, frame)
 	for off := 0; off < total; off += frame {
-		if err := p.Send(natstest.StreamData, int64(off), chunk); err != nil {
+		if err := p.Send(xfer.Data, int64(off), chunk); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,11 +72,11 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	// The caller took it all in (it acknowledged the whole flood) or
 	// broke the stream (it cancelled).
 	if !p.WaitCtl(20*time.Second, func(b []byte) bool {
-		if b[0] == natstest.StreamCancel {
+		if b[0] == xfer.Cancel {
 			return true
 		}
-		k, recv, _, ok := natstest.ParseStreamFrame(b)
-		return ok && k == natstest.StreamAck && recv >= total
+		k, recv, _, ok := xfer.ParseFrame(b)
+		return ok && k == xfer.Ack && recv >= total
 	}) {
 		t.Fatal("the caller neither acknowledged the flood nor cancelled the stream")
 	}
@@ -121,7 +122,7 @@ func TestStreamCallerGrantBeyondWindow(t *testing.T) {
 	inbox := raw.NewInbox()
 	var once sync.Once
 	sub, err := raw.Subscribe(inbox, func(m *nats.Msg) {
-		once.Do(func() { _ = raw.Publish(m.Reply, natstest.StreamAckBody(0, 1<<40, false)) })
+		once.Do(func() { _ = raw.Publish(m.Reply, xfer.AckBody(0, 1<<40, false)) })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +174,12 @@ func TestStreamEndAckNotExtendedByKeepalives(t *testing.T) {
 	var recv, ended atomic.Int64
 	if _, err := raw.Subscribe(inbox, func(m *nats.Msg) {
 		ctrl.Store(m.Reply)
-		k, off, p, ok := natstest.ParseStreamFrame(m.Data)
+		k, off, p, ok := xfer.ParseFrame(m.Data)
 		switch {
 		case !ok:
-		case k == natstest.StreamData && off == recv.Load():
+		case k == xfer.Data && off == recv.Load():
 			recv.Add(int64(len(p)))
-		case k == natstest.StreamEnd:
+		case k == xfer.End:
 			ended.Store(1)
 		}
 	}); err != nil {
@@ -197,7 +198,7 @@ func TestStreamEndAckNotExtendedByKeepalives(t *testing.T) {
 			}
 			if c, _ := ctrl.Load().(string); c != "" {
 				r := recv.Load()
-				_ = raw.Publish(c, natstest.StreamAckBody(r, r+1<<20, false))
+				_ = raw.Publish(c, xfer.AckBody(r, r+1<<20, false))
 			}
 		}
 	}()
@@ -233,7 +234,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 	const window = 64 << 10
 	body := payload(3000, 5)
 	data := func(p *natstest.RawStream, from, to int) error {
-		return p.Send(natstest.StreamData, int64(from), body[from:to])
+		return p.Send(xfer.Data, int64(from), body[from:to])
 	}
 	for _, tc := range []struct {
 		name  string
@@ -242,19 +243,19 @@ func TestStreamInconsistentFrames(t *testing.T) {
 	}{
 		{"end below what was delivered", func(p *natstest.RawStream) error { return p.End(body[:500]) }, false},
 		{"error frame below what was delivered", func(p *natstest.RawStream) error {
-			return p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: p.Ctrl, Data: natstest.StreamFrame(natstest.StreamError, 500, nil),
+			return p.NC.PublishMsg(&nats.Msg{Subject: p.Req.Reply, Reply: p.Ctrl, Data: xfer.Frame(xfer.Error, 500, nil),
 				Header: nats.Header{"Nats-Service-Error-Code": {"500"}, "Nats-Service-Error": {"x"}}})
 		}, false},
-		{"heartbeat below what was delivered", func(p *natstest.RawStream) error { return p.Send(natstest.StreamHeartbeat, 500, []byte{0}) }, false},
-		{"data beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamData, window, []byte{1}) }, false},
+		{"heartbeat below what was delivered", func(p *natstest.RawStream) error { return p.Send(xfer.Heartbeat, 500, []byte{0}) }, false},
+		{"data beyond the credit", func(p *natstest.RawStream) error { return p.Send(xfer.Data, window, []byte{1}) }, false},
 		{"data straddling the credit", func(p *natstest.RawStream) error {
-			return p.Send(natstest.StreamData, 1000, make([]byte, window))
+			return p.Send(xfer.Data, 1000, make([]byte, window))
 		}, false},
-		{"end beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamEnd, 2*window, make([]byte, 32)) }, false},
-		{"heartbeat beyond the credit", func(p *natstest.RawStream) error { return p.Send(natstest.StreamHeartbeat, 2*window, []byte{0}) }, false},
-		{"start frame at an offset", func(p *natstest.RawStream) error { return p.Send(natstest.StreamStart, 1000, []byte{1}) }, false},
+		{"end beyond the credit", func(p *natstest.RawStream) error { return p.Send(xfer.End, 2*window, make([]byte, 32)) }, false},
+		{"heartbeat beyond the credit", func(p *natstest.RawStream) error { return p.Send(xfer.Heartbeat, 2*window, []byte{0}) }, false},
+		{"start frame at an offset", func(p *natstest.RawStream) error { return p.Send(xfer.Start, 1000, []byte{1}) }, false},
 		{"frame of no known kind", func(p *natstest.RawStream) error { return p.Send('Z', 1000, nil) }, false},
-		{"end with a short digest", func(p *natstest.RawStream) error { return p.Send(natstest.StreamEnd, 1000, []byte{1, 2}) }, false},
+		{"end with a short digest", func(p *natstest.RawStream) error { return p.Send(xfer.End, 1000, []byte{1, 2}) }, false},
 		{"duplicate and overlapping data", func(p *natstest.RawStream) error {
 			for _, r := range [][2]int{{0, 1000}, {0, 500}, {500, 2000}, {1500, 3000}, {0, 3000}} {
 				if err := data(p, r[0], r[1]); err != nil {
@@ -264,7 +265,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 			return p.End(body)
 		}, true},
 		{"duplicate start frame", func(p *natstest.RawStream) error {
-			if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
+			if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
 				return err
 			}
 			if err := data(p, 1000, 3000); err != nil {
@@ -285,7 +286,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 				rsc <- rs
 			}()
 			p := natstest.NextStream(t, peers)
-			if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
+			if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
 				t.Fatal(err)
 			}
 			rs := <-rsc
@@ -315,7 +316,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 			if took > 5*time.Second {
 				t.Errorf("the stream failed after %v; want at once (the idle bound is 20 s)", took)
 			}
-			if !p.WaitCtl(10*time.Second, func(b []byte) bool { return b[0] == natstest.StreamCancel }) {
+			if !p.WaitCtl(10*time.Second, func(b []byte) bool { return b[0] == xfer.Cancel }) {
 				t.Error("the responder was not told (no cancel)")
 			}
 		})

@@ -17,7 +17,7 @@ import (
 // stream's responder that the protocol rules out breaks the stream at
 // once (see frameLocked); frames of another responder are told to stop.
 func (r *ReplyStream) onMsg(m *nats.Msg) {
-	kind, off, payload, ok := parseFrame(m.Data)
+	kind, off, payload, ok := xfer.ParseFrame(m.Data)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if m.Reply == "" || (!ok && (r.ctrl == "" || m.Reply != r.ctrl)) {
@@ -218,7 +218,7 @@ func (r *ReplyStream) gapLocked() {
 	}
 	r.want, r.wantAt = r.recv, time.Now()
 	streamResends.Add(1)
-	r.publishCtl(resendBody(r.recv, !r.started))
+	r.publishCtl(xfer.ResendBody(r.recv, !r.started))
 }
 
 // resendRetry is how long a resend request is given before it is repeated.
@@ -231,7 +231,7 @@ func (r *ReplyStream) resendRetry() time.Duration {
 func (r *ReplyStream) ackLocked(final bool) {
 	grant := r.consumed + r.window
 	r.maxGrant = max(r.maxGrant, grant)
-	r.publishCtl(ackBody(r.recv, grant, final))
+	r.publishCtl(xfer.AckBody(r.recv, grant, final))
 	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // Sending a stream's frames: the decision against the responder
@@ -51,7 +52,7 @@ func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
 	for off := 0; off < len(data); off += size {
 		piece := data[off:min(off+size, len(data))]
 		body := make([]byte, framePrefix+len(piece))
-		putPrefix(body, frameData, f.off+int64(off))
+		xfer.PutPrefix(body, frameData, f.off+int64(off))
 		copy(body[framePrefix:], piece)
 		if err := s.publishLocked(&outFrame{off: f.off + int64(off), body: body}); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // StreamWriter is the responder's side of a transfer stream, given to a
@@ -240,7 +241,7 @@ func (s *streamOut) startLocked() error {
 		return err
 	}
 	body := make([]byte, framePrefix+1)
-	putPrefix(body, frameStart, 0)
+	xfer.PutPrefix(body, frameStart, 0)
 	body[framePrefix] = streamVersion
 	limit, err := s.st.Limit(s.ctx)
 	if err != nil {
@@ -329,7 +330,7 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 			rest := copy(s.buf[framePrefix:], s.buf[framePrefix+n:])
 			s.buf = s.buf[:framePrefix+rest]
 		}
-		putPrefix(body, frameData, s.sent)
+		xfer.PutPrefix(body, frameData, s.sent)
 		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
 		s.sent += int64(n)
 		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {

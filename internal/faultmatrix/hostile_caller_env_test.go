@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -36,15 +37,15 @@ func (c *rawCaller) send(b []byte) {
 // ack acknowledges what arrived and grants the window past it (a reader
 // that reads at once).
 func (c *rawCaller) ack(final bool) {
-	c.send(natstest.StreamAckBody(c.recv, c.recv+c.window, final))
+	c.send(xfer.AckBody(c.recv, c.recv+c.window, final))
 }
 
 // take records a frame in order (data and the end).
 func (c *rawCaller) take(kind byte, off int64, payload []byte) {
 	switch {
-	case kind == natstest.StreamData && off == c.recv:
+	case kind == xfer.Data && off == c.recv:
 		c.recv += int64(len(payload))
-	case kind == natstest.StreamEnd && off == c.recv:
+	case kind == xfer.End && off == c.recv:
 		c.ended = true
 	}
 }
@@ -52,7 +53,7 @@ func (c *rawCaller) take(kind byte, off int64, payload []byte) {
 // honest is an honest caller's answer to a frame: an ack, final at the end.
 func honest(c *rawCaller, kind byte, off int64, payload []byte) {
 	c.take(kind, off, payload)
-	if kind == natstest.StreamData || kind == natstest.StreamEnd {
+	if kind == xfer.Data || kind == xfer.End {
 		c.ack(c.ended)
 	}
 }
@@ -130,7 +131,7 @@ func (row respRow) run(t *testing.T) {
 		on = honest
 	}
 	_, err := raw.Subscribe(inbox, func(m *nats.Msg) {
-		kind, off, payload, ok := natstest.ParseStreamFrame(m.Data)
+		kind, off, payload, ok := xfer.ParseFrame(m.Data)
 		if !ok {
 			return
 		}

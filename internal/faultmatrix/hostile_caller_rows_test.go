@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -16,7 +16,7 @@ func then(b []byte) func(c *rawCaller, kind byte, off int64, payload []byte) {
 	sent := false
 	return func(c *rawCaller, kind byte, off int64, payload []byte) {
 		c.take(kind, off, payload)
-		if kind == natstest.StreamData && !sent {
+		if kind == xfer.Data && !sent {
 			sent = true
 			c.send(b)
 		}
@@ -28,8 +28,8 @@ func then(b []byte) func(c *rawCaller, kind byte, off int64, payload []byte) {
 func twice(c *rawCaller, kind byte, off int64, payload []byte) {
 	before := c.recv
 	honest(c, kind, off, payload)
-	if kind == natstest.StreamData && c.recv > before { // not for the duplicates it asked for
-		c.send(natstest.StreamResendBody(c.recv, false))
+	if kind == xfer.Data && c.recv > before { // not for the duplicates it asked for
+		c.send(xfer.ResendBody(c.recv, false))
 		c.ack(false)
 	}
 }
@@ -46,23 +46,23 @@ func TestStreamHostileCaller(t *testing.T) {
 		{name: "ack: credit beyond the declared window (48 MiB written)", body: 48 << 20, write: streamProtocol, cause: protocolGone, finish: protocolGone,
 			onFrame: func(c *rawCaller, kind byte, off int64, payload []byte) {
 				c.take(kind, off, payload)
-				if kind == natstest.StreamStart {
-					c.send(natstest.StreamAckBody(0, 1<<40, false)) // and never an acknowledgement of data
+				if kind == xfer.Start {
+					c.send(xfer.AckBody(0, 1<<40, false)) // and never an acknowledgement of data
 				}
 			}},
-		{name: "ack: of bytes never sent", onFrame: then(natstest.StreamAckBody(1<<30, 1<<30, false)), write: streamProtocol, cause: protocolGone},
-		{name: "ack: final before the end", onFrame: then(natstest.StreamAckBody(0, hostileWindow, true)), write: streamProtocol, cause: protocolGone},
-		{name: "ack: malformed", onFrame: then([]byte{natstest.StreamAck, 0, 0}), write: streamProtocol, cause: protocolGone},
-		{name: "resend: from beyond what was sent", onFrame: then(natstest.StreamResendBody(1<<30, false)), write: streamProtocol, cause: protocolGone},
+		{name: "ack: of bytes never sent", onFrame: then(xfer.AckBody(1<<30, 1<<30, false)), write: streamProtocol, cause: protocolGone},
+		{name: "ack: final before the end", onFrame: then(xfer.AckBody(0, hostileWindow, true)), write: streamProtocol, cause: protocolGone},
+		{name: "ack: malformed", onFrame: then([]byte{xfer.Ack, 0, 0}), write: streamProtocol, cause: protocolGone},
+		{name: "resend: from beyond what was sent", onFrame: then(xfer.ResendBody(1<<30, false)), write: streamProtocol, cause: protocolGone},
 		{name: "control garbage: a message of no known kind", onFrame: then([]byte("garbage")), write: streamProtocol, cause: protocolGone},
 		{name: "control garbage: an empty message", onFrame: then(nil), write: streamProtocol, cause: protocolGone},
-		{name: "cancel", onFrame: then([]byte{natstest.StreamCancel}), cause: []error{shim.ErrStreamCanceled},
+		{name: "cancel", onFrame: then([]byte{xfer.Cancel}), cause: []error{shim.ErrStreamCanceled},
 			write: wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeCanceled, is: []error{shim.ErrStreamCanceled, context.Canceled}, sent: yes}},
 		{name: "no final acknowledgement, keepalives go on: the end-ack bound", idle: time.Second, within: 2*time.Second + atOnce,
 			write: ok, finish: []error{shim.ErrCallerGone},
 			onFrame: func(c *rawCaller, kind byte, off int64, payload []byte) {
 				c.take(kind, off, payload)
-				if kind == natstest.StreamData {
+				if kind == xfer.Data {
 					c.ack(false)
 				}
 			},
@@ -72,7 +72,7 @@ func TestStreamHostileCaller(t *testing.T) {
 			write: wantErr{outcome: shim.OutcomeUnknown, is: []error{shim.ErrCallerGone}, sent: yes}},
 		{name: "keepalives without credit: the caller's deadline", timeout: time.Second, within: time.Second + atOnce,
 			onFrame: func(c *rawCaller, kind byte, off int64, payload []byte) { c.take(kind, off, payload) },
-			keep:    func(c *rawCaller) { c.send(natstest.StreamAckBody(c.recv, c.window, false)) },
+			keep:    func(c *rawCaller) { c.send(xfer.AckBody(c.recv, c.window, false)) },
 			cause:   []error{context.DeadlineExceeded},
 			write:   wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeDeadlineExceeded, is: []error{context.DeadlineExceeded}, sent: yes}},
 	})

@@ -11,11 +11,12 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/shim"
 )
 
 // The hostile-peer rows: a raw nats.go peer speaks the stream protocol by
-// hand (natstest.StreamFrame, RawServe) to the natssend side under test.
+// hand (xfer.Frame, RawServe) to the natssend side under test.
 // Every row states the error and outcome, the time within which it
 // surfaces, and that the heap (after GC) grew by at most the window plus
 // hostileSlack while the stream was held, and that goroutines and
@@ -153,7 +154,7 @@ func (row callerRow) run(t *testing.T) {
 		base.checkBack(t)
 	}()
 	if !row.noStart {
-		if err := p.Send(natstest.StreamStart, 0, []byte{1}); err != nil {
+		if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,7 +175,7 @@ func (row callerRow) run(t *testing.T) {
 		return
 	}
 	defer o.rs.Close()
-	if err := p.Send(natstest.StreamData, 0, hostileBody[:delivered]); err != nil {
+	if err := p.Send(xfer.Data, 0, hostileBody[:delivered]); err != nil {
 		t.Fatal(err)
 	}
 	if err := row.act(p, stop); err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // RawStream is one stream request taken by a raw responder (RawServe):
@@ -32,13 +34,13 @@ func (s *RawStream) Send(kind byte, off int64, payload []byte) error {
 
 // SendMsg is Send with headers (an error frame's micro error headers).
 func (s *RawStream) SendMsg(kind byte, off int64, payload []byte, h nats.Header) error {
-	return s.NC.PublishMsg(&nats.Msg{Subject: s.Req.Reply, Reply: s.Ctrl, Header: h, Data: StreamFrame(kind, off, payload)}) //natssend:reviewed a raw peer speaking the stream protocol by hand; its frames are small
+	return s.NC.PublishMsg(&nats.Msg{Subject: s.Req.Reply, Reply: s.Ctrl, Header: h, Data: xfer.Frame(kind, off, payload)}) //natssend:reviewed a raw peer speaking the stream protocol by hand; its frames are small
 }
 
 // End sends the end frame of body (its length and SHA-256).
 func (s *RawStream) End(body []byte) error {
 	sum := sha256.Sum256(body)
-	return s.Send(StreamEnd, int64(len(body)), sum[:])
+	return s.Send(xfer.End, int64(len(body)), sum[:])
 }
 
 // WaitCtl waits up to d for a control message that cond accepts (among
@@ -72,7 +74,7 @@ func (s *RawStream) Close() {
 }
 
 // Canceled matches the caller's cancel (for WaitCtl).
-func Canceled(b []byte) bool { return len(b) > 0 && b[0] == StreamCancel }
+func Canceled(b []byte) bool { return len(b) > 0 && b[0] == xfer.Cancel }
 
 // RawServe subscribes a raw responder on subject: every request gets a
 // control inbox of its own (subscribed before the request is handed

@@ -138,3 +138,58 @@ func (sd Sender) ParseCtl(b []byte) (Ctl, string) {
 // be reads a big-endian 8-byte offset as the signed value the protocol
 // means (a value past math.MaxInt64 is negative, and refused).
 func be(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
+
+// Prefix is a frame's prefix: its kind and its 8-byte big-endian offset.
+const Prefix = 9
+
+// PutPrefix writes a frame's kind and offset into b[:Prefix].
+func PutPrefix(b []byte, kind byte, off int64) {
+	b[0] = kind
+	binary.BigEndian.PutUint64(b[1:Prefix], uint64(off))
+}
+
+// Frame returns a frame's body: the prefix, then payload.
+func Frame(kind byte, off int64, payload []byte) []byte {
+	b := make([]byte, Prefix+len(payload))
+	PutPrefix(b, kind, off)
+	copy(b[Prefix:], payload)
+	return b
+}
+
+// ParseFrame returns a frame's kind, offset and payload; ok is false for a
+// body shorter than the prefix or with a negative offset.
+func ParseFrame(b []byte) (kind byte, off int64, payload []byte, ok bool) {
+	if len(b) < Prefix {
+		return 0, 0, nil, false
+	}
+	off = be(b[1:Prefix])
+	if off < 0 {
+		return 0, 0, nil, false
+	}
+	return b[0], off, b[Prefix:], true
+}
+
+// AckBody is an acknowledgement: recv bytes received in order, credit up
+// to grant, final once the end arrived.
+func AckBody(recv, grant int64, final bool) []byte {
+	b := make([]byte, 18)
+	b[0] = Ack
+	binary.BigEndian.PutUint64(b[1:9], uint64(recv))
+	binary.BigEndian.PutUint64(b[9:17], uint64(grant))
+	if final {
+		b[17] = 1
+	}
+	return b
+}
+
+// ResendBody asks for the frames from offset from (and the start frame
+// when start).
+func ResendBody(from int64, start bool) []byte {
+	b := make([]byte, 10)
+	b[0] = Resend
+	binary.BigEndian.PutUint64(b[1:9], uint64(from))
+	if start {
+		b[9] = 1
+	}
+	return b
+}

@@ -73,8 +73,18 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		if err != nil {
 			return nil, false, err
 		}
-		cs.discardAsync() // the responder read the request
+		// A lost claim-checked reply (REPLY_LOST: the responder ran, its
+		// reply cannot be read) is an unknown outcome, sent again under an
+		// OperationID while attempts are left: the request's payload stays
+		// for that until the call ends.
+		again := co.opID != "" && attempt < max(co.attempts, 1)
+		if !again {
+			cs.discardAsync() // the responder read the request
+		}
 		reply, err = c.resolveReply(ctx, callCtx, reply)
+		if again && errors.Is(err, ErrReplyLost) {
+			return nil, false, err // the schedule sends it again
+		}
 		return reply, true, err
 	})
 }

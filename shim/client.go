@@ -32,10 +32,11 @@ var ErrInvalidOption = claimcheck.ErrInvalidOption
 // error, which wraps ErrInvalidOption (Client.Err reports it at once).
 type Option func(*Client) error
 
-// WithTimeout is a client-level Option: it sets the deadline of every call
-// of the Client (DefaultTimeout if not set). To set one call's deadline,
-// pass the call-level Timeout to Request or RequestMsg (or give the call a
-// context with a deadline); the earliest applies. It must be positive.
+// WithTimeout is a client-level Option: it sets the timeout of every call
+// of the Client that sets no Timeout of its own (DefaultTimeout if not
+// set). A call's Timeout replaces it, longer or shorter; a context's
+// deadline bounds every call (the earlier of the two applies). It must be
+// positive.
 func WithTimeout(d time.Duration) Option {
 	return func(c *Client) error {
 		if d <= 0 {
@@ -90,10 +91,11 @@ type callOpts struct {
 	tele        *callTelemetry // set by requestTraced; nil without telemetry
 }
 
-// Timeout is a call-level CallOption: it sets this one call's timeout. The
-// call's deadline is the earliest of the context's deadline, this timeout
-// and the client-level WithTimeout (or DefaultTimeout). It must be
-// positive.
+// Timeout is a call-level CallOption: it sets this one call's timeout,
+// in place of the client-level WithTimeout (or DefaultTimeout), longer or
+// shorter. The call's deadline is the earlier of the context's deadline
+// and this timeout; Attempts (with or without claim checks) schedule
+// every attempt within it. It must be positive.
 func Timeout(d time.Duration) CallOption {
 	return func(o *callOpts) error {
 		if d <= 0 {
@@ -190,8 +192,8 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 // CodePayloadTooLarge (errors.Is(err, ErrPayloadTooLarge)) stating size and
 // limit. m and its Header are not modified.
 //
-// The call has one deadline, the earliest of ctx's, the call's Timeout and
-// the client's default; it travels with the request (HeaderTimeout). The
+// The call has one deadline, the earlier of ctx's and the call's Timeout
+// (the client's WithTimeout when the call sets none); it travels with the request (HeaderTimeout). The
 // request is sent at most once, unless the call says Attempts(n): then
 // see Attempts. A reply with micro error headers is
 // returned as a *Error (Remote true) whatever its body; a reply with
@@ -222,10 +224,7 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}
 	now := time.Now()
-	timeout := c.timeout
-	if co.timeout > 0 && co.timeout < timeout {
-		timeout = co.timeout
-	}
+	timeout := c.callTimeout(co)
 	deadline := now.Add(timeout)
 	callCtx := ctx
 	if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {

@@ -158,6 +158,12 @@
 //     rule for not-run failures.
 //   - A claim-checked request is stored once per call, sent by every
 //     attempt as the same reference, and deleted once when the call ends.
+//   - A claim-checked reply that cannot be read (CodeReplyLost: the
+//     responder ran and stored it) is an unknown outcome like any other:
+//     sent again under an OperationID, the end of the call without one.
+//   - The call's deadline is its own Timeout when it sets one, longer or
+//     shorter than the Client's WithTimeout, and ctx's if earlier; every
+//     attempt is scheduled within it, with or without claim checks.
 //   - An attempt's own answer that would end the call (an error reply or
 //     no responders on the last attempt, or one not sent again) is held
 //     while an earlier attempt is unanswered, up to the deadline: a
@@ -294,7 +300,52 @@
 // closes the stream (within about a second), when the caller's deadline
 // passes, and when the caller goes silent for the idle bound or its inbox
 // disappears; both sides send a heartbeat or keepalive every fifth of the
-// idle bound.
+// idle bound. The StreamWriter is safe for concurrent use; a goroutine
+// that outlives the StreamHandlerFunc gets ErrStreamClosed from Write and
+// Flush.
+//
+// Bounds that hold whatever the peer sends (a peer that breaks the
+// protocol is treated as below, never trusted to stop):
+//
+//   - Memory: the caller holds at most its window of received, unread
+//     bytes (plus the message being delivered); the responder at most
+//     the window of unacknowledged frames, plus the frame it is filling
+//     and a few spare frame buffers. No frame goes past the credit the
+//     caller granted: the responder splits a frame at the credit's edge.
+//   - Idle: each side gives a stream up after the idle bound without a
+//     valid frame, heartbeat or control message from the other (the
+//     caller ErrStreamIdle, the responder ErrCallerGone); a loss not
+//     repaired within it is ErrStreamLost. Forged, malformed and foreign
+//     messages do not count as signs of life.
+//   - End acknowledgement: after its end or error frame the responder
+//     waits at most twice the idle bound for the caller's final
+//     acknowledgement, resending what the caller asks for meanwhile;
+//     keepalives and resend requests do not extend it. Then the handler's
+//     adapter returns (OnError: CodeStreamBroken, ErrCallerGone).
+//   - First frame: the caller waits for the first frame at most the
+//     call's Timeout (the Client's WithTimeout when the call sets none)
+//     and ctx; only a start frame or an answer (no responders, an error
+//     reply) ends the wait early, and no message extends it. The
+//     responder's context ends (ErrCallerGone) when that wait is over
+//     before its first Write or Flush.
+//   - The whole stream: ctx, whose deadline the responder gets too
+//     (HeaderTimeout).
+//
+// What ends a stream at once, as broken (CodeStreamBroken,
+// ErrStreamProtocol, io.ErrUnexpectedEOF, OutcomeUnknown; the caller
+// tells the responder, the responder's context ends with
+// ErrStreamProtocol): from the responder, a frame beyond the credit
+// granted; an end, error or heartbeat frame whose offset is below the
+// bytes already delivered; a start frame not at offset 0; an end frame
+// whose digest is not a SHA-256; a frame shorter than its prefix or of no
+// known kind. From the caller, credit beyond the window it declared past
+// what it acknowledged; an acknowledgement of bytes never sent; a final
+// acknowledgement before the end; a resend request from beyond what was
+// sent; an empty, malformed or unknown control message. An end frame
+// whose digest does not match is ErrStreamCorrupt. Duplicates and
+// overlaps (resends) are taken for their new bytes only, and the frames of
+// a second responder (a subject served without a queue group) are
+// refused and that responder told to stop.
 //
 // A micro endpoint replies once through micro.Request, which hides the
 // request's message and connection, so it cannot stream: subscribe the
@@ -307,7 +358,8 @@
 //
 // Client.RequestMany sends one request and yields every reply as it
 // arrives (an iter.Seq2), for votes, discovery and status fan-outs; it
-// ends at the deadline, MaxReplies, a StallTimeout gap or a Sentinel such
+// ends at the deadline, MaxReplies, a StallTimeout gap between two
+// replies' arrivals (however long the loop body takes) or a Sentinel such
 // as EmptyReply, and is sent once:
 //
 //	for m, err := range c.RequestMany(ctx, "cluster.status", nil, shim.StallTimeout(200*time.Millisecond)) {

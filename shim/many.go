@@ -24,9 +24,10 @@ var ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over
 // first ranged over (a second range yields ErrSequenceReused and sends
 // nothing); breaking out of the loop stops the collection.
 //
-// The collection ends at the call's deadline (the earliest of ctx's, the
-// call's Timeout and the client's default), after MaxReplies replies,
-// after a StallTimeout gap since the previous reply, or at the first reply
+// The collection ends at the call's deadline (the earlier of ctx's and the
+// call's Timeout, or the client's WithTimeout when the call sets none),
+// after MaxReplies replies, after a StallTimeout gap since the previous
+// reply arrived (however long the loop body took), or at the first reply
 // a Sentinel matches (not yielded). A call that got at least one reply
 // ends silently; one that got none yields a single error: no responders
 // is OutcomeNotRun (nobody got the request), anything else, the deadline
@@ -54,7 +55,8 @@ func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, o
 }
 
 func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
-	sub, callCtx, cancel, co, err := c.sendMany(ctx, m, opts)
+	in := newManyInbox()
+	sub, callCtx, cancel, co, err := c.sendMany(ctx, m, opts, in)
 	if err != nil {
 		yield(nil, err)
 		return
@@ -62,19 +64,22 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption
 	defer cancel()
 	defer func() { _ = sub.Unsubscribe() }()
 	n := 0
+	var prev time.Time // when the previous reply arrived
 	for {
-		wctx, wcancel := callCtx, context.CancelFunc(func() {})
+		var by time.Time
 		if co.x.stall > 0 && n > 0 {
-			wctx, wcancel = context.WithTimeout(callCtx, co.x.stall)
+			by = prev.Add(co.x.stall)
 		}
-		msg, err := sub.NextMsgWithContext(wctx)
-		wcancel()
+		a, err := in.next(callCtx, by)
+		msg := a.m
 		switch {
 		case errors.Is(err, nats.ErrSlowConsumer):
 			if !yield(nil, &Error{Code: CodeInternal, Message: "replies were dropped: the caller consumed them too slowly", Sent: true, outcome: OutcomeUnknown, err: err}) {
 				return
 			}
 			continue
+		case errors.Is(err, errStalled):
+			return
 		case err != nil:
 			if n == 0 {
 				if cerr := callCtx.Err(); cerr != nil {
@@ -92,6 +97,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption
 			return
 		}
 		n++
+		prev = a.at
 		var ok bool
 		if rerr := remoteError(msg); rerr != nil {
 			ok = yield(nil, rerr)
@@ -107,8 +113,8 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption
 }
 
 // sendMany checks and sends the request once, with a fresh inbox
-// subscribed for the replies.
-func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
+// subscribed for the replies (into in).
+func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption, in *manyInbox) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
 	var co callOpts
 	fail := func(err error) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
 		return nil, nil, nil, co, err
@@ -140,16 +146,13 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption) (
 	case c.nc.IsReconnecting():
 		return fail(notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting))
 	}
-	timeout := c.timeout
-	if co.timeout > 0 && co.timeout < timeout {
-		timeout = co.timeout
-	}
+	timeout := c.callTimeout(co)
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
-	sub, err := c.nc.SubscribeSync(c.nc.NewInbox())
+	sub, err := c.nc.Subscribe(c.nc.NewInbox(), in.onMsg)
 	if err != nil {
 		cancel()
 		return fail(sendError(ctx, err, false))

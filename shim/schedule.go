@@ -17,6 +17,16 @@ type attemptSchedule struct {
 	deadline time.Time     // the call's deadline
 }
 
+// callTimeout is a call's timeout: its own Timeout when it sets one,
+// longer or shorter than the Client's, otherwise the Client's (WithTimeout,
+// DefaultTimeout).
+func (c *Client) callTimeout(co callOpts) time.Duration {
+	if co.timeout > 0 {
+		return co.timeout
+	}
+	return c.timeout
+}
+
 // newSchedule returns the schedule of a call with co's options and
 // deadline.
 func newSchedule(co callOpts, deadline time.Time) attemptSchedule {

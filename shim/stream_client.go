@@ -73,10 +73,7 @@ func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
 	}
-	timeout := c.timeout
-	if co.timeout > 0 && co.timeout < timeout {
-		timeout = co.timeout
-	}
+	timeout := c.callTimeout(co)
 	first := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(first) {
 		first = d

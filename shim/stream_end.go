@@ -4,8 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The end of an outgoing stream: the end or error frame, the wait for
@@ -56,8 +61,8 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 	}
 	defer s.mu.Unlock()
 	err := s.finishLocked(fnErr)
-	for err == nil && !s.final && s.ctx.Err() == nil && s.failErr == nil {
-		s.cond.Wait()
+	if err == nil {
+		err = s.awaitFinalLocked()
 	}
 	if s.started {
 		close(s.stop)
@@ -71,6 +76,36 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 	return err
 }
 
+// endAckWait is how long a responder waits for the caller's final
+// acknowledgement after its end or error frame: twice the idle bound (the
+// caller repairs a loss at the tail within one), never extended by
+// keepalives or resend requests.
+func endAckWait(idle time.Duration) time.Duration { return 2 * idle }
+
+// awaitFinalLocked waits for the caller's final acknowledgement, resending
+// what it asks for meanwhile, within endAckWait and the caller's deadline.
+func (s *streamOut) awaitFinalLocked() error {
+	late := time.AfterFunc(endAckWait(s.idle), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ackLate = true
+		s.cond.Broadcast()
+	})
+	defer late.Stop()
+	for !s.final && !s.ackLate && s.ctx.Err() == nil && s.failErr == nil {
+		s.cond.Wait()
+	}
+	switch {
+	case s.final || s.ctx.Err() != nil:
+		return nil
+	case s.failErr != nil:
+		return s.failErr
+	}
+	s.cancel(ErrCallerGone)
+	return &Error{Code: CodeStreamBroken, Message: fmt.Sprintf("the caller did not acknowledge the stream's end within %v", endAckWait(s.idle)),
+		Sent: true, outcome: OutcomeUnknown, err: errors.Join(ErrCallerGone, io.ErrUnexpectedEOF)}
+}
+
 func (s *streamOut) finishLocked(fnErr error) error {
 	if s.failErr != nil {
 		return s.failErr
@@ -80,7 +115,7 @@ func (s *streamOut) finishLocked(fnErr error) error {
 			return err
 		}
 	}
-	if err := s.flushLocked(); err != nil {
+	if err := s.flushLocked(false); err != nil {
 		return err
 	}
 	return s.sendLastLocked(fnErr)
@@ -92,11 +127,11 @@ func (s *streamOut) sendLastLocked(fnErr error) error {
 	var h nats.Header
 	if fnErr == nil {
 		body = make([]byte, framePrefix, framePrefix+sha256.Size)
-		putPrefix(body, frameEnd, s.sent)
+		xfer.PutPrefix(body, frameEnd, s.sent)
 		body = s.sum.Sum(body)
 	} else {
 		body = make([]byte, framePrefix)
-		putPrefix(body, frameError, s.sent)
+		xfer.PutPrefix(body, frameError, s.sent)
 		code, msg, rejected := errorFields(fnErr)
 		h = nats.Header{HeaderErrorCode: {code}, HeaderError: {truncate(msg, maxErrorMessage)}}
 		if rejected {

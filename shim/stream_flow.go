@@ -4,12 +4,18 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The responder's side of flow control and liveness: the caller's
 // credit, acknowledgements, resend requests and cancel, and heartbeats.
 
-// onCtl handles the caller's control messages.
+// onCtl handles the caller's control messages. One the protocol rules
+// out (a grant beyond the window the caller declared, an acknowledgement
+// of bytes never sent, a final acknowledgement before the end, a message
+// of no known kind) breaks the stream at once; only valid ones count as
+// the caller's sign of life.
 func (s *streamOut) onCtl(m *nats.Msg) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -24,36 +30,48 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 		}
 		return
 	}
-	if len(m.Data) == 0 {
+	if s.failErr != nil {
+		return
+	}
+	if bad := s.ctlLocked(m.Data); bad != "" {
+		s.brokeLocked(bad)
 		return
 	}
 	s.lastCtl = time.Now()
 	s.goneAt = time.Time{}
-	switch b := m.Data; b[0] {
+}
+
+// ctlLocked applies one control message and returns what makes it break
+// the protocol (xfer.Sender.ParseCtl), or "".
+func (s *streamOut) ctlLocked(b []byte) string {
+	c, bad := (xfer.Sender{Window: s.window, Sent: s.sent, Ended: s.ended}).ParseCtl(b)
+	if bad != "" {
+		return bad
+	}
+	switch c.Kind {
 	case ctlAck:
-		if len(b) < 18 {
-			return
-		}
-		recv, grant := int64(beUint(b[1:9])), int64(beUint(b[9:17]))
 		s.start = nil
-		if grant > s.granted {
-			s.granted = grant
-		}
-		if recv > s.acked && recv <= s.sent {
-			s.acked = recv
+		s.granted = max(s.granted, c.Grant)
+		if c.Recv > s.acked {
+			s.acked = c.Recv
 			s.releaseLocked()
 		}
-		if b[17] == 1 {
-			s.final = true
-		}
+		s.final = s.final || c.Final
 	case ctlResend:
-		if len(b) < 10 {
-			return
-		}
-		s.resendLocked(int64(beUint(b[1:9])), b[9] == 1)
+		s.resendLocked(c.From, c.Start)
 	case ctlCancel:
 		s.cancel(ErrStreamCanceled)
 	}
+	return ""
+}
+
+// brokeLocked ends the stream because the caller broke the protocol: the
+// handler's context ends (ErrStreamProtocol), Write fails, nothing more is
+// sent and the unacknowledged frames are dropped.
+func (s *streamOut) brokeLocked(what string) {
+	s.failErr = brokenError("the caller broke the stream protocol: "+what, ErrStreamProtocol)
+	s.cancel(ErrStreamProtocol)
+	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
 // releaseLocked drops the frames the caller has received.
@@ -101,12 +119,16 @@ func (s *streamOut) beat() {
 		}
 		s.mu.Lock()
 		now := time.Now()
+		if s.failErr != nil {
+			s.mu.Unlock()
+			return
+		}
 		if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
 			s.cancel(ErrCallerGone)
 			s.cond.Broadcast()
 		} else if now.Sub(s.lastSend) >= every {
 			body := make([]byte, framePrefix+1)
-			putPrefix(body, frameHeartbeat, s.sent)
+			xfer.PutPrefix(body, frameHeartbeat, s.sent)
 			if s.ended {
 				body[framePrefix] = 1
 			}
@@ -114,9 +136,4 @@ func (s *streamOut) beat() {
 		}
 		s.mu.Unlock()
 	}
-}
-
-func beUint(b []byte) uint64 {
-	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }

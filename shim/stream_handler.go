@@ -42,8 +42,8 @@ type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter)
 //     Client.Request) is rejected with INVALID_ARGUMENT; fn does not run.
 //
 // fn runs in the subscription's callback, as Handler's does, and after it
-// returns the adapter waits for the caller to acknowledge the end (within
-// the idle bound), so one subscription serves one stream at a time:
+// returns the adapter waits for the caller to acknowledge the end (at most
+// twice the idle bound, however many keepalives come), so one subscription serves one stream at a time:
 // subscribe several members of a queue group for concurrent streams.
 func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	o := handlerOpts{base: context.Background}

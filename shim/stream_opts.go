@@ -21,7 +21,8 @@ const (
 
 // CodeStreamBroken is the code of a transfer stream that ended before its
 // end frame (frames lost beyond recovery, the responder gone silent, a
-// digest mismatch): OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
+// digest mismatch, a peer that broke the frame protocol: ErrStreamProtocol):
+// OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
 const CodeStreamBroken = "STREAM_BROKEN"
 
 // Errors of transfer streams, for errors.Is.
@@ -46,6 +47,14 @@ var (
 	// when the caller's side went away without closing: no credit or
 	// keepalive for the stream's idle bound, or its inbox gone.
 	ErrCallerGone = errors.New("natssend: the caller of the stream is gone")
+	// ErrStreamProtocol: the stream's peer broke the frame protocol (a
+	// responder sending beyond the credit it was given, a caller granting
+	// credit beyond the window it declared, an end, error or heartbeat
+	// frame inconsistent with what was delivered, a frame or control
+	// message of no known kind). The stream is broken at once
+	// (CodeStreamBroken, OutcomeUnknown); on the responder it is also the
+	// cause (context.Cause) of the handler's context.
+	ErrStreamProtocol = errors.New("natssend: the stream's peer broke the frame protocol")
 )
 
 // extOpts are the CallOptions of RequestStream and RequestMany; other

@@ -42,6 +42,7 @@ type ReplyStream struct {
 	q        [][]byte // received in order, not yet read
 	recv     int64    // bytes received in order
 	consumed int64    // bytes read
+	maxGrant int64    // the most credit granted: no frame may go past it
 	ackRecv  int64    // recv at the last ack
 	ackUsed  int64    // consumed at the last ack
 	nAck     int      // frames since the last ack
@@ -69,7 +70,7 @@ var streamResends atomic.Int64
 var errNoStart = errors.New("no first frame")
 
 func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
-	return &ReplyStream{nc: nc, ctx: ctx, window: window, idle: idle, done: make(chan struct{}),
+	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: window, idle: idle, done: make(chan struct{}),
 		wake: make(chan struct{}, 1), startCh: make(chan struct{}), sum: sha256.New(), want: -1}
 }
 

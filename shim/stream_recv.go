@@ -2,26 +2,29 @@ package shim
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // The caller's side of the frame protocol: frames in order, gaps and
 // resend requests, acknowledgements and credit, keepalives and the idle
 // bound.
 
-// onMsg handles every message on the caller's inbox.
+// onMsg handles every message on the caller's inbox. A frame from the
+// stream's responder that the protocol rules out breaks the stream at
+// once (see frameLocked); frames of another responder are told to stop.
 func (r *ReplyStream) onMsg(m *nats.Msg) {
-	kind, off, payload, ok := parseFrame(m.Data)
+	kind, off, payload, ok := xfer.ParseFrame(m.Data)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !ok || m.Reply == "" {
+	if m.Reply == "" || (!ok && (r.ctrl == "" || m.Reply != r.ctrl)) {
 		r.plainLocked(m)
 		return
 	}
-	if h := streamDropHook.Load(); h != nil && (*h)(kind, off) {
+	if h := streamDropHook.Load(); ok && h != nil && (*h)(kind, off) {
 		return
 	}
 	if r.closed || r.err != nil || r.ended {
@@ -32,33 +35,64 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 		_ = r.nc.Publish(m.Reply, []byte{ctlCancel})
 		return
 	}
-	r.lastRx = time.Now()
+	bad := "a frame shorter than its prefix, or with a negative offset"
+	if ok {
+		bad = r.frameLocked(m, kind, off, payload)
+	}
+	if bad != "" {
+		err := brokenError("the responder broke the stream protocol: "+bad, ErrStreamProtocol)
+		if !r.started {
+			// Before the first frame: the opening fails with it, and the
+			// responder is told.
+			r.startErr = err
+			r.signalLocked()
+			r.cancelLocked()
+		}
+		r.failLocked(err)
+		r.cleanup()
+	}
+	r.notify()
+}
+
+// frameLocked takes a frame of the stream's responder and returns what
+// makes it break the protocol (xfer.Receiver.CheckFrame: a frame beyond
+// the credit granted, so the caller holds at most its window; an end,
+// error frame or heartbeat below what was delivered; ...), or "". A
+// duplicate or overlap of what arrived is a resend: its new bytes are
+// taken.
+func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte) string {
 	if !r.started {
 		r.ctrl = m.Reply
+	}
+	if bad := (xfer.Receiver{Recv: r.recv, MaxGrant: r.maxGrant}).CheckFrame(kind, off, len(payload)); bad != "" {
+		return bad
+	}
+	r.lastRx = time.Now()
+	if !r.started {
 		if kind != frameStart {
 			r.gapLocked() // the start frame was lost
-			return
+			return ""
 		}
 		r.started, r.hdr = true, m.Header
 		r.signalLocked()
-		return
+		return ""
 	}
 	switch kind {
 	case frameData:
 		r.dataLocked(off, payload)
 	case frameEnd:
-		if off != r.recv {
-			r.gapIfAheadLocked(off)
-			return
+		if off > r.recv {
+			r.gapLocked()
+			return ""
 		}
-		if len(payload) != sha256.Size || !bytes.Equal(r.sum.Sum(nil), payload) {
+		if !bytes.Equal(r.sum.Sum(nil), payload) {
 			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
 		}
 		r.endLocked()
 	case frameError:
-		if off != r.recv {
-			r.gapIfAheadLocked(off)
-			return
+		if off > r.recv {
+			r.gapLocked()
+			return ""
 		}
 		r.endErr = remoteError(m)
 		if r.endErr == nil {
@@ -70,7 +104,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 			r.gapLocked() // frames (or the end) were lost at the tail
 		}
 	}
-	r.notify()
+	return ""
 }
 
 // plainLocked handles a message that is not a frame: before the stream
@@ -113,6 +147,8 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	case end <= r.recv:
 		return // a duplicate from a resend
 	}
+	// The credit check (frameLocked) bounds what is queued: recv never
+	// passes maxGrant, which is at most what was read plus the window.
 	data := payload[r.recv-off:]
 	r.sum.Write(data)
 	r.q = append(r.q, data)
@@ -182,7 +218,7 @@ func (r *ReplyStream) gapLocked() {
 	}
 	r.want, r.wantAt = r.recv, time.Now()
 	streamResends.Add(1)
-	r.publishCtl(resendBody(r.recv, !r.started))
+	r.publishCtl(xfer.ResendBody(r.recv, !r.started))
 }
 
 // resendRetry is how long a resend request is given before it is repeated.
@@ -193,7 +229,9 @@ func (r *ReplyStream) resendRetry() time.Duration {
 // ackLocked acknowledges what was received and grants credit up to what
 // was read plus the window.
 func (r *ReplyStream) ackLocked(final bool) {
-	r.publishCtl(ackBody(r.recv, r.consumed+r.window, final))
+	grant := r.consumed + r.window
+	r.maxGrant = max(r.maxGrant, grant)
+	r.publishCtl(xfer.AckBody(r.recv, grant, final))
 	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0
 }
 

@@ -1,12 +1,13 @@
 package shim
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
@@ -34,60 +35,22 @@ const streamVersion = 1
 //	A recv grant [final]       ack: bytes received in order; credit up to grant
 //	R from [start]             resend from offset from (and the start frame)
 //	C                          cancel: the caller closed the stream
+//
+// The rules both sides check every frame and control message against are
+// in internal/xfer.
 const (
-	frameStart     = 'S'
-	frameData      = 'D'
-	frameEnd       = 'E'
-	frameError     = 'X'
-	frameHeartbeat = 'B'
+	frameStart     = xfer.Start
+	frameData      = xfer.Data
+	frameEnd       = xfer.End
+	frameError     = xfer.Error
+	frameHeartbeat = xfer.Heartbeat
 
-	ctlAck    = 'A'
-	ctlResend = 'R'
-	ctlCancel = 'C'
+	ctlAck    = xfer.Ack
+	ctlResend = xfer.Resend
+	ctlCancel = xfer.Cancel
 
-	framePrefix = 9 // kind + offset
+	framePrefix = xfer.Prefix // kind + offset
 )
-
-// putPrefix writes a frame's kind and offset into b[:framePrefix].
-func putPrefix(b []byte, kind byte, off int64) {
-	b[0] = kind
-	binary.BigEndian.PutUint64(b[1:framePrefix], uint64(off))
-}
-
-// parseFrame returns a frame's kind, offset and payload; ok is false for a
-// message that is not a frame.
-func parseFrame(b []byte) (kind byte, off int64, payload []byte, ok bool) {
-	if len(b) < framePrefix {
-		return 0, 0, nil, false
-	}
-	off = int64(binary.BigEndian.Uint64(b[1:framePrefix]))
-	if off < 0 {
-		return 0, 0, nil, false
-	}
-	return b[0], off, b[framePrefix:], true
-}
-
-// ctlMsg builds a control message body.
-func ackBody(recv, grant int64, final bool) []byte {
-	b := make([]byte, 18)
-	b[0] = ctlAck
-	binary.BigEndian.PutUint64(b[1:9], uint64(recv))
-	binary.BigEndian.PutUint64(b[9:17], uint64(grant))
-	if final {
-		b[17] = 1
-	}
-	return b
-}
-
-func resendBody(from int64, start bool) []byte {
-	b := make([]byte, 10)
-	b[0] = ctlResend
-	binary.BigEndian.PutUint64(b[1:9], uint64(from))
-	if start {
-		b[9] = 1
-	}
-	return b
-}
 
 // streamMarker is HeaderStream's value: the protocol version, the
 // caller's window and idle bound, and (when positive) how long it waits

@@ -11,13 +11,16 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // StreamWriter is the responder's side of a transfer stream, given to a
 // StreamHandlerFunc. Like an http.ResponseWriter: set Header before the
 // first Write or Flush, Write the body, Flush to send what is buffered now.
 // It is safe for concurrent use, but Writes from several goroutines
-// interleave in the order they get the writer.
+// interleave in the order they get the writer (a Write that waits for
+// credit may be interleaved by others' bytes). A goroutine that outlives
+// the StreamHandlerFunc gets ErrStreamClosed from Write and Flush.
 type StreamWriter struct {
 	s *streamOut
 }
@@ -44,6 +47,7 @@ type streamOut struct {
 	inbox  string // the caller's
 	ctrl   string // ours
 	idle   time.Duration
+	window int64 // the window the caller declared: it may grant no more
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stop   chan struct{} // ends the heartbeat goroutine
@@ -57,6 +61,7 @@ type streamOut struct {
 	returned  bool // the handler returned: no more writes
 	ended     bool // the end or error frame was sent
 	final     bool // the caller acknowledged the end
+	ackLate   bool // the wait for the final acknowledgement is over
 	failErr   error
 	buf       []byte // prefix + payload being filled; nil when none
 	free      [][]byte
@@ -75,7 +80,7 @@ type streamOut struct {
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
-		granted: window, sum: sha256.New(), stop: make(chan struct{})}
+		window: window, granted: window, sum: sha256.New(), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	if first > 0 {
@@ -132,6 +137,11 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
+		// Checked again at every frame: another goroutine's Write may
+		// have waited for credit meanwhile, and the handler returned.
+		if err := s.stoppedLocked(true); err != nil {
+			return n, err
+		}
 		if s.buf == nil {
 			b, err := s.newBufLocked()
 			if err != nil {
@@ -143,12 +153,12 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 		s.buf = append(s.buf, p[:k]...)
 		s.sum.Write(p[:k])
 		p = p[k:]
+		n += k // in the stream's buffer: sent by this flush, a later one or the end
 		if len(s.buf) == cap(s.buf) {
-			if err := s.flushLocked(); err != nil {
+			if err := s.flushLocked(true); err != nil {
 				return n, err
 			}
 		}
-		n += k
 	}
 	return n, nil
 }
@@ -170,24 +180,31 @@ func (w *StreamWriter) Flush() error {
 	if err := s.writableLocked(); err != nil {
 		return err
 	}
-	return s.flushLocked()
+	return s.flushLocked(true)
 }
 
 // writableLocked checks that the stream takes writes and starts it.
 func (s *streamOut) writableLocked() error {
-	switch {
-	case s.returned:
-		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
-	case s.failErr != nil:
-		return s.failErr
-	}
-	if err := s.goneErrLocked(); err != nil {
+	if err := s.stoppedLocked(true); err != nil {
 		return err
 	}
 	if !s.started {
 		return s.startLocked()
 	}
 	return nil
+}
+
+// stoppedLocked returns why no more data may be sent, or nil. byWriter:
+// for Write and Flush, which stop once the StreamHandlerFunc returned (a
+// writer that outlives its handler); finish sends what they buffered.
+func (s *streamOut) stoppedLocked(byWriter bool) error {
+	switch {
+	case (byWriter && s.returned) || s.ended:
+		return notSent(CodeInvalidArgument, "Write or Flush after the StreamHandlerFunc returned", ErrStreamClosed)
+	case s.failErr != nil:
+		return s.failErr
+	}
+	return s.goneErrLocked()
 }
 
 // goneErrLocked returns the error of writing to a caller that is gone.
@@ -224,7 +241,7 @@ func (s *streamOut) startLocked() error {
 		return err
 	}
 	body := make([]byte, framePrefix+1)
-	putPrefix(body, frameStart, 0)
+	xfer.PutPrefix(body, frameStart, 0)
 	body[framePrefix] = streamVersion
 	limit, err := s.st.Limit(s.ctx)
 	if err != nil {
@@ -281,93 +298,44 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	return make([]byte, framePrefix, size), nil
 }
 
-// flushLocked sends the buffered payload as a data frame once the window
-// allows it.
-func (s *streamOut) flushLocked() error {
-	if len(s.buf) <= framePrefix {
-		return nil
-	}
-	for s.sent >= s.granted {
-		if err := s.goneErrLocked(); err != nil {
+// flushLocked sends the buffered payload as data frames, each once the
+// caller's window allows it and none beyond the credit it granted (the
+// caller treats a frame past its credit as a broken stream). While it
+// waits for credit other goroutines may write and flush: it looks at the
+// buffer afresh after every wait. byWriter: see stoppedLocked.
+func (s *streamOut) flushLocked(byWriter bool) error {
+	for len(s.buf) > framePrefix {
+		for s.sent >= s.granted {
+			if err := s.stoppedLocked(byWriter); err != nil {
+				return err
+			}
+			s.cond.Wait()
+		}
+		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
-		if s.failErr != nil {
-			return s.failErr
+		if len(s.buf) <= framePrefix {
+			return nil // flushed by another goroutine meanwhile
 		}
-		s.cond.Wait()
-	}
-	body := s.buf
-	if len(body) < cap(body)/2 {
-		// A partial frame (a Flush): send an exact copy and keep the
-		// frame buffer for the next bytes.
-		body = append(make([]byte, 0, len(s.buf)), s.buf...)
-		s.buf = s.buf[:framePrefix]
-	} else {
-		s.buf = nil
-	}
-	putPrefix(body, frameData, s.sent)
-	s.frames = append(s.frames, outFrame{off: s.sent, body: body})
-	s.sent += int64(len(body) - framePrefix)
-	return s.publishLocked(&s.frames[len(s.frames)-1])
-}
-
-// publishLocked sends f. A frame lost to a reconnect stays in the
-// unacknowledged window, for the caller to ask again; only a closed
-// connection fails the stream. A data frame above the current limit (it
-// dropped after a reconnect) goes in pieces.
-func (s *streamOut) publishLocked(f *outFrame) error {
-	size := int64(HeaderSize(f.hdr) + len(f.body))
-	// Frames go even once the stream's context is done (the error frame
-	// of a handler whose deadline passed, say); ctx bounds the stream.
-	v, limit, err := s.st.Send(context.WithoutCancel(s.ctx), connlimit.Send{
-		Decide: func(limit int64) connlimit.Verdict { return connlimit.Decide(size, limit, connlimit.NoClaimCheck) },
-		Write: func() error {
-			return s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body})
-		},
-	})
-	switch {
-	case err != nil:
-		return s.sendFailedLocked(err)
-	case v == connlimit.Fits:
-		s.lastSend = time.Now()
-		return nil
-	case f.body[0] != frameData:
-		s.failErr = tooLarge("stream frame", size, limit, nil)
-		return s.failErr
-	}
-	// A data frame above the limit (it fell after a reconnect) goes in pieces.
-	return s.publishPiecesLocked(f, int(limit-framePrefix))
-}
-
-func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
-	if size < 1 {
-		s.failErr = tooLarge("stream frame", framePrefix+1, int64(size+framePrefix), nil)
-		return s.failErr
-	}
-	data := f.body[framePrefix:]
-	for off := 0; off < len(data); off += size {
-		piece := data[off:min(off+size, len(data))]
-		body := make([]byte, framePrefix+len(piece))
-		putPrefix(body, frameData, f.off+int64(off))
-		copy(body[framePrefix:], piece)
-		if err := s.publishLocked(&outFrame{off: f.off + int64(off), body: body}); err != nil {
+		have := len(s.buf) - framePrefix
+		n := int(min(int64(have), s.granted-s.sent))
+		var body []byte
+		if n == have && len(s.buf) >= cap(s.buf)/2 {
+			body, s.buf = s.buf, nil // a full frame: send the buffer itself
+		} else {
+			// A partial frame (a Flush, or the credit's edge): send an
+			// exact copy and keep the rest in the frame buffer.
+			body = make([]byte, framePrefix+n)
+			copy(body[framePrefix:], s.buf[framePrefix:framePrefix+n])
+			rest := copy(s.buf[framePrefix:], s.buf[framePrefix+n:])
+			s.buf = s.buf[:framePrefix+rest]
+		}
+		xfer.PutPrefix(body, frameData, s.sent)
+		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+		s.sent += int64(n)
+		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// sendFailedLocked decides what a failed send means: a closed connection
-// ends the stream; anything else (reconnecting) is a loss that a resend
-// repairs.
-func (s *streamOut) sendFailedLocked(err error) error {
-	if gone := s.goneErrLocked(); gone != nil {
-		return gone
-	}
-	if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
-		s.failErr = sendError(s.ctx, err, true)
-		s.cond.Broadcast()
-		return s.failErr
 	}
 	return nil
 }

@@ -34,5 +34,17 @@
 // left in the claim-check bucket once the responder is done (nothing,
 // except after a responder crash, until the bucket's TTL).
 //
+// The hostile peer is a dimension of its own: in TestStreamHostileResponder
+// and TestStreamHostileCaller a raw nats.go peer speaks the stream protocol
+// by hand (natstest.StreamFrame, RawServe) to the natssend side: forged,
+// duplicate, overlapping and out-of-window frames of every kind, ends and
+// error frames inconsistent with what was delivered, credit beyond the
+// declared window, no final acknowledgement, control garbage, silence;
+// TestStreamConcurrentWriters shares one StreamWriter among sixteen
+// goroutines. Those rows also state the time within which the error
+// surfaces, that the heap (after GC) grew by at most the window plus a
+// few MiB, and that goroutines and subscriptions come back to their
+// baseline; they run one at a time, outside the parallel groups.
+//
 // make faults runs the matrix several times with the race detector.
 package faultmatrix

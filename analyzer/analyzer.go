@@ -43,6 +43,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Categories:   slices.Clone(cfg.Categories),
 		SkipTests:    cfg.SkipTests,
 		Audit:        cfg.Audit,
+		ClaimChecks:  cfg.ClaimChecks,
 	}}
 	a := &analysis.Analyzer{
 		Name:      "natssend",
@@ -149,6 +150,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		}
 		st.vals.stores.scanned = true
 		st.checkConnects()
+		st.checkReceivers()
 		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.flow.inferPredicates()

@@ -9,13 +9,15 @@
 //
 // # Analyzer natssend
 //
-// natssend: report raw NATS sends, retried sends and buffered reconnects
+// natssend: report raw NATS sends, retried sends, buffered reconnects and claim-check-blind receivers
 //
 // The natssend analyzer reports NATS sends that bypass the natssend shim
 // (category rawsend), sends retried after a failure that may have had an
-// effect (category retry), and connections that keep nats.go's outgoing
-// reconnect buffer (category reconnectbuf). Each message says what and why
-// in one sentence and links to docs/checks.md.
+// effect (category retry), connections that keep nats.go's outgoing
+// reconnect buffer (category reconnectbuf), and, where claim checks are in
+// use, receivers that read a message without resolving them (category
+// receiver). Each message says what and why in one sentence and links to
+// docs/checks.md.
 //
 // The pass imports no NATS code. It recognizes the nats.go API by package
 // path, receiver type name and method name of the resolved *types.Func, so
@@ -40,17 +42,13 @@
 // expressions ((*nats.Conn).Publish).
 //
 // A NATS value hidden behind an interface of the user's own is reported
-// where it flows in, since calls through the interface cannot be resolved:
-// a *nats.Conn, *nats.EncodedConn, nats.JetStreamContext, nats.JetStream,
-// jetstream.JetStream, jetstream.Publisher or micro.Request assigned,
-// passed, returned, stored in a composite literal, sent on a channel or
-// converted to an interface (named or not, declared outside nats.go) whose
-// method it implements with a raw send ("*nats.Conn flows into Publisher,
-// whose Publish is raw (*nats.Conn).Publish ..."), and a generic function
+// where it flows in (assigned, passed, returned, stored, sent on a channel
+// or converted to an interface declared outside nats.go whose method it
+// implements with a raw send: "*nats.Conn flows into Publisher, whose
+// Publish is raw (*nats.Conn).Publish ..."), and so is a generic function
 // instantiated with one for a type parameter whose constraint has such a
-// method. The directive works there. An interface with no send method
-// (Flush, Close) is not reported, nor a type of your own that puts the
-// shim behind the interface.
+// method. An interface with no send method (Flush, Close) is not
+// reported, nor a type of your own that puts the shim behind it.
 //
 // Suggested fixes rewrite nc.Publish(s, d) to shim.Publish(nc, s, d),
 // nc.PublishMsg(m) to shim.PublishMsg(nc, m) and m.Respond(d) to
@@ -154,16 +152,13 @@
 //     retries.
 //   - The success path may leave the loop by return, break, goto, or a
 //     call that does not return: panic, os.Exit, runtime.Goexit, log.Fatal
-//     and log.Panic, the Fatal, FailNow and Skip methods of testing, and
-//     the Fatal/Exit functions of klog, glog, zap, logrus and zerolog,
-//     and functions inferred not to return (their body ends with such a
-//     call and has no return statement; exported as facts where facts
-//     are inferred, see "What the analyzer cannot see"). The list
-//     is kept in names.go rather than taken from x/tools ctrlflow facts:
-//     ctrlflow builds a CFG of every function of every dependency, which
-//     measured about 15% more CPU than the no-op floor on make
-//     bench-lint's module, past the analyzer's 1.25x budget, and it
-//     cannot see through interface methods such as testing.TB.Fatal.
+//     and log.Panic, the Fatal, FailNow and Skip methods of testing, the
+//     Fatal/Exit functions of klog, glog, zap, logrus and zerolog, and
+//     functions inferred not to return (their body ends with such a call
+//     and has no return statement; facts, where facts are inferred). The
+//     list is in names.go, not x/tools ctrlflow facts (a CFG of every
+//     function of every dependency: about 15% more CPU than the floor,
+//     and blind to interface methods such as testing.TB.Fatal).
 //   - Loop conditions over flags are decided on the path: a local bool
 //     set to a constant (for !sent && tries < 3 { ...; sent = true }) ends
 //     the loop on the path that set it. Counters are not evaluated.
@@ -355,6 +350,32 @@
 // where it is called, in analyzed code). With [Config.Audit] each such
 // connect is listed (category "unjudged") with why.
 //
+// # Receivers (receiver)
+//
+// Where claim checks are in use (the package imports claimcheck or calls
+// shim.WithClaimChecks or shim.ServeClaimChecks; every package with
+// [Config.ClaimChecks], flag -claim-checks, for a service that only
+// receives what others claim-check), a receive path that reads a
+// message's body without resolving claim checks is reported: a
+// claim-checked message arrives with an empty body. Receive paths are the
+// callbacks of (*nats.Conn).Subscribe and QueueSubscribe and of the
+// legacy JetStream Subscribe forms, jetstream Consume, micro.HandlerFunc
+// and micro.ContextHandler (a function literal, a function or method of
+// the package, or a local variable assigned a literal once), and the
+// messages a function receives from ChanSubscribe's channel, NextMsg,
+// Fetch, jetstream Next and a Messages iterator. A body is read with what
+// is derived from the message (assignments, range, receives) and the
+// functions of the package it is passed to; it reads the message when it
+// reads nats.Msg's Data field or calls Data on a jetstream.Msg or
+// micro.Request, and it handles claim checks when it calls
+// (*claimcheck.Store).Resolve, Open or ResolveJetStream,
+// claimcheck.IsClaimCheck or shim.ResolveMicro, or names
+// claimcheck.HeaderRef or HeaderSize. A shim handler is not a raw receive
+// path. The suggested fix rewrites Subscribe, QueueSubscribe and Consume
+// to the Store's helper, with an error handler that logs, when exactly one
+// *claimcheck.Store is in scope and no options are passed. Migrate
+// receivers first: one that resolves reads plain messages as before.
+//
 // # What the analyzer cannot see
 //
 // It reads one function's control flow plus facts about the functions it
@@ -436,8 +457,8 @@
 // # Flags
 //
 // -shim-packages, -retry-helpers and -categories take comma-separated
-// lists; -skip-tests and -audit are booleans. A list replaces the default:
-// -retry-helpers=example.com/acme/retry.Do drops the default helpers, so
-// list the [DefaultRetryHelpers] entries you use as well. An unknown
-// category or a malformed list entry is a flag error.
+// lists; -skip-tests, -audit and -claim-checks are booleans. A list
+// replaces the default (list the [DefaultRetryHelpers] entries you use
+// with your own helper). An unknown category or a malformed entry is a
+// flag error.
 package analyzer

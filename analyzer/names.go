@@ -1,6 +1,7 @@
 package analyzer
 
-// This file and sendnames.go (the send catalogue) hold every external
+// This file, sendnames.go (the send catalogue) and receivenames.go (the
+// receive paths) hold every external
 // name the analyzer matches by string: the sends, the errors that prove
 // nothing was delivered, the retry helpers and their semantics, pure
 // functions and functions that do not return. The tables are read-only after package initialization. A name is

@@ -26,7 +26,8 @@
 // The analyzer's own flags work both ways (with go vet, pass them after
 // -vettool):
 //
-//	-categories=rawsend,retry,reconnectbuf   enabled checks (default: all)
+//	-categories=rawsend,retry,reconnectbuf,receiver
+//	                                         enabled checks (default: all)
 //	-shim-packages=path,...                  packages exempt from rawsend and reconnectbuf
 //	                                         (default: github.com/natssend/natssend/shim and .../claimcheck)
 //	-retry-helpers=importpath.Func,...       functions whose function argument is retried; the list
@@ -34,6 +35,8 @@
 //	                                         to add a helper, list the defaults you use as well
 //	-skip-tests                              report nothing in _test.go files
 //	-audit                                   also report every reviewed finding, with its reason
+//	-claim-checks                            claim checks are in use in the module: check receivers
+//	                                         in every package, not only where claimcheck is used
 //
 // Exit status: 3 when there are findings (text output), 1 when a package
 // does not build or type-check or the analyzer failed, 2 for a usage error

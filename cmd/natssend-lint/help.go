@@ -15,6 +15,7 @@ var helpCategories = []string{
 	analyzer.CategoryRawSend,
 	analyzer.CategoryRetry,
 	analyzer.CategoryReconnectBuf,
+	analyzer.CategoryReceiver,
 	analyzer.CategoryDirective,
 	analyzer.CategoryReviewed,
 }

@@ -111,6 +111,7 @@ func setup(t *testing.T) string {
 	copyStub("github.com/nats-io/nats.go/jetstream/jetstream.go", "natsstub/jetstream/jetstream.go")
 	write("natssendstub/go.mod", "module github.com/natssend/natssend\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n")
 	copyStub("github.com/natssend/natssend/shim/shim.go", "natssendstub/shim/shim.go")
+	copyStub("github.com/natssend/natssend/claimcheck/claimcheck.go", "natssendstub/claimcheck/claimcheck.go")
 	for name, content := range natslib {
 		write(filepath.Join("natslib", name), content)
 	}

@@ -1,0 +1,151 @@
+// Package receivers uses claim checks (it imports claimcheck), so its raw // want package:"uses nats.go"
+// receive paths that read a message's body are reported.
+package receivers
+
+import (
+	"context"
+	"encoding/json"
+	"log"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/natssend/natssend/claimcheck"
+)
+
+type Order struct {
+	ID    string `json:"id"`
+	Items []byte `json:"items"`
+}
+
+type service struct {
+	nc     *nats.Conn
+	store  *claimcheck.Store
+	orders chan Order
+}
+
+// Start is the shape of most services: one subscription per subject, the
+// handler a method value.
+func (s *service) Start() error {
+	if _, err := s.nc.QueueSubscribe("orders.created", "workers", s.handleOrder); err != nil { // want `raw \(\*nats.Conn\).QueueSubscribe callback reads the message without resolving claim checks, which are in use here: a claim-checked message arrives with an empty body; use \(\*claimcheck.Store\).Subscribe or QueueSubscribe`
+		return err
+	}
+	// The audit trail only counts messages: it never reads a body.
+	if _, err := s.nc.Subscribe("orders.>", func(m *nats.Msg) {
+		log.Printf("seen %s (%d header keys)", m.Subject, len(m.Header))
+	}); err != nil {
+		return err
+	}
+	// Resolved by hand: fine.
+	_, err := s.nc.Subscribe("orders.bulk", func(m *nats.Msg) {
+		data, err := s.store.Resolve(context.Background(), m)
+		if err != nil {
+			log.Printf("bulk order: %v", err)
+			return
+		}
+		s.decode(data)
+	})
+	return err
+}
+
+func (s *service) handleOrder(m *nats.Msg) {
+	var o Order
+	if err := decodeOrder(m, &o); err != nil {
+		log.Printf("bad order on %s: %v", m.Subject, err)
+		return
+	}
+	s.orders <- o
+}
+
+// decodeOrder reads the body two calls away from the subscription.
+func decodeOrder(m *nats.Msg, o *Order) error {
+	return json.Unmarshal(m.Data, o)
+}
+
+func (s *service) decode(data []byte) {
+	var o Order
+	_ = json.Unmarshal(data, &o)
+	s.orders <- o
+}
+
+// Handlers that recognise a claim check and hand it elsewhere handle it.
+func (s *service) forward() error {
+	_, err := s.nc.Subscribe("orders.forward", func(m *nats.Msg) {
+		if claimcheck.IsClaimCheck(m) {
+			s.forwardLater(m)
+			return
+		}
+		s.decode(m.Data)
+	})
+	return err
+}
+
+func (s *service) forwardLater(m *nats.Msg) {}
+
+// A handler kept in a variable first.
+func listen(nc *nats.Conn, out chan<- []byte) (*nats.Subscription, error) {
+	cb := func(m *nats.Msg) {
+		payload := m.Data
+		out <- payload
+	}
+	return nc.Subscribe("telemetry", cb) // want `raw \(\*nats.Conn\).Subscribe callback reads the message`
+}
+
+// Channel subscriptions: the messages are read from the channel.
+func drain(nc *nats.Conn, process func([]byte)) error {
+	ch := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe("events", ch) // want `raw \(\*nats.Conn\).ChanSubscribe: the message it hands over is read without resolving claim checks`
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	go func() {
+		for m := range ch {
+			process(m.Data)
+		}
+	}()
+	return nil
+}
+
+// A synchronous subscription read in a loop.
+func poll(nc *nats.Conn, handle func(string, []byte)) error {
+	sub, err := nc.SubscribeSync("jobs")
+	if err != nil {
+		return err
+	}
+	for {
+		msg, err := sub.NextMsg(time.Second) // want `raw \(\*nats.Subscription\).NextMsg: the message it hands over is read`
+		if err == nats.ErrTimeout {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		handle(msg.Subject, msg.Data)
+	}
+}
+
+// A reviewed control subject.
+func control(nc *nats.Conn) {
+	//natssend:reviewed control commands are a few bytes, never claim-checked
+	nc.Subscribe("control", func(m *nats.Msg) { log.Print(string(m.Data)) })
+}
+
+// Legacy JetStream push subscription.
+func legacy(js nats.JetStreamContext, st *claimcheck.Store) error {
+	_, err := js.Subscribe("ORDERS.*", func(m *nats.Msg) { // want `raw nats.JetStream.Subscribe callback reads the message .*call \(\*claimcheck.Store\).Resolve on each message`
+		var o Order
+		if json.Unmarshal(m.Data, &o) == nil {
+			m.Ack()
+		}
+	})
+	return err
+}
+
+// Writing a message is not reading one.
+func echo(nc *nats.Conn) {
+	nc.Subscribe("ping", func(m *nats.Msg) {
+		out := nats.NewMsg(m.Reply)
+		out.Data = []byte("pong")
+		_ = out
+	})
+}

@@ -23,6 +23,14 @@ type recvCheck struct {
 	lits  map[*types.Var]*ast.FuncLit
 	multi map[*types.Var]bool
 	memo  map[recvKey]*recvUse
+	// inbox says, for a variable or field, whether every value stored
+	// to it is an inbox (nats.NewInbox(), nc.NewRespInbox()).
+	inbox map[*types.Var]bool
+	// server marks those a server subject ("$JS.EVENT...") is stored to.
+	server map[*types.Var]bool
+	// subs are the variables assigned a synchronous subscription once,
+	// with the call that made it.
+	subs map[*types.Var]*ast.CallExpr
 }
 
 // recvKey is a function read with one of its parameters tracked (index
@@ -90,6 +98,10 @@ func (st *state) checkReceivers() {
 		lits:  make(map[*types.Var]*ast.FuncLit),
 		multi: make(map[*types.Var]bool),
 		memo:  make(map[recvKey]*recvUse),
+		inbox: make(map[*types.Var]bool),
+		subs:  make(map[*types.Var]*ast.CallExpr),
+
+		server: make(map[*types.Var]bool),
 	}
 	var sites []recvSite
 	for _, f := range st.pass.Files {
@@ -103,6 +115,12 @@ func (st *state) checkReceivers() {
 				}
 			case *ast.AssignStmt:
 				c.noteLits(n.Lhs, n.Rhs)
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := c.info.ObjectOf(id).(*types.Var); ok && v.IsField() {
+						c.noteInbox(id, n.Value)
+					}
+				}
 			case *ast.ValueSpec:
 				lhs := make([]ast.Expr, len(n.Names))
 				for i, id := range n.Names {
@@ -125,6 +143,7 @@ func (st *state) checkReceivers() {
 // noteLits records local variables assigned a function literal.
 func (c *recvCheck) noteLits(lhs, rhs []ast.Expr) {
 	for i, l := range lhs {
+		c.noteInbox(l, exprAt(rhs, i, len(lhs)))
 		id, ok := l.(*ast.Ident)
 		if !ok {
 			continue
@@ -143,10 +162,15 @@ func (c *recvCheck) noteLits(lhs, rhs []ast.Expr) {
 	}
 }
 
-// exprAt returns the expression assigned to the i-th of n left-hand sides.
+// exprAt returns the expression assigned to the i-th of n left-hand
+// sides: for a call with several results (sub, err := f()), the call
+// stands for its first.
 func exprAt(rhs []ast.Expr, i, n int) ast.Expr {
-	if len(rhs) == n {
+	switch {
+	case len(rhs) == n:
 		return rhs[i]
+	case len(rhs) == 1 && i == 0:
+		return rhs[0]
 	}
 	return nil
 }
@@ -155,7 +179,7 @@ func exprAt(rhs []ast.Expr, i, n int) ast.Expr {
 func (c *recvCheck) site(call *ast.CallExpr, outer *ast.FuncDecl) (recvSite, bool) {
 	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
 		if len(call.Args) == 1 && isNamed(tv.Type, microPath, "HandlerFunc") {
-			return recvSite{call: call, api: receiveAPI{display: "micro.HandlerFunc", arg: 0, chanArg: -1, advice: adviceMicro}, outer: outer, micro: true}, true
+			return recvSite{call: call, api: receiveAPI{display: "micro.HandlerFunc", arg: 0, chanArg: -1, subject: -1, advice: adviceMicro}, outer: outer, micro: true}, true
 		}
 		return recvSite{}, false
 	}
@@ -196,7 +220,7 @@ func (c *recvCheck) judge(s recvSite) {
 		}
 		use = c.body(s.outer.Body, start)
 	}
-	if use == nil || !use.reads || use.resolves {
+	if use == nil || !use.reads || use.resolves || c.noClaimChecks(s) {
 		return
 	}
 	what := "raw " + s.api.display + " callback reads the message"

@@ -5,6 +5,7 @@ package receivers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log"
 	"time"
 
@@ -148,4 +149,68 @@ func echo(nc *nats.Conn) {
 		out.Data = []byte("pong")
 		_ = out
 	})
+}
+
+// Subjects no claim check is sent to: the server's advisories, and
+// inboxes that receive the replies of raw requests.
+type statz struct {
+	nc    *nats.Conn
+	reply string
+	seen  map[string][]byte
+}
+
+func (sc *statz) start() error {
+	sc.reply = sc.nc.NewRespInbox()
+	if _, err := sc.nc.Subscribe(sc.reply+".*", sc.handleResponse); err != nil {
+		return err
+	}
+	_, err := sc.nc.Subscribe("$JS.EVENT.ADVISORY.>", sc.handleResponse)
+	return err
+}
+
+func (sc *statz) handleResponse(m *nats.Msg) { sc.seen[m.Subject] = m.Data }
+
+func (sc *statz) ask(subj string) ([]byte, error) { // want ask:`sends via \(\*nats.Conn\).PublishRequest`
+	inbox := nats.NewInbox()
+	sub, err := sc.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := sc.nc.PublishRequest(subj, inbox, nil); err != nil {
+		return nil, err
+	}
+	msg, err := sub.NextMsg(time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return msg.Data, nil
+}
+
+// Advisories: the subject is the server's by default, or an imported
+// stream of them.
+func advisories(nc *nats.Conn, external string, out chan<- []byte) error {
+	subject := "$JS.EVENT.ADVISORY.>"
+	if external != "" {
+		subject = external
+	}
+	_, err := nc.Subscribe(subject, func(m *nats.Msg) { out <- m.Data })
+	return err
+}
+
+// A publisher's acknowledgements come to an inbox made in its
+// constructor.
+type fastPublisher struct {
+	nc             *nats.Conn
+	ackInboxPrefix string
+	acks           chan []byte
+}
+
+func newFastPublisher(nc *nats.Conn) *fastPublisher {
+	return &fastPublisher{nc: nc, ackInboxPrefix: nc.NewInbox(), acks: make(chan []byte, 1)}
+}
+
+func (fp *fastPublisher) listen() error {
+	_, err := fp.nc.Subscribe(fmt.Sprintf("%s.>", fp.ackInboxPrefix), func(m *nats.Msg) { fp.acks <- m.Data })
+	return err
 }

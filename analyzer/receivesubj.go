@@ -19,7 +19,8 @@ const (
 
 // noClaimChecks reports whether the subscription's subject can carry no
 // claim check: a constant server subject or inbox prefix, or an inbox
-// made in the package (also with a suffix: inbox + ".*").
+// made in the package (also with a suffix: inbox + ".*"). NextMsg and
+// Fetch are judged only on a subscription made in the package.
 func (c *recvCheck) noClaimChecks(s recvSite) bool {
 	call, arg := s.call, s.api.subject
 	if arg < 0 {
@@ -30,7 +31,10 @@ func (c *recvCheck) noClaimChecks(s recvSite) bool {
 		}
 		v := c.varOf(sel.X)
 		if call, arg = c.subs[v], 0; v == nil || call == nil {
-			return false
+			// A subscription made elsewhere (a parameter: the caller
+			// chose the subject, a trace or advisory subject perhaps)
+			// is not judged; a jetstream consumer reads a stream.
+			return isNamed(c.info.TypeOf(sel.X), natsPath, "Subscription")
 		}
 	}
 	if arg >= len(call.Args) {

@@ -6,7 +6,7 @@
 // Standalone:
 //
 //	natssend-lint ./...                 # findings on stderr, exit status 3 if any
-//	natssend-lint -json ./...           # findings as JSON on stdout, exit status 0
+//	natssend-lint -json ./...           # findings as JSON on stdout, exit status 3 if any
 //	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim),
 //	                                    # say how many, list what remains (exit status 3 if anything does)
 //	natssend-lint -fix -diff ./...      # print them as a unified diff instead (exit status 1 if not empty)
@@ -38,10 +38,10 @@
 //	-claim-checks                            claim checks are in use in the module: check receivers
 //	                                         in every package, not only where claimcheck is used
 //
-// Exit status: 3 when there are findings (text output), 1 when a package
-// does not build or type-check or the analyzer failed, 2 for a usage error
-// (an unknown flag, an invalid -categories value, no package), 0
-// otherwise.
+// Exit status, the same for text and -json output: 3 when there are
+// findings, 1 when a package does not build or type-check or the analyzer
+// failed, 2 for a usage error (an unknown flag, an invalid -categories
+// value, no package), 0 otherwise.
 //
 // # How it runs
 //

@@ -109,8 +109,17 @@
 // fixes, prints "natssend-lint: -fix: fixed N findings; M findings without
 // a fix remain:" followed by those findings, and exits with status 3 when
 // any remain (silently with 0 when there was nothing to fix), as
-// golangci-lint's --fix does. -fix and -json cannot be combined. -vet and -fix need the go
-// command (Go 1.26 or later) on $PATH.
+// golangci-lint's --fix does. N is the count of findings gone after the
+// fixes, with the packages checked again. When a fix adds the shim import
+// and the module cannot build the shim yet (natssend not required, go.sum
+// entries missing), -fix changes nothing, prints the command to run first
+// (go get github.com/natssend/natssend@<this version>) and exits with
+// status 1; so does a run whose fixed packages no longer build or check.
+// -fix -diff prints the same edits as a unified diff (--- a/path, +++
+// b/path, paths from the top of the git work tree, else the current
+// directory), which git apply and patch -p1 accept, and exits with status
+// 1 when it is not empty. -fix and -json cannot be combined. -vet and -fix
+// need the go command (Go 1.26 or later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
 // file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).

@@ -53,7 +53,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: started by go vet with unexpected arguments %q\n", args)
 		return exitError
 	}
-	if o.fix && !o.diff {
+	if o.fix {
 		return fix(o, stdout, stderr)
 	}
 	res, code := check(o, stdout, stderr)

@@ -291,3 +291,10 @@ func TestReceivers(t *testing.T) {
 	cfg.ClaimChecks = true
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "receiverswide")
 }
+
+func TestConnectIdioms(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	cfg.Categories = []string{analyzer.CategoryReconnectBuf}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "connidioms", "connidioms/app")
+}

@@ -322,13 +322,19 @@
 // reconnecting, nats.go buffers outgoing messages and delivers a request
 // after its caller already timed out. The message points to shim.Connect.
 // Options are followed where they are built: a slice built in the
-// function (opts := []nats.Option{...}; opts = append(opts, ...), also
-// append(base, authOpts(cfg)...)); a function or method of the package
+// function (opts := []nats.Option{...} or make([]nats.Option, 0, n);
+// opts = append(opts, ...), also append(base, authOpts(cfg)...), and opts
+// = setupConnOptions(opts) with a function of the package that appends to
+// its parameter and returns it); a function or method of the package
 // returning options (cfg.connectOptions(), optionsFrom(cfg)), judged by
 // its return statements, and another package's through a fact; a field of
 // option type (nats.Options, []nats.Option) of the package, judged by
 // every store to it (s.natsOpts = nats.GetDefaultOptions() in a
-// constructor, then opts := s.natsOpts; opts.Connect()); and options a
+// constructor, then opts := s.natsOpts; opts.Connect()), or, for a field
+// only ever stored from one constructor's parameter and passed as a
+// connect's only options (return &Client{opts: opts}, then
+// nats.Connect(c.url, c.opts...)), at each call of the constructor, in
+// other packages through a fact; and options a
 // function takes as parameters and passes to a connect (func dial(url
 // string, opts ...nats.Option)), judged at each call of that function with
 // the caller's options ("call of dial connects without ..."), in other

@@ -151,6 +151,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.vals.stores.scanned = true
 		st.checkConnects()
 		st.checkReceivers()
+		st.checkHandlerConns()
 		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.flow.inferPredicates()

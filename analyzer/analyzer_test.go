@@ -298,3 +298,9 @@ func TestConnectIdioms(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryReconnectBuf}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "connidioms", "connidioms/app")
 }
+
+func TestHandlerConn(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryHandler}
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), newAnalyzer(t, cfg), "handlers")
+}

@@ -22,6 +22,9 @@ const (
 	// a JetStream consumer, a micro handler) that reads a message without
 	// resolving claim checks, where claim checks are in use.
 	CategoryReceiver = "receiver"
+	// CategoryHandler marks a shim handler (Handler, JSONHandler,
+	// StreamHandler) built without the shim.Conn option it needs.
+	CategoryHandler = "handler"
 	// CategoryDirective marks a malformed, reasonless or unused
 	// //natssend:reviewed directive. It is always enabled.
 	CategoryDirective = "directive"
@@ -36,7 +39,7 @@ const (
 
 // categories returns the categories Config.Categories may name.
 func categories() []string {
-	return []string{CategoryRawSend, CategoryRetry, CategoryReconnectBuf, CategoryReceiver}
+	return []string{CategoryRawSend, CategoryRetry, CategoryReconnectBuf, CategoryReceiver, CategoryHandler}
 }
 
 // Config configures the analyzer. The zero Config enables every category
@@ -64,7 +67,7 @@ type Config struct {
 	RetryHelpers []string
 
 	// Categories lists the enabled checks: "rawsend", "retry",
-	// "reconnectbuf" and "receiver". Empty means all of them. Directive problems
+	// "reconnectbuf", "receiver" and "handler". Empty means all of them. Directive problems
 	// (category "directive") are always reported.
 	Categories []string
 
@@ -165,7 +168,7 @@ func (c Config) compile() *settings {
 	s := &settings{
 		shim:     slices.Clone(c.ShimPackages),
 		helpers:  make(map[string]bool, len(c.RetryHelpers)),
-		enabled:  make(map[string]bool, 4),
+		enabled:  make(map[string]bool, 5),
 		skipTest: c.SkipTests,
 		audit:    c.Audit,
 
@@ -235,7 +238,7 @@ func bindFlags(fs *flag.FlagSet, cfg *Config) {
 	}}, "retry-helpers", "comma-separated retry helpers as importpath.Func whose function argument is retried; the list replaces the default one (analyzer.DefaultRetryHelpers), so to add a helper repeat the defaults you use, e.g. github.com/cenkalti/backoff/v4.Retry,example.com/acme/retry.Do")
 	fs.Var(listFlag{list: &cfg.Categories, check: func(l []string) error {
 		return Config{Categories: l}.Validate()
-	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf, receiver (empty: all)")
+	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf, receiver, handler (empty: all)")
 	fs.BoolVar(&cfg.SkipTests, "skip-tests", cfg.SkipTests, "report nothing in _test.go files")
 	fs.BoolVar(&cfg.ClaimChecks, "claim-checks", cfg.ClaimChecks, "claim checks are in use in this module: check receivers in every package, not only in those that use claimcheck, shim.WithClaimChecks or shim.ServeClaimChecks")
 	fs.BoolVar(&cfg.Audit, "audit", cfg.Audit, `report every finding suppressed by //natssend:reviewed as a diagnostic of category "reviewed" with its reason`)

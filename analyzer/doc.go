@@ -14,9 +14,10 @@
 // The natssend analyzer reports NATS sends that bypass the natssend shim
 // (category rawsend), sends retried after a failure that may have had an
 // effect (category retry), connections that keep nats.go's outgoing
-// reconnect buffer (category reconnectbuf), and, where claim checks are in
-// use, receivers that read a message without resolving them (category
-// receiver). Each message says what and why in one sentence and links to
+// reconnect buffer (category reconnectbuf), receivers that read a
+// message without resolving claim checks where they are in use (category
+// receiver), and shim handlers built without their connection (category
+// handler). Each message says what and why in one sentence and links to
 // docs/checks.md.
 //
 // The pass imports no NATS code. It recognizes the nats.go API by package
@@ -381,6 +382,15 @@
 // to the Store's helper, with an error handler that logs, when exactly one
 // *claimcheck.Store is in scope and no options are passed. Migrate
 // receivers first: one that resolves reads plain messages as before.
+//
+// # Handlers without their connection (handler)
+//
+// A shim.Handler, JSONHandler or StreamHandler built without the
+// shim.Conn option is reported when every option given is a call of a
+// shim function (options in a slice or a variable are not judged): its
+// replies cannot use the connection's limit, and a StreamHandler answers
+// every request with an error. The suggested fix adds shim.Conn(nc) when
+// the handler is passed straight to nc.Subscribe or nc.QueueSubscribe.
 //
 // # What the analyzer cannot see
 //

@@ -89,6 +89,13 @@ func TestNamesExist(t *testing.T) {
 		_, ok := funcs[key]
 		check("receive path", key, ok)
 	}
+	for key := range shimHandlers {
+		_, ok := funcs[key]
+		check("shim handler", key, ok)
+	}
+	if _, ok := funcs[shimConnOption]; !ok {
+		check("function", shimConnOption, ok)
+	}
 	for key := range claimHeaders {
 		_, ok := objs[key].(*types.Const)
 		check("constant", key, ok)

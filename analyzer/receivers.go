@@ -66,16 +66,10 @@ func claimsInUse(pass *analysis.Pass, set *settings) bool {
 	if set.claimChecks {
 		return true
 	}
-	shim := false
-	for _, imp := range pass.Pkg.Imports() {
-		switch imp.Path() {
-		case claimcheckPath:
-			return true
-		case shimPath:
-			shim = true
-		}
+	if importsPath(pass.Pkg, claimcheckPath) {
+		return true
 	}
-	if !shim {
+	if !importsPath(pass.Pkg, shimPath) {
 		return false
 	}
 	for _, obj := range pass.TypesInfo.Uses {

@@ -19,7 +19,7 @@
 //	        settings:
 //	          shim-packages: [example.com/acme/natsx]
 //	          retry-helpers: [example.com/acme/retry.Do]
-//	          categories: [rawsend, retry, reconnectbuf, receiver]
+//	          categories: [rawsend, retry, reconnectbuf, receiver, handler]
 //	          include-tests: true
 //	          audit: false
 //	          claim-checks: false

@@ -31,7 +31,7 @@ type Settings struct {
 	// the default: analyzer.DefaultRetryHelpers.
 	RetryHelpers []string `json:"retry-helpers"`
 	// Categories selects the checks to run: "rawsend", "retry",
-	// "reconnectbuf", "receiver". Empty runs all of them.
+	// "reconnectbuf", "receiver", "handler". Empty runs all of them.
 	Categories []string `json:"categories"`
 	// IncludeTests reports findings in _test.go files too. Absent means true.
 	// golangci-lint's own run.tests setting decides whether test files are

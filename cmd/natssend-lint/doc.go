@@ -26,7 +26,7 @@
 // The analyzer's own flags work both ways (with go vet, pass them after
 // -vettool):
 //
-//	-categories=rawsend,retry,reconnectbuf,receiver
+//	-categories=rawsend,retry,reconnectbuf,receiver,handler
 //	                                         enabled checks (default: all)
 //	-shim-packages=path,...                  packages exempt from rawsend and reconnectbuf
 //	                                         (default: github.com/natssend/natssend/shim and .../claimcheck)

@@ -16,6 +16,7 @@ var helpCategories = []string{
 	analyzer.CategoryRetry,
 	analyzer.CategoryReconnectBuf,
 	analyzer.CategoryReceiver,
+	analyzer.CategoryHandler,
 	analyzer.CategoryDirective,
 	analyzer.CategoryReviewed,
 }

@@ -123,3 +123,5 @@ func WithClaimChecks(st *claimcheck.Store) Option         { return nil }
 func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) ([]byte, error) {
 	return st.Resolve(ctx, &nats.Msg{Subject: req.Subject(), Data: req.Data()})
 }
+
+func OnError(f func(req *nats.Msg, err error)) HandlerOption { return nil }

@@ -139,11 +139,11 @@
 //     the loop on the path that set it. Counters are not evaluated.
 //   - Re-sending because nothing came back is a retry: a reply tested
 //     against nil stands for the error (msg, _ := nc.Request(...) looped
-//     until msg != nil), and a receive after the send (sub.NextMsg,
-//     jetstream Consumer.Next) whose failure loops back to the send judges
-//     it: publish, NextMsg times out, publish again. A receive that fails
-//     and then runs again judges anew: in a responder loop (NextMsg times
-//     out, wait for the next request, answer it) the next answer is not a
+//     until msg != nil), and a receive or flush after the send
+//     (sub.NextMsg, jetstream Consumer.Next, nc.Flush, FlushTimeout,
+//     FlushWithContext) whose failure loops back to the send judges it:
+//     publish, the flush fails, publish again. A receive that fails and
+//     runs again judges anew: in a responder loop the next answer is not a
 //     retry of the last one.
 //   - A send in a goroutine the function starts (go func() { resp, err :=
 //     t.Call(ctx, req); ch <- result{resp, err} }()) whose outcome (the

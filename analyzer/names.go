@@ -96,6 +96,14 @@ var receiveFuncs = setOf(
 	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
 )
 
+// flushFuncs wait for the server to have processed what was written: a
+// failed flush after a publish leaves the publish's outcome unknown, so
+// the retry check reads it as it reads a receive after a send (judgeFuncs).
+var (
+	flushFuncs = setOf(natsPath+".Conn.Flush", natsPath+".Conn.FlushTimeout", natsPath+".Conn.FlushWithContext")
+	judgeFuncs = union(receiveFuncs, flushFuncs)
+)
+
 // A hand-rolled request (publishRequests) is told to use
 // (*shim.Client).Request only when it asks one reply on a fresh inbox
 // (inboxFuncs); one that gathers several (AutoUnsubscribe(n), NextMsg in a
@@ -328,6 +336,18 @@ func DefaultRetryHelpers() []string {
 		}
 	}
 	return hs
+}
+
+// union returns the names of both sets.
+func union(a, b map[string]bool) map[string]bool {
+	u := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
 }
 
 func setOf(names ...string) map[string]bool {

@@ -103,7 +103,7 @@ func TestNamesExist(t *testing.T) {
 	if _, ok := objs[microHandlerFunc].(*types.TypeName); !ok {
 		check("type", microHandlerFunc, ok)
 	}
-	for _, set := range []map[string]bool{headerSetters, receiveFuncs, messageMethods, resolveFuncs, claimUseFuncs, syncSubscribes} {
+	for _, set := range []map[string]bool{headerSetters, receiveFuncs, flushFuncs, messageMethods, resolveFuncs, claimUseFuncs, syncSubscribes} {
 		for key := range set {
 			_, ok := funcs[key]
 			check("function", key, ok)

@@ -133,6 +133,8 @@ func (nc *Conn) QueueSubscribeSyncWithChan(subj, queue string, ch chan *Msg) (*S
 func (nc *Conn) SubscribeSync(subj string) (*Subscription, error)  { return nil, nil }
 func (nc *Conn) NewRespInbox() string                              { return "" }
 func (nc *Conn) Flush() error                                      { return nil }
+func (nc *Conn) FlushTimeout(timeout time.Duration) error          { return nil }
+func (nc *Conn) FlushWithContext(ctx context.Context) error        { return nil }
 func (nc *Conn) Close()                                            {}
 func (nc *Conn) MaxPayload() int64                                 { return 0 }
 func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error) { return nil, nil }

@@ -156,13 +156,13 @@
 //     what the literal captures, but the channel: a goroutine per item of
 //     a range loop is iteration.
 //   - The loop may be for, for range, for {} with continue, labelled
-//     continue, goto, a loop conditioned on the error (for err != nil,
-//     for errors.Is(err, X) && n < 3), a recursive call (the same body if
-//     the parameters it depends on are passed unchanged), mutual recursion
-//     through functions of the package, or a function that reschedules
-//     itself on failure (time.AfterFunc(d, func() { s.send() })). The
-//     check runs on the control-flow graph of each function (go/cfg) and
-//     decomposes && and || itself.
+//     continue (also restarting a range over an unchanged batch from its
+//     first item: the failed item is sent again), goto, a loop on the
+//     error (for err != nil), a recursive call (the same body if its
+//     parameters are passed unchanged), mutual recursion through functions
+//     of the package, or a function that reschedules itself on failure
+//     (time.AfterFunc). The check runs on each function's control-flow
+//     graph (go/cfg) and decomposes && and || itself.
 //
 // Error flow. The failure path is a path on which the tests of the send's
 // error say it is not nil; they are read from err != nil and err == nil,

@@ -115,6 +115,12 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.rep = newReporter(pass, set)
 	st.vals = newValueIndex(pass, st.rep.files)
 	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
+	st.graph.bodyOf = func(fn *types.Func) *ast.BlockStmt {
+		if fb := st.vals.byFunc[fn]; fb != nil {
+			return fb.body
+		}
+		return nil
+	}
 	st.sends = newSendIndex(pass, st.vals, st.graph)
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)

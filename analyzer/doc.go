@@ -160,7 +160,8 @@
 //     first item: the failed item is sent again), goto, a loop on the
 //     error (for err != nil), a recursive call (the same body if its
 //     parameters are passed unchanged), mutual recursion through functions
-//     of the package, or a function that reschedules itself on failure
+//     of the package (send(m) to recover(m, err) to send(m) again: passed
+//     on unchanged too), or a function that reschedules itself on failure
 //     (time.AfterFunc). The check runs on each function's control-flow
 //     graph (go/cfg) and decomposes && and || itself.
 //

@@ -218,7 +218,7 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 				continue
 			}
 			if rc, direct := cg.recursiveCall(node, sr.self); rc != nil {
-				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(info, rc, direct, sr.self, d)
+				same := !d.nondet && s.dirty&d.direct == 0 && cg.sameRecursion(rc, direct, sr.self, d)
 				exact := same && !d.targetNondet && s.dirty&d.target == 0
 				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
 				return

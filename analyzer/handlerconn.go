@@ -72,7 +72,7 @@ func (st *state) checkHandlerConns() {
 // *nats.Conn nc.
 func (st *state) handlerConnFix(sub, h *ast.CallExpr) []analysis.SuggestedFix {
 	fn := calleeFunc(st.info, sub)
-	if k := funcKey(fn); k != natsPath+".Conn.Subscribe" && k != natsPath+".Conn.QueueSubscribe" || ast.Unparen(sub.Args[len(sub.Args)-1]) != h {
+	if k := funcKey(fn); k != natsPath+".Conn.Subscribe" && k != natsPath+".Conn.QueueSubscribe" || len(sub.Args) == 0 || ast.Unparen(sub.Args[len(sub.Args)-1]) != h {
 		return nil
 	}
 	sel, ok := ast.Unparen(sub.Fun).(*ast.SelectorExpr)

@@ -75,6 +75,9 @@ func (c *recvCheck) storeAt(file *ast.File, pos token.Pos, outer *ast.FuncDecl) 
 		return ok && isNamed(p.Elem(), claimcheckPath, "Store")
 	}
 	inner := c.pass.Pkg.Scope().Innermost(pos)
+	if inner == nil {
+		return ""
+	}
 	for sc := inner; sc != nil && sc != types.Universe; sc = sc.Parent() {
 		for _, name := range sc.Names() {
 			v, ok := sc.Lookup(name).(*types.Var)

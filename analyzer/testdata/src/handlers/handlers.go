@@ -51,3 +51,9 @@ func (s *service) register() error {
 func handlerFor(d time.Duration) nats.MsgHandler {
 	return shim.Handler(echo, shim.OnError(nil)) // want `shim.Handler built without shim.Conn`
 }
+
+// A handler called on the spot (a test driving it by hand) is still built
+// without its connection.
+func callDirectly(m *nats.Msg) {
+	shim.Handler(echo)(m) // want `shim.Handler built without shim.Conn`
+}

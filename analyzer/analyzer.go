@@ -43,6 +43,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Categories:   slices.Clone(cfg.Categories),
 		SkipTests:    cfg.SkipTests,
 		Audit:        cfg.Audit,
+		ClaimChecks:  cfg.ClaimChecks,
 	}}
 	a := &analysis.Analyzer{
 		Name:      "natssend",
@@ -114,6 +115,12 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.rep = newReporter(pass, set)
 	st.vals = newValueIndex(pass, st.rep.files)
 	st.graph = newCallGraph(pass.TypesInfo, pass.Pkg)
+	st.graph.bodyOf = func(fn *types.Func) *ast.BlockStmt {
+		if fb := st.vals.byFunc[fn]; fb != nil {
+			return fb.body
+		}
+		return nil
+	}
 	st.sends = newSendIndex(pass, st.vals, st.graph)
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)
@@ -149,6 +156,8 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		}
 		st.vals.stores.scanned = true
 		st.checkConnects()
+		st.checkReceivers()
+		st.checkHandlerConns()
 		st.sends.propagate()
 		st.vals.dropReassigned()
 		st.flow.inferPredicates()

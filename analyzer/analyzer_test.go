@@ -236,10 +236,10 @@ func (q *quietT) Errorf(format string, args ...any) {}
 func TestDoc(t *testing.T) {
 	doc := analyzer.Analyzer.Doc
 	summary, rest, _ := strings.Cut(doc, "\n")
-	if summary != "report raw NATS sends, retried sends and buffered reconnects" {
+	if summary != "report raw NATS sends, retried sends, buffered reconnects and claim-check-blind receivers" {
 		t.Errorf("Doc summary = %q", summary)
 	}
-	for _, want := range []string{"The rule.", "Errors that prove nothing happened.", "What the analyzer cannot see", "Reviewed exceptions"} {
+	for _, want := range []string{"The rule.", "Errors that prove nothing happened.", "What the analyzer cannot see", "Reviewed exceptions", "Receivers (receiver)"} {
 		if !strings.Contains(rest, want) {
 			t.Errorf("Doc lacks %q", want)
 		}
@@ -280,4 +280,27 @@ func TestHelperOrder(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retryorder")
+}
+
+func TestReceivers(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryReceiver}
+	a := newAnalyzer(t, cfg)
+	analysistest.Run(t, analysistest.TestData(), a, "receivers", "receiversoff")
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), a, "receivefix")
+	cfg.ClaimChecks = true
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "receiverswide")
+}
+
+func TestConnectIdioms(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	cfg.Categories = []string{analyzer.CategoryReconnectBuf}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "connidioms", "connidioms/app")
+}
+
+func TestHandlerConn(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryHandler}
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), newAnalyzer(t, cfg), "handlers")
 }

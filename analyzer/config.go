@@ -18,6 +18,13 @@ const (
 	// CategoryReconnectBuf marks a connection that keeps nats.go's
 	// outgoing reconnect buffer.
 	CategoryReconnectBuf = "reconnectbuf"
+	// CategoryReceiver marks a receive path (a raw subscription callback,
+	// a JetStream consumer, a micro handler) that reads a message without
+	// resolving claim checks, where claim checks are in use.
+	CategoryReceiver = "receiver"
+	// CategoryHandler marks a shim handler (Handler, JSONHandler,
+	// StreamHandler) built without the shim.Conn option it needs.
+	CategoryHandler = "handler"
 	// CategoryDirective marks a malformed, reasonless or unused
 	// //natssend:reviewed directive. It is always enabled.
 	CategoryDirective = "directive"
@@ -32,7 +39,7 @@ const (
 
 // categories returns the categories Config.Categories may name.
 func categories() []string {
-	return []string{CategoryRawSend, CategoryRetry, CategoryReconnectBuf}
+	return []string{CategoryRawSend, CategoryRetry, CategoryReconnectBuf, CategoryReceiver, CategoryHandler}
 }
 
 // Config configures the analyzer. The zero Config enables every category
@@ -59,8 +66,8 @@ type Config struct {
 	// after it failed are found without configuration.
 	RetryHelpers []string
 
-	// Categories lists the enabled checks: "rawsend", "retry" and
-	// "reconnectbuf". Empty means all of them. Directive problems
+	// Categories lists the enabled checks: "rawsend", "retry",
+	// "reconnectbuf", "receiver" and "handler". Empty means all of them. Directive problems
 	// (category "directive") are always reported.
 	Categories []string
 
@@ -68,6 +75,13 @@ type Config struct {
 	// in _test.go files. Functions declared in test files still count as
 	// senders for the retry check.
 	SkipTests bool
+
+	// ClaimChecks says that claim checks are in use in the module: the
+	// "receiver" check then runs in every package, not only in those that
+	// import claimcheck or call shim.WithClaimChecks or
+	// shim.ServeClaimChecks (a service that only receives what another
+	// service claim-checks has no such import).
+	ClaimChecks bool
 
 	// Audit reports every finding suppressed by a //natssend:reviewed
 	// directive as a diagnostic of category "reviewed" carrying the reason,
@@ -146,15 +160,19 @@ type settings struct {
 	enabled  map[string]bool
 	skipTest bool
 	audit    bool
+	// claimChecks: Config.ClaimChecks.
+	claimChecks bool
 }
 
 func (c Config) compile() *settings {
 	s := &settings{
 		shim:     slices.Clone(c.ShimPackages),
 		helpers:  make(map[string]bool, len(c.RetryHelpers)),
-		enabled:  make(map[string]bool, 3),
+		enabled:  make(map[string]bool, 5),
 		skipTest: c.SkipTests,
 		audit:    c.Audit,
+
+		claimChecks: c.ClaimChecks,
 	}
 	for _, h := range c.RetryHelpers {
 		s.helpers[canonicalHelper(h)] = true
@@ -220,7 +238,8 @@ func bindFlags(fs *flag.FlagSet, cfg *Config) {
 	}}, "retry-helpers", "comma-separated retry helpers as importpath.Func whose function argument is retried; the list replaces the default one (analyzer.DefaultRetryHelpers), so to add a helper repeat the defaults you use, e.g. github.com/cenkalti/backoff/v4.Retry,example.com/acme/retry.Do")
 	fs.Var(listFlag{list: &cfg.Categories, check: func(l []string) error {
 		return Config{Categories: l}.Validate()
-	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf (empty: all)")
+	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf, receiver, handler (empty: all)")
 	fs.BoolVar(&cfg.SkipTests, "skip-tests", cfg.SkipTests, "report nothing in _test.go files")
+	fs.BoolVar(&cfg.ClaimChecks, "claim-checks", cfg.ClaimChecks, "claim checks are in use in this module: check receivers in every package, not only in those that use claimcheck, shim.WithClaimChecks or shim.ServeClaimChecks")
 	fs.BoolVar(&cfg.Audit, "audit", cfg.Audit, `report every finding suppressed by //natssend:reviewed as a diagnostic of category "reviewed" with its reason`)
 }

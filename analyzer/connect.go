@@ -101,6 +101,9 @@ func (co *connOpts) siteSum(s connectSite) optSum {
 		}
 		return co.exprSum(s.fb, x)
 	}
+	if co.ctorConnect(call) {
+		return fixedSum(bufDisabled, 0) // judged at the constructor's calls
+	}
 	args := call.Args[min(1, len(call.Args)):]
 	if call.Ellipsis.IsValid() && len(args) > 0 {
 		return co.seqSum(s.fb, args[:len(args)-1]).then(co.exprSum(s.fb, args[len(args)-1]))
@@ -125,6 +128,13 @@ func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
 	}
 	co.conns[fn] = &busy
 	found := fixedSum(bufDisabled, 0)
+	if i, ok := co.ctorParam(fn); ok {
+		// A constructor keeping its caller's options in a field that a
+		// connect reads: its calls are the connects.
+		found = optSum{Buf: bufDefault, Param: i}
+		co.conns[fn] = &found
+		return found, true
+	}
 	for _, s := range co.sites {
 		if s.fb == nil || s.fb.self != fn {
 			continue
@@ -203,8 +213,14 @@ func (st *state) checkConnects() {
 	co := st.conn
 	co.judgedLits = make(map[*ast.FuncLit]bool)
 	sums := make([]optSum, len(co.sites))
-	for i, s := range co.sites {
-		sums[i] = co.siteSum(s)
+	// The connects themselves first: they say which constructors' calls
+	// connect (ctorConnect), before those calls are judged.
+	for _, direct := range []bool{true, false} {
+		for i, s := range co.sites {
+			if (s.via == nil && !s.value) == direct {
+				sums[i] = co.siteSum(s)
+			}
+		}
 	}
 	for i, s := range co.sites {
 		sum := sums[i]
@@ -262,6 +278,13 @@ func (st *state) checkConnects() {
 			message:  msg,
 			report:   st.rep.reported(CategoryReconnectBuf),
 		})
+	}
+	for _, fb := range co.vals.list {
+		if fn := fb.self; fn != nil && fn.Exported() {
+			if i, ok := co.ctorParam(fn); ok {
+				st.pass.ExportObjectFact(fn, &connectFact{Sum: optSum{Buf: bufDefault, Param: i}})
+			}
+		}
 	}
 	co.exportOptionFacts()
 }

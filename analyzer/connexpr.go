@@ -40,7 +40,12 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 			if kind == optOptions {
 				return unknownSum("options value from parameter " + v.Name())
 			}
-			return optSum{Buf: bufDefault, Param: i}
+			param := optSum{Buf: bufDefault, Param: i}
+			if len(indexOf(fb).byVar[v]) > 0 {
+				// opts = append(opts, ...) in a helper that returns them.
+				return co.localSumFrom(fb, v, kind, param)
+			}
+			return param
 		}
 		return co.localSum(fb, v, kind)
 	case *ast.SelectorExpr:
@@ -79,6 +84,9 @@ func (co *connOpts) callExprSum(fb *fnBody, call *ast.CallExpr, kind optKind) op
 			}
 			return sum.then(co.seqSum(fb, call.Args[1:]))
 		}
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && id.Name == "make" && kind == optList {
+			return fixedSum(bufDefault, 0) // make([]nats.Option, 0, n): no option yet
+		}
 		return unknownSum("options built in a way not followed")
 	}
 	fn := calleeFunc(co.info, call)
@@ -113,6 +121,12 @@ func (co *connOpts) callExprSum(fb *fnBody, call *ast.CallExpr, kind optKind) op
 // calls returning options; a nats.Options value from its initializer and
 // the assignments to its fields.
 func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
+	return co.localSumFrom(fb, v, kind, fixedSum(bufDefault, 0))
+}
+
+// localSumFrom is localSum for a variable holding sum before its
+// assignments (a parameter: the caller's options).
+func (co *connOpts) localSumFrom(fb *fnBody, v *types.Var, kind optKind, sum optSum) optSum {
 	vb := co.vals.bodies[co.vals.bodyOf(v)]
 	if vb == nil {
 		return unknownSum("options in " + v.Name() + ", not followed")
@@ -124,8 +138,10 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 	if kind == optOptions {
 		return co.localOptionsSum(vb, v)
 	}
-	sum := fixedSum(bufDefault, 0)
 	n := 0
+	if sum.Param >= 0 {
+		n = 1 // the parameter's own value
+	}
 	top := topLevel(vb.body)
 	for _, a := range idx.byVar[v] {
 		before := sum
@@ -154,6 +170,14 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 				}
 				break
 			}
+			if call, ok := ast.Unparen(a.rhs).(*ast.CallExpr); ok {
+				if s, ok := co.passedThrough(call, v); ok {
+					// opts = setupConnOptions(opts): the helper's
+					// options around the ones so far.
+					sum = s.given(sum)
+					break
+				}
+			}
 			if mentions(co.info, a.rhs, v) {
 				return unknownSum(v.Name() + " assigned from itself")
 			}
@@ -172,6 +196,36 @@ func (co *connOpts) localSum(fb *fnBody, v *types.Var, kind optKind) optSum {
 		return unknownSum("options in " + v.Name() + ", not followed")
 	}
 	return sum
+}
+
+// passedThrough returns what a call of a function of the package that
+// takes options and returns them with its own (opts =
+// setupConnOptions(opts)) makes of v, passed as that parameter and
+// mentioned nowhere else in the call.
+func (co *connOpts) passedThrough(call *ast.CallExpr, v *types.Var) (optSum, bool) {
+	fn := calleeFunc(co.info, call)
+	if fn == nil || fn.Pkg() != co.pass.Pkg {
+		return optSum{}, false
+	}
+	s, ok := co.funcSum(fn)
+	if !ok || s.Buf == bufUnknown {
+		return optSum{}, false
+	}
+	if s.Param < 0 {
+		return s, true // the helper's own setting comes last and decides
+	}
+	if s.Param >= len(call.Args) {
+		return optSum{}, false
+	}
+	for i, a := range call.Args {
+		if (i == s.Param) != (localVar(co.info, a) == v) || i != s.Param && mentions(co.info, a, v) {
+			return optSum{}, false
+		}
+	}
+	if sig := sigOf(co.info, call.Fun); sig == nil || (sig.Variadic() && s.Param == sig.Params().Len()-1 && !call.Ellipsis.IsValid()) {
+		return optSum{}, false
+	}
+	return s, true
 }
 
 // localOptionsSum judges a local nats.Options variable: its one

@@ -137,6 +137,7 @@ type connOpts struct {
 	funcs       map[*types.Func]*optSum
 	conns       map[*types.Func]*optSum
 	sites       []connectSite         // the connects of the package, in scan order
+	ctorUsed    map[*types.Var]bool   // constructor fields passed as a connect's options (ctorConnect)
 	judgedLits  map[*ast.FuncLit]bool // literals whose connects are judged at value calls
 }
 

@@ -298,6 +298,49 @@ func (d *deps) rangeDirty(b *cfg.Block, dirty uint64) uint64 {
 	return dirty
 }
 
+// rangeRestart returns the dirty mask after the header of a range loop
+// entered again from outside its body: over an unchanged sequence, its
+// key and value run through the same items again, so a batch restarted
+// from its first item sends the failed one again with the same body.
+func (d *deps) rangeRestart(b *cfg.Block, dirty uint64) uint64 {
+	r, ok := b.Stmt.(*ast.RangeStmt)
+	if !ok || b.Kind != cfg.KindRangeLoop {
+		return dirty
+	}
+	if v, ok := rootVar(d.info, r.X); !ok || v == nil || dirty&d.bit(v) != 0 {
+		return d.rangeDirty(b, dirty) // another sequence, or not known
+	}
+	for _, e := range []ast.Expr{r.Key, r.Value} {
+		if e != nil {
+			v, _ := rootVar(d.info, e)
+			dirty &^= d.bit(v)
+		}
+	}
+	return dirty
+}
+
+// entersRange reports whether the edge from b to succ enters a range
+// loop's header from outside the loop's body.
+func entersRange(b, succ *cfg.Block) bool {
+	r, ok := succ.Stmt.(*ast.RangeStmt)
+	if !ok || succ.Kind != cfg.KindRangeLoop {
+		return false
+	}
+	if n := len(b.Nodes); n > 0 && b.Nodes[n-1] == r.X {
+		return true // the block that evaluates the sequence
+	}
+	var at token.Pos
+	switch {
+	case len(b.Nodes) > 0:
+		at = b.Nodes[0].Pos()
+	case b.Stmt != nil:
+		at = b.Stmt.Pos()
+	default:
+		return false
+	}
+	return at < r.Body.Pos() || at >= r.Body.End()
+}
+
 // results returns the bits of the tracked variables the send statement
 // node assigns (reply, err := send(...)): they change on every attempt,
 // so a cursor computed from the reply is another item.

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"strconv"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -93,43 +92,7 @@ func (r *reporter) receiverText(sel *ast.SelectorExpr, selection *types.Selectio
 // It reuses an existing import (under its name, if renamed) and picks an
 // alias when "shim" already means something else at pos.
 func shimName(info *types.Info, pkg *types.Package, file *ast.File, pos token.Pos) (string, []analysis.TextEdit, bool) {
-	scope := pkg.Scope().Innermost(pos)
-	if scope == nil {
-		return "", nil, false
-	}
-	lookup := func(name string) types.Object {
-		_, obj := scope.LookupParent(name, pos)
-		return obj
-	}
-	taken := make(map[string]bool)
-	for _, imp := range file.Imports {
-		path, err := strconv.Unquote(imp.Path.Value)
-		if err != nil {
-			continue
-		}
-		name := ""
-		if pn := info.PkgNameOf(imp); pn != nil {
-			name = pn.Name()
-		}
-		taken[name] = true
-		if path != shimPath || name == "_" || name == "." || name == "" {
-			continue
-		}
-		if pn, ok := lookup(name).(*types.PkgName); ok && pn.Imported().Path() == shimPath {
-			return name, nil, true
-		}
-	}
-	for _, name := range []string{"shim", "natsshim", "natssendshim"} {
-		if taken[name] || lookup(name) != nil {
-			continue
-		}
-		spec := strconv.Quote(shimPath)
-		if name != "shim" {
-			spec = name + " " + spec
-		}
-		return name, []analysis.TextEdit{importEdit(file, spec)}, true
-	}
-	return "", nil, false
+	return importName(info, pkg, file, pos, shimPath, []string{"shim", "natsshim", "natssendshim"})
 }
 
 // importEdit returns an edit adding the import spec to file.

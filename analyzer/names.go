@@ -1,6 +1,7 @@
 package analyzer
 
-// This file and sendnames.go (the send catalogue) hold every external
+// This file, sendnames.go (the send catalogue) and receivenames.go (the
+// receive paths) hold every external
 // name the analyzer matches by string: the sends, the errors that prove
 // nothing was delivered, the retry helpers and their semantics, pure
 // functions and functions that do not return. The tables are read-only after package initialization. A name is
@@ -93,6 +94,14 @@ var targetTypes = [][2]string{
 var receiveFuncs = setOf(
 	natsPath+".Subscription.NextMsg", natsPath+".Subscription.NextMsgWithContext",
 	jetstreamPath+".Consumer.Next", jetstreamPath+".MessagesContext.Next",
+)
+
+// flushFuncs wait for the server to have processed what was written: a
+// failed flush after a publish leaves the publish's outcome unknown, so
+// the retry check reads it as it reads a receive after a send (judgeFuncs).
+var (
+	flushFuncs = setOf(natsPath+".Conn.Flush", natsPath+".Conn.FlushTimeout", natsPath+".Conn.FlushWithContext")
+	judgeFuncs = union(receiveFuncs, flushFuncs)
 )
 
 // A hand-rolled request (publishRequests) is told to use
@@ -327,6 +336,18 @@ func DefaultRetryHelpers() []string {
 		}
 	}
 	return hs
+}
+
+// union returns the names of both sets.
+func union(a, b map[string]bool) map[string]bool {
+	u := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
 }
 
 func setOf(names ...string) map[string]bool {

@@ -85,7 +85,25 @@ func TestNamesExist(t *testing.T) {
 		_, ok := funcs[key]
 		check("function", key, ok)
 	}
-	for _, set := range []map[string]bool{headerSetters, receiveFuncs} {
+	for key := range receiveAPIs {
+		_, ok := funcs[key]
+		check("receive path", key, ok)
+	}
+	for key := range shimHandlers {
+		_, ok := funcs[key]
+		check("shim handler", key, ok)
+	}
+	if _, ok := funcs[shimConnOption]; !ok {
+		check("function", shimConnOption, ok)
+	}
+	for key := range claimHeaders {
+		_, ok := objs[key].(*types.Const)
+		check("constant", key, ok)
+	}
+	if _, ok := objs[microHandlerFunc].(*types.TypeName); !ok {
+		check("type", microHandlerFunc, ok)
+	}
+	for _, set := range []map[string]bool{headerSetters, receiveFuncs, flushFuncs, messageMethods, resolveFuncs, claimUseFuncs, syncSubscribes} {
 		for key := range set {
 			_, ok := funcs[key]
 			check("function", key, ok)
@@ -129,6 +147,7 @@ func TestNamesExist(t *testing.T) {
 	field(natsPath, optionsType, reconnectBufField)
 	field(natsPath, optionsType, allowReconnectField)
 	field(natsPath, msgType, headerField)
+	field(natsPath, msgType, msgDataField)
 	for _, at := range apiErrorTypes {
 		field(at[0], at[1], apiErrorCodeField)
 	}

@@ -22,9 +22,12 @@ type pathState struct {
 	tested bool
 	looped bool // the path went through a loop header since the send
 	judged bool // the block was entered by a branch on the send's outcome
-	dirty  uint64
-	known  uint64 // flags whose value is known
-	flags  uint64 // of those, the ones that are true
+	// restart: the block is a range loop's header entered from outside
+	// its body (continue outer: a batch sent again from its first item).
+	restart bool
+	dirty   uint64
+	known   uint64 // flags whose value is known
+	flags   uint64 // of those, the ones that are true
 }
 
 // pathResult is what retryPaths found.
@@ -215,7 +218,7 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 				continue
 			}
 			if rc, direct := cg.recursiveCall(node, sr.self); rc != nil {
-				same := !d.nondet && s.dirty&d.direct == 0 && sameRecursion(info, rc, direct, sr.self, d)
+				same := !d.nondet && s.dirty&d.direct == 0 && cg.sameRecursion(rc, direct, sr.self, d)
 				exact := same && !d.targetNondet && s.dirty&d.target == 0
 				r.arrivals = append(r.arrivals, arrival{from: n, l: s.l, same: same, exact: exact, tested: s.tested, recursed: true})
 				return
@@ -247,7 +250,11 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 			s.dirty = d.apply(node, s.dirty)
 			s.known, s.flags = setFlags(info, node, sr.flags, s.known, s.flags)
 		}
-		s.dirty = d.rangeDirty(s.b, s.dirty)
+		if s.restart {
+			s.dirty = d.rangeRestart(s.b, s.dirty)
+		} else {
+			s.dirty = d.rangeDirty(s.b, s.dirty)
+		}
 		if s.b.Kind == cfg.KindRangeLoop {
 			if rs, ok := s.b.Stmt.(*ast.RangeStmt); ok && assignsCarrier(info, &ast.AssignStmt{Lhs: nonNil(rs.Key, rs.Value)}, c) {
 				s.valid = false
@@ -315,6 +322,7 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		for _, succ := range s.b.Succs {
 			ns := s
 			ns.b, ns.judged = succ, false
+			ns.restart = entersRange(s.b, succ)
 			push(n, ns)
 		}
 	}

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -18,6 +19,8 @@ type callGraph struct {
 	edges   map[*types.Func][]*types.Func
 	reach   map[[2]*types.Func]bool // memo of reaches
 	cyc     *cycles                 // lazily, once the scan is done
+	// bodyOf returns the body of a function of the package, or nil.
+	bodyOf func(*types.Func) *ast.BlockStmt
 }
 
 // newCallGraph returns the empty call graph of pkg.
@@ -118,10 +121,11 @@ func (cg *callGraph) reaches(fn, target *types.Func) bool {
 
 // sameRecursion reports whether the recursive call rc passes every
 // parameter the send's body depends on unchanged (f(n-1, msg) inside
-// f(n int, msg *nats.Msg) sends msg again). Through another function or a
-// timer, only a body that depends on no parameter is known to be the
-// same.
-func sameRecursion(info *types.Info, rc *ast.CallExpr, direct bool, self *types.Func, d *deps) bool {
+// f(n int, msg *nats.Msg) sends msg again), directly or through one
+// function of the package that passes it on (send(m) calling
+// recover(m, err) calling send(m) again). Through a timer, only a body
+// that depends on no parameter is known to be the same.
+func (cg *callGraph) sameRecursion(rc *ast.CallExpr, direct bool, self *types.Func, d *deps) bool {
 	sig, _ := self.Type().(*types.Signature)
 	if sig == nil {
 		return false
@@ -131,15 +135,72 @@ func sameRecursion(info *types.Info, rc *ast.CallExpr, direct bool, self *types.
 		if d.bit(p) == 0 {
 			continue
 		}
-		if !direct || k >= len(rc.Args) {
+		j := argOf(cg.info, rc, p)
+		switch {
+		case j < 0:
 			return false
-		}
-		id, ok := ast.Unparen(rc.Args[k]).(*ast.Ident)
-		if !ok || info.Uses[id] != p {
+		case direct:
+			if j != k {
+				return false
+			}
+		case !cg.passesOn(rc, j, self, k):
 			return false
 		}
 	}
 	return true
+}
+
+// argOf returns the index of the argument of call that is the variable
+// v, or -1.
+func argOf(info *types.Info, call *ast.CallExpr, v *types.Var) int {
+	for j, a := range call.Args {
+		if id, ok := ast.Unparen(a).(*ast.Ident); ok && info.Uses[id] == v {
+			return j
+		}
+	}
+	return -1
+}
+
+// passesOn reports whether the function rc calls passes its parameter j,
+// not assigned in its body, as argument k of every call of self in its
+// body (outside function literals), and has one.
+func (cg *callGraph) passesOn(rc *ast.CallExpr, j int, self *types.Func, k int) bool {
+	fn := calleeFunc(cg.info, rc)
+	if fn == nil || fn.Pkg() != cg.pkg || cg.bodyOf == nil || rc.Ellipsis.IsValid() {
+		return false
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	body := cg.bodyOf(fn)
+	if sig == nil || body == nil || j >= sig.Params().Len() || sig.Variadic() && j == sig.Params().Len()-1 {
+		return false
+	}
+	q := sig.Params().At(j)
+	calls, ok := 0, true
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, isID := ast.Unparen(l).(*ast.Ident); isID && cg.info.ObjectOf(id) == q {
+					ok = false
+				}
+			}
+		case *ast.UnaryExpr:
+			if id, isID := ast.Unparen(n.X).(*ast.Ident); isID && n.Op == token.AND && cg.info.Uses[id] == q {
+				ok = false
+			}
+		case *ast.CallExpr:
+			if calleeFunc(cg.info, n) == self {
+				calls++
+				if argOf(cg.info, n, q) != k {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	return ok && calls > 0
 }
 
 // mayRecurse reports whether fb's function may run again from its body:

@@ -188,8 +188,9 @@ func retried(r *pathResult) bool {
 }
 
 // receives returns the carriers of the receives in body (msg, err :=
-// sub.NextMsg(d)) and the node of each, by index in the carriers that
-// follow the send's own.
+// sub.NextMsg(d)) and of the flushes (err := nc.Flush()), whose outcome
+// judges the send before them, and the node of each, by index in the
+// carriers that follow the send's own.
 func receives(info *types.Info, body *ast.BlockStmt) ([]carrier, map[ast.Node]int) {
 	var cs []carrier
 	var idx map[ast.Node]int
@@ -209,7 +210,7 @@ func receives(info *types.Info, body *ast.BlockStmt) ([]carrier, map[ast.Node]in
 				}
 			}
 			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
-			if !ok || !receiveFuncs[funcKey(calleeFunc(info, call))] || len(cs) >= 250 {
+			if !ok || !judgeFuncs[funcKey(calleeFunc(info, call))] || len(cs) >= 250 {
 				return true
 			}
 			if c, ok := carrierOf(info, n, call); ok {

@@ -57,17 +57,20 @@ func lint(t *testing.T, keep func(file string) bool, args ...string) []string {
 	cmd.Dir = ".."
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 0 {
+		if !errors.As(err, &exit) {
 			t.Fatalf("natssend-lint -json %v: %v\n%s", args, err, stderr.String())
 		}
+		code = exit.ExitCode()
 	}
 	var tree map[string]map[string]json.RawMessage
 	if err := json.Unmarshal(stdout.Bytes(), &tree); err != nil {
 		t.Fatalf("natssend-lint -json %v: %v\n%s", args, err, stdout.String())
 	}
 	var out []string
+	found := false // any finding: natssend-lint -json exits with 3, as text does
 	for id, byAnalyzer := range tree {
 		var diags []struct {
 			Category string `json:"category"`
@@ -75,6 +78,9 @@ func lint(t *testing.T, keep func(file string) bool, args ...string) []string {
 		}
 		if err := json.Unmarshal(byAnalyzer["natssend"], &diags); err != nil {
 			t.Fatalf("%s: %v: %s", id, err, byAnalyzer["natssend"])
+		}
+		if len(diags) > 0 {
+			found = true
 		}
 		for _, d := range diags {
 			// posn is file:line:column.
@@ -87,6 +93,9 @@ func lint(t *testing.T, keep func(file string) bool, args ...string) []string {
 				out = append(out, fmt.Sprintf("%s:%s %s", filepath.Base(name), d.Posn[j+1:i], d.Category))
 			}
 		}
+	}
+	if want := map[bool]int{true: 3, false: 0}[found]; code != want {
+		t.Fatalf("natssend-lint -json %v: exit status %d, want %d\n%s", args, code, want, stderr.String())
 	}
 	slices.Sort(out)
 	return out

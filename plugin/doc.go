@@ -19,13 +19,14 @@
 //	        settings:
 //	          shim-packages: [example.com/acme/natsx]
 //	          retry-helpers: [example.com/acme/retry.Do]
-//	          categories: [rawsend, retry, reconnectbuf]
+//	          categories: [rawsend, retry, reconnectbuf, receiver, handler]
 //	          include-tests: true
 //	          audit: false
+//	          claim-checks: false
 //
 // Every setting is optional; a list that is absent or empty keeps the
 // analyzer's default (see analyzer.DefaultConfig), include-tests defaults to
-// true and audit to false. A list replaces the default list rather than
+// true and audit and claim-checks to false. A list replaces the default list rather than
 // adding to it: a project with its own retry helper lists the default ones
 // (analyzer.DefaultRetryHelpers) too if it uses them. An unknown setting, a
 // value of the wrong type, or an unknown category is an error that names it,

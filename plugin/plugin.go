@@ -31,7 +31,7 @@ type Settings struct {
 	// the default: analyzer.DefaultRetryHelpers.
 	RetryHelpers []string `json:"retry-helpers"`
 	// Categories selects the checks to run: "rawsend", "retry",
-	// "reconnectbuf". Empty runs all of them.
+	// "reconnectbuf", "receiver", "handler". Empty runs all of them.
 	Categories []string `json:"categories"`
 	// IncludeTests reports findings in _test.go files too. Absent means true.
 	// golangci-lint's own run.tests setting decides whether test files are
@@ -42,11 +42,16 @@ type Settings struct {
 	// reason. It is meant for review runs, not for a gate. Absent means
 	// false.
 	Audit bool `json:"audit"`
+	// ClaimChecks says claim checks are in use in the module: the
+	// "receiver" check runs in every package, not only in those that use
+	// claimcheck, shim.WithClaimChecks or shim.ServeClaimChecks. Absent
+	// means false.
+	ClaimChecks bool `json:"claim-checks"`
 }
 
 // settingKeys are the setting names the plugin knows, in the order they are
 // listed in error messages.
-var settingKeys = []string{"audit", "categories", "include-tests", "retry-helpers", "shim-packages"}
+var settingKeys = []string{"audit", "categories", "claim-checks", "include-tests", "retry-helpers", "shim-packages"}
 
 // Plugin is the natssend golangci-lint plugin. It implements
 // register.LinterPlugin.
@@ -74,7 +79,7 @@ func New(rawSettings any) (register.LinterPlugin, error) {
 
 // DecodeSettings decodes and checks the raw settings. Keys are matched
 // exactly; any key other than shim-packages, retry-helpers, categories,
-// include-tests and audit is an error naming that key.
+// include-tests, audit and claim-checks is an error naming that key.
 func DecodeSettings(rawSettings any) (Settings, error) {
 	raw, err := register.DecodeSettings[map[string]any](rawSettings)
 	if err != nil {
@@ -122,6 +127,7 @@ func (s Settings) Config() analyzer.Config {
 	}
 	cfg.SkipTests = !includeTests
 	cfg.Audit = s.Audit
+	cfg.ClaimChecks = s.ClaimChecks
 	return cfg
 }
 

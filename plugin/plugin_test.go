@@ -19,6 +19,7 @@ func yamlSettings() map[string]any {
 		"categories":    []any{"rawsend", "retry"},
 		"include-tests": false,
 		"audit":         true,
+		"claim-checks":  true,
 	}
 }
 
@@ -79,6 +80,7 @@ func TestDecodeSettings(t *testing.T) {
 	want.Categories = []string{"rawsend", "retry"}
 	want.SkipTests = true
 	want.Audit = true
+	want.ClaimChecks = true
 	assertConfig(t, s.Config(), want)
 
 	p, err := New(yamlSettings())
@@ -194,5 +196,8 @@ func assertConfig(t *testing.T, got, want analyzer.Config) {
 	}
 	if got.Audit != want.Audit {
 		t.Errorf("Audit = %v, want %v", got.Audit, want.Audit)
+	}
+	if got.ClaimChecks != want.ClaimChecks {
+		t.Errorf("ClaimChecks = %v, want %v", got.ClaimChecks, want.ClaimChecks)
 	}
 }

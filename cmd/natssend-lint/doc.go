@@ -6,7 +6,7 @@
 // Standalone:
 //
 //	natssend-lint ./...                 # findings on stderr, exit status 3 if any
-//	natssend-lint -json ./...           # findings as JSON on stdout, exit status 0
+//	natssend-lint -json ./...           # findings as JSON on stdout, exit status 3 if any
 //	natssend-lint -fix ./...            # apply the suggested fixes (raw Publish, PublishMsg, Respond -> shim),
 //	                                    # say how many, list what remains (exit status 3 if anything does)
 //	natssend-lint -fix -diff ./...      # print them as a unified diff instead (exit status 1 if not empty)
@@ -26,7 +26,8 @@
 // The analyzer's own flags work both ways (with go vet, pass them after
 // -vettool):
 //
-//	-categories=rawsend,retry,reconnectbuf   enabled checks (default: all)
+//	-categories=rawsend,retry,reconnectbuf,receiver,handler
+//	                                         enabled checks (default: all)
 //	-shim-packages=path,...                  packages exempt from rawsend and reconnectbuf
 //	                                         (default: github.com/natssend/natssend/shim and .../claimcheck)
 //	-retry-helpers=importpath.Func,...       functions whose function argument is retried; the list
@@ -34,11 +35,13 @@
 //	                                         to add a helper, list the defaults you use as well
 //	-skip-tests                              report nothing in _test.go files
 //	-audit                                   also report every reviewed finding, with its reason
+//	-claim-checks                            claim checks are in use in the module: check receivers
+//	                                         in every package, not only where claimcheck is used
 //
-// Exit status: 3 when there are findings (text output), 1 when a package
-// does not build or type-check or the analyzer failed, 2 for a usage error
-// (an unknown flag, an invalid -categories value, no package), 0
-// otherwise.
+// Exit status, the same for text and -json output: 3 when there are
+// findings, 1 when a package does not build or type-check or the analyzer
+// failed, 2 for a usage error (an unknown flag, an invalid -categories
+// value, no package), 0 otherwise.
 //
 // # How it runs
 //
@@ -106,8 +109,17 @@
 // fixes, prints "natssend-lint: -fix: fixed N findings; M findings without
 // a fix remain:" followed by those findings, and exits with status 3 when
 // any remain (silently with 0 when there was nothing to fix), as
-// golangci-lint's --fix does. -fix and -json cannot be combined. -vet and -fix need the go
-// command (Go 1.26 or later) on $PATH.
+// golangci-lint's --fix does. N is the count of findings gone after the
+// fixes, with the packages checked again. When a fix adds the shim import
+// and the module cannot build the shim yet (natssend not required, go.sum
+// entries missing), -fix changes nothing, prints the command to run first
+// (go get github.com/natssend/natssend@<this version>) and exits with
+// status 1; so does a run whose fixed packages no longer build or check.
+// -fix -diff prints the same edits as a unified diff (--- a/path, +++
+// b/path, paths from the top of the git work tree, else the current
+// directory), which git apply and patch -p1 accept, and exits with status
+// 1 when it is not empty. -fix and -json cannot be combined. -vet and -fix
+// need the go command (Go 1.26 or later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
 // file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).

@@ -49,12 +49,12 @@ func TestURLs(t *testing.T) {
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-json", "-audit", "./...")
-	if code != 0 {
+	if code != jsonExit(stdout) {
 		t.Fatalf("-json: exit %d\n%s", code, stderr)
 	}
 	here := jsonDiags(t, stdout)
 	code, stdout, stderr = run(t, dir, bin, "-vet", "-json", "-audit", "./...")
-	if code != 0 {
+	if code != jsonExit(stdout) {
 		t.Fatalf("-vet -json: exit %d\n%s", code, stderr)
 	}
 	viaVet := jsonDiags(t, stdout)
@@ -132,7 +132,7 @@ func TestUnsafeExample(t *testing.T) {
 		t.Fatalf("natssend-lint ./examples/unsafe/...: exit %d, want 3\n%s", code, text)
 	}
 	code, stdout, stderr := run(t, root, bin, "-json", "./examples/unsafe/...")
-	if code != 0 {
+	if code != jsonExit(stdout) {
 		t.Fatalf("-json: exit %d\n%s", code, stderr)
 	}
 	var got []string

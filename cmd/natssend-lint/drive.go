@@ -53,7 +53,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: started by go vet with unexpected arguments %q\n", args)
 		return exitError
 	}
-	if o.fix && !o.diff {
+	if o.fix {
 		return fix(o, stdout, stderr)
 	}
 	res, code := check(o, stdout, stderr)
@@ -94,20 +94,22 @@ func check(o *options, stdout, stderr io.Writer) (*results, int) {
 	return res, exitOK
 }
 
-// report prints res as o asks and returns the exit status: code if it is
-// an error, else exitFindings when there are findings (text output).
+// report prints res as o asks and returns the exit status, the same for
+// text and -json: code if it is an error, exitError when a package
+// failed, exitFindings when there are findings, else exitOK.
 func report(o *options, res *results, code int, stdout, stderr io.Writer) int {
 	if o.json {
+		// A package's error is in the JSON tree ({"error": ...}).
 		if err := res.printJSON(stdout); err != nil {
 			fmt.Fprintf(stderr, "natssend-lint: %v\n", err)
 			return exitError
 		}
-		return code
+	} else {
+		for _, e := range res.errors {
+			fmt.Fprintf(stderr, "natssend-lint: %s\n", e)
+		}
+		res.printText(stderr, o.context, o.url)
 	}
-	for _, e := range res.errors {
-		fmt.Fprintf(stderr, "natssend-lint: %s\n", e)
-	}
-	res.printText(stderr, o.context, o.url)
 	switch {
 	case code != exitOK:
 		return code

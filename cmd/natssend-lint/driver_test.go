@@ -168,7 +168,7 @@ func TestSameAsVet(t *testing.T) {
 	for _, flags := range [][]string{nil, {"-audit"}, {"-categories=retry,rawsend", "-skip-tests"}} {
 		args := append(slices.Clone(flags), "./...")
 		code, stdout, stderr := run(t, dir, bin, append([]string{"-json"}, args...)...)
-		if code != 0 {
+		if code != jsonExit(stdout) {
 			t.Fatalf("natssend-lint -json %v: exit %d\n%s", args, code, stderr)
 		}
 		standalone := vetFindings(t, dir, stdout)
@@ -181,7 +181,7 @@ func TestSameAsVet(t *testing.T) {
 			t.Errorf("%v: natssend-lint -json and go vet -vettool -json differ:\nstandalone %v\ngo vet     %v", flags, standalone, vet)
 		}
 		code, stdout, stderr = run(t, dir, bin, append([]string{"-vet", "-json"}, args...)...)
-		if code != 0 {
+		if code != jsonExit(stdout) {
 			t.Fatalf("natssend-lint -vet -json %v: exit %d\n%s", args, code, stderr)
 		}
 		if viaVet := vetFindings(t, dir, stdout); !slices.Equal(standalone, viaVet) {
@@ -218,7 +218,7 @@ func TestNoTestFiles(t *testing.T) {
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-test=false", "-json", "./...")
-	if code != 0 {
+	if code != jsonExit(stdout) {
 		t.Fatalf("-test=false -json: exit %d\n%s", code, stderr)
 	}
 	got := vetFindings(t, dir, stdout)

@@ -3,16 +3,28 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 )
 
-// fix runs -fix (without -diff): it checks the packages, has go vet -fix
-// apply the fixes, checks again, and reports how many findings the fixes
-// removed and lists the ones that remain, as golangci-lint's --fix does.
-// The exit status is 3 when findings remain, as without -fix.
+// fix runs -fix: it checks the packages, and has go vet -fix apply the
+// fixes (with -diff, prints them itself as a unified diff that git apply
+// and patch -p1 accept), checks again, and reports how many findings the
+// fixes removed and lists the ones that remain, as golangci-lint's --fix
+// does. The exit status is 3 when findings remain, as without -fix.
 //
-// All three runs go through go vet (with -skip-tests under -test=false),
-// so the counts are those of the packages and files the go command fixes;
-// the first and the last share go vet's cache for unchanged packages.
+// Before it edits anything it makes sure the edited module can build the
+// result: when a fix adds the shim import and the module cannot load the
+// shim package (natssend not required, go.sum entries missing), it edits
+// nothing and prints the command to run first. After editing, a package
+// that no longer builds is an error (exit status 1), not "none remain".
+//
+// Every run goes through go vet (with -skip-tests under -test=false), so
+// the counts are those of the packages and files the go command fixes;
+// the runs share go vet's cache for unchanged packages.
 func fix(o *options, stdout, stderr io.Writer) int {
 	check1 := *o
 	check1.fix = false
@@ -29,12 +41,34 @@ func fix(o *options, stdout, stderr io.Writer) int {
 	if len(before.diags) == 0 {
 		return exitOK
 	}
+	plan, err := planFixes(before)
+	if err != nil {
+		fmt.Fprintf(stderr, "natssend-lint: -fix: %v\n", err)
+		return exitError
+	}
+	if o.diff {
+		return printDiff(plan, stdout, stderr)
+	}
+	if len(plan.files) == 0 {
+		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(len(before.diags), "finding"))
+		return report(&check1, before, exitOK, stdout, stderr)
+	}
+	if plan.shim {
+		if why := shimMissing(o); why != "" {
+			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). Run first:\n\n\tgo get %s@%s\n\nthen natssend-lint -fix again.\n", shimPkg, why, natssendModule, selfVersion())
+			return exitError
+		}
+	}
 	if _, code := runVet(o, stdout, stderr); code != exitOK {
 		return code
 	}
 	after, code := check(&check1, stdout, stderr)
 	if after == nil {
 		return code
+	}
+	if code != exitOK || len(after.errors) > 0 {
+		fmt.Fprintf(stderr, "natssend-lint: -fix: applied the fixes of %s, but the packages no longer build or check (above); undo with your version control\n", plural(plan.fixes, "finding"))
+		return exitError
 	}
 	fixed := max(len(before.diags)-len(after.diags), 0)
 	switch {
@@ -44,6 +78,81 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; %s without a fix remain:\n", plural(fixed, "finding"), plural(len(after.diags), "finding"))
 	}
 	return report(&check1, after, code, stdout, stderr)
+}
+
+// printDiff prints the plan as a unified diff, file paths relative to the
+// top of the git work tree they are in (where git apply resolves them),
+// else to the current directory. The exit status is 1 when the diff is not
+// empty, as diff's is.
+func printDiff(plan *fixPlan, stdout, stderr io.Writer) int {
+	for _, file := range plan.sortedFiles() {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
+			return exitError
+		}
+		if err := writeUnified(stdout, patchPath(file), string(src), plan.files[file]); err != nil {
+			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
+			return exitError
+		}
+	}
+	if len(plan.files) > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// patchPath returns file relative to the top of its git work tree, or to
+// the current directory when it is in none, slash-separated.
+func patchPath(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return filepath.ToSlash(file)
+	}
+	base, err := os.Getwd()
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if _, e := os.Stat(filepath.Join(d, ".git")); e == nil {
+			base, err = d, nil
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err == nil {
+		if rel, err := filepath.Rel(base, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(abs)
+}
+
+// shimMissing says why the module in the current directory cannot build
+// the shim package and its dependencies, or "" when it can.
+func shimMissing(o *options) string {
+	args := []string{"list", "-e", "-deps"}
+	if o.tags != "" {
+		args = append(args, "-tags="+o.tags)
+	}
+	args = append(args, "-f", "{{with .Error}}{{.Err}}\n{{end}}", shimPkg)
+	out, err := exec.Command("go", args...).CombinedOutput()
+	msg := strings.TrimSpace(string(out))
+	if err != nil && msg == "" {
+		msg = err.Error()
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i] // the first reason is enough
+	}
+	return msg
+}
+
+// selfVersion is the natssend version this executable was built from, to
+// require the same analyzer's shim; "latest" for a build from a checkout.
+func selfVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == natssendModule && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "latest"
 }
 
 // plural returns "1 finding" or "n findings".

@@ -37,7 +37,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{tests: true, context: -1}
 	fs := flag.NewFlagSet("natssend-lint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&o.json, "json", false, "print the findings as JSON on stdout (exit status 0)")
+	fs.BoolVar(&o.json, "json", false, "print the findings as JSON on stdout (exit status 3 if any, as for text)")
 	fs.BoolVar(&o.fix, "fix", false, "apply the first suggested fix of each finding")
 	fs.BoolVar(&o.diff, "diff", false, "with -fix, print the fixes as a unified diff instead of applying them")
 	fs.BoolVar(&o.tests, "test", true, "also load and check the packages' tests")
@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintf(stderr, "natssend-lint: %s\n\nUsage: natssend-lint [-flag] package...\n       natssend-lint help [category...]\n\n", paras[0])
 		fmt.Fprintln(stderr, strings.Join(paras[1:], "\n\n"))
 		fmt.Fprintln(stderr, "\nEach finding's category is documented at "+checksURL+"<category>;\nthe text output links the first finding of each category (-url: every one),\n-json gives each finding its \"url\".")
-		fmt.Fprintln(stderr, "\nExit status: 3 when there are findings (also after -fix, when some remain),\n1 on errors, 2 on usage errors, 0 otherwise.\nSee go doc github.com/natssend/natssend/cmd/natssend-lint.\n\nFlags:")
+		fmt.Fprintln(stderr, "\nExit status (text and -json alike): 3 when there are findings (also after\n-fix, when some remain), 1 on errors, 2 on usage errors, 0 otherwise.\nSee go doc github.com/natssend/natssend/cmd/natssend-lint.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

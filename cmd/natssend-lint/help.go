@@ -15,6 +15,8 @@ var helpCategories = []string{
 	analyzer.CategoryRawSend,
 	analyzer.CategoryRetry,
 	analyzer.CategoryReconnectBuf,
+	analyzer.CategoryReceiver,
+	analyzer.CategoryHandler,
 	analyzer.CategoryDirective,
 	analyzer.CategoryReviewed,
 }

@@ -111,6 +111,7 @@ func setup(t *testing.T) string {
 	copyStub("github.com/nats-io/nats.go/jetstream/jetstream.go", "natsstub/jetstream/jetstream.go")
 	write("natssendstub/go.mod", "module github.com/natssend/natssend\n\ngo 1.26\n\nrequire github.com/nats-io/nats.go v1.55.0\n\nreplace github.com/nats-io/nats.go => ../natsstub\n")
 	copyStub("github.com/natssend/natssend/shim/shim.go", "natssendstub/shim/shim.go")
+	copyStub("github.com/natssend/natssend/claimcheck/claimcheck.go", "natssendstub/claimcheck/claimcheck.go")
 	for name, content := range natslib {
 		write(filepath.Join("natslib", name), content)
 	}
@@ -140,6 +141,16 @@ func buildLint(t *testing.T) string {
 
 // run runs name with args in dir, offline, and returns its exit code,
 // stdout and stderr.
+// jsonExit is the exit status natssend-lint -json must end with for its
+// output: 3 when it reports a finding, 0 when it reports none, as the
+// text output does.
+func jsonExit(stdout string) int {
+	if strings.Contains(stdout, `"posn"`) {
+		return 3
+	}
+	return 0
+}
+
 func run(t *testing.T, dir, name string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -204,6 +215,23 @@ func TestStandalone(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Errorf("natssend-lint ./wrap: exit %d, want 0 and no output:\n%s", code, stderr)
 	}
+
+	// One exit convention for text and -json (and -vet -json): 3 with
+	// findings, 0 without.
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-json", "./..."}, 3},
+		{[]string{"-vet", "-json", "./..."}, 3},
+		{[]string{"-json", "./wrap"}, 0},
+		{[]string{"-json", "-categories=reconnectbuf", "./wrap"}, 0},
+	} {
+		code, stdout, stderr := run(t, dir, bin, c.args...)
+		if code != c.want || !json.Valid([]byte(stdout)) {
+			t.Errorf("natssend-lint %v: exit %d, want %d (as for text), and JSON on stdout:\n%s%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
 }
 
 // jsonDiag is one diagnostic of the -json output.
@@ -217,8 +245,8 @@ func TestJSONAudit(t *testing.T) {
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-json", "-audit", "./app")
-	if code != 0 {
-		t.Fatalf("-json -audit: exit %d, want 0\n%s", code, stderr)
+	if code != jsonExit(stdout) {
+		t.Fatalf("-json -audit: exit %d, want %d\n%s", code, jsonExit(stdout), stderr)
 	}
 	// package -> analyzer -> diagnostics (or an error object).
 	var tree map[string]map[string]json.RawMessage

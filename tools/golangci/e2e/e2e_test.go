@@ -23,8 +23,10 @@ const binEnv = "NATSSEND_GOLANGCI_LINT"
 var categories = []string{"rawsend", "retry", "reconnectbuf"}
 
 // allCategories are every category a diagnostic may carry: the checks, plus
-// directive problems and audit entries.
-var allCategories = append(slices.Clone(categories), "directive", "reviewed")
+// the receiver check (in force where claim checks are used), the handler
+// check,
+// problems and audit entries.
+var allCategories = append(slices.Clone(categories), "receiver", "handler", "directive", "reviewed")
 
 // golangciLint is the path of the binary under test, set by TestMain.
 var golangciLint string

@@ -1,4 +1,4 @@
-package retry // want package:"uses nats.go"
+package retry
 
 import (
 	"context"

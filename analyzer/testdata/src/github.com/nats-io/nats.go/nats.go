@@ -57,6 +57,10 @@ func (s *Subscription) NextMsgWithContext(ctx context.Context) (*Msg, error) {
 }
 func (s *Subscription) Unsubscribe() error { return nil }
 
+type PullOpt interface{ configurePull() }
+
+func (s *Subscription) Fetch(batch int, opts ...PullOpt) ([]*Msg, error) { return nil, nil }
+
 func (s *Subscription) AutoUnsubscribe(max int) error { return nil }
 
 func NewInbox() string { return "_INBOX.x" }
@@ -116,9 +120,21 @@ func (nc *Conn) RequestMsgWithContext(ctx context.Context, msg *Msg) (*Msg, erro
 func (nc *Conn) Subscribe(subj string, cb MsgHandler) (*Subscription, error) {
 	return nil, nc.PublishRequest("$sub", subj, nil)
 }
+func (nc *Conn) QueueSubscribe(subj, queue string, cb MsgHandler) (*Subscription, error) {
+	return nil, nil
+}
+func (nc *Conn) ChanSubscribe(subj string, ch chan *Msg) (*Subscription, error) { return nil, nil }
+func (nc *Conn) ChanQueueSubscribe(subj, group string, ch chan *Msg) (*Subscription, error) {
+	return nil, nil
+}
+func (nc *Conn) QueueSubscribeSyncWithChan(subj, queue string, ch chan *Msg) (*Subscription, error) {
+	return nil, nil
+}
 func (nc *Conn) SubscribeSync(subj string) (*Subscription, error)  { return nil, nil }
 func (nc *Conn) NewRespInbox() string                              { return "" }
 func (nc *Conn) Flush() error                                      { return nil }
+func (nc *Conn) FlushTimeout(timeout time.Duration) error          { return nil }
+func (nc *Conn) FlushWithContext(ctx context.Context) error        { return nil }
 func (nc *Conn) Close()                                            {}
 func (nc *Conn) MaxPayload() int64                                 { return 0 }
 func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error) { return nil, nil }
@@ -162,7 +178,14 @@ type JetStream interface {
 	PublishAsync(subj string, data []byte, opts ...PubOpt) (PubAckFuture, error)
 	PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, error)
 	PublishAsyncPending() int
+	Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
+	QueueSubscribe(subj, queue string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
+	ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+	ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+	PullSubscribe(subj, durable string, opts ...SubOpt) (*Subscription, error)
 }
+
+type SubOpt interface{ configureSubscribe() }
 
 type JetStreamManager interface {
 	StreamNames() <-chan string

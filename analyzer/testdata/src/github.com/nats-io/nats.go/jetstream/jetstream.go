@@ -12,6 +12,7 @@ type (
 	JetStream interface {
 		AccountInfo(ctx context.Context) (*AccountInfo, error)
 		Conn() *nats.Conn
+		Consumer(ctx context.Context, stream string, consumer string) (Consumer, error)
 		Publisher
 	}
 
@@ -81,12 +82,40 @@ func (e *APIError) Error() string { return e.Description }
 var ErrStreamMessageExceedsMaximum JetStreamError = &jsError{message: "message size exceeds maximum allowed"}
 
 type Consumer interface {
+	Fetch(batch int, opts ...FetchOpt) (MessageBatch, error)
+	FetchBytes(maxBytes int, opts ...FetchOpt) (MessageBatch, error)
+	FetchNoWait(batch int) (MessageBatch, error)
+	Consume(handler MessageHandler, opts ...PullConsumeOpt) (ConsumeContext, error)
+	Messages(opts ...PullMessagesOpt) (MessagesContext, error)
 	Next(opts ...FetchOpt) (Msg, error)
 }
 
-type FetchOpt func(*pubOpts) error
+type PushConsumer interface {
+	Consume(handler MessageHandler, opts ...PushConsumeOpt) (ConsumeContext, error)
+}
+
+type (
+	FetchOpt        func(*pubOpts) error
+	NextOpt         interface{ configureNext() }
+	PullConsumeOpt  interface{ configureConsume() }
+	PushConsumeOpt  interface{ configurePushConsume() }
+	PullMessagesOpt interface{ configureMessages() }
+	MessageHandler  func(msg Msg)
+	ConsumeContext  interface{ Stop() }
+	MessagesContext interface {
+		Next(opts ...NextOpt) (Msg, error)
+		Stop()
+	}
+	MessageBatch interface {
+		Messages() <-chan Msg
+		Error() error
+	}
+)
 
 type Msg interface {
 	Data() []byte
+	Headers() nats.Header
+	Subject() string
 	Ack() error
+	Nak() error
 }

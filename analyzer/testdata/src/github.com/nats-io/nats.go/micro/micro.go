@@ -2,7 +2,11 @@
 // the analyzer's tests.
 package micro
 
-import "github.com/nats-io/nats.go"
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+)
 
 type (
 	Handler interface {
@@ -27,3 +31,43 @@ type (
 )
 
 func (fn HandlerFunc) Handle(req Request) { fn(req) }
+
+func ContextHandler(ctx context.Context, handler func(context.Context, Request)) Handler {
+	return HandlerFunc(func(req Request) { handler(ctx, req) })
+}
+
+type (
+	EndpointOpt func(*endpointOpts) error
+	GroupOpt    func(*groupOpts)
+
+	endpointOpts struct{ subject string }
+	groupOpts    struct{ queue string }
+
+	Service interface {
+		AddEndpoint(string, Handler, ...EndpointOpt) error
+		AddGroup(string, ...GroupOpt) Group
+		Stop() error
+	}
+
+	Group interface {
+		AddGroup(string, ...GroupOpt) Group
+		AddEndpoint(string, Handler, ...EndpointOpt) error
+	}
+
+	Config struct {
+		Name     string
+		Version  string
+		Endpoint *EndpointConfig
+	}
+
+	EndpointConfig struct {
+		Subject string
+		Handler Handler
+	}
+)
+
+func AddService(nc *nats.Conn, config Config) (Service, error) { return nil, nil }
+
+func WithEndpointSubject(subject string) EndpointOpt {
+	return func(o *endpointOpts) error { o.subject = subject; return nil }
+}

@@ -5,6 +5,7 @@ package claimcheck
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,3 +36,45 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 }
 
 func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) { return m.Data, nil }
+
+const (
+	HeaderRef  = "Claim-Check"
+	HeaderSize = "Claim-Check-Size"
+)
+
+type (
+	MsgHandler            func(m *nats.Msg)
+	ErrorHandler          func(m *nats.Msg, err error)
+	JetStreamErrorHandler func(msg jetstream.Msg, err error)
+	SubscribeOpt          interface{ applySubscribe() }
+	ConsumeOpt            interface{ applyConsume() }
+	MessagesOpt           interface{ applyMessages() }
+)
+
+func IsClaimCheck(m *nats.Msg) bool { return m != nil && m.Header.Get(HeaderRef) != "" }
+
+func (s *Store) Open(ctx context.Context, m *nats.Msg) (io.ReadCloser, error) { return nil, nil }
+
+func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte, error) {
+	return msg.Data(), nil
+}
+
+func (s *Store) Subscribe(subject string, h MsgHandler, onErr ErrorHandler, opts ...SubscribeOpt) (*nats.Subscription, error) {
+	return s.nc.Subscribe(subject, func(m *nats.Msg) { h(m) })
+}
+
+func (s *Store) QueueSubscribe(subject, queue string, h MsgHandler, onErr ErrorHandler, opts ...SubscribeOpt) (*nats.Subscription, error) {
+	return s.nc.QueueSubscribe(subject, queue, func(m *nats.Msg) { h(m) })
+}
+
+func (s *Store) Consume(c jetstream.Consumer, h jetstream.MessageHandler, onErr JetStreamErrorHandler, opts ...ConsumeOpt) (jetstream.ConsumeContext, error) {
+	return c.Consume(h)
+}
+
+type Messages struct{ it jetstream.MessagesContext }
+
+func (s *Store) Messages(c jetstream.Consumer, opts ...MessagesOpt) (*Messages, error) {
+	return nil, nil
+}
+
+func (m *Messages) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) { return m.it.Next(opts...) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/natssend/natssend/claimcheck"
 )
 
 func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
@@ -99,3 +100,28 @@ func MaxAttempts(n int) RetryOption { return nil }
 func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...RetryOption) error {
 	return op(ctx)
 }
+
+type (
+	HandlerFunc       func(ctx context.Context, req *nats.Msg) ([]byte, error)
+	HandlerOption     func(*handlerOpts) error
+	StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter) error
+	StreamWriter      struct{ nc *nats.Conn }
+	handlerOpts       struct {
+		nc    *nats.Conn
+		store *claimcheck.Store
+	}
+)
+
+func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler             { return nil }
+func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler { return nil }
+func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error), opts ...HandlerOption) nats.MsgHandler {
+	return nil
+}
+func Conn(nc *nats.Conn) HandlerOption                    { return nil }
+func ServeClaimChecks(st *claimcheck.Store) HandlerOption { return nil }
+func WithClaimChecks(st *claimcheck.Store) Option         { return nil }
+func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) ([]byte, error) {
+	return st.Resolve(ctx, &nats.Msg{Subject: req.Subject(), Data: req.Data()})
+}
+
+func OnError(f func(req *nats.Msg, err error)) HandlerOption { return nil }

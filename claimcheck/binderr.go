@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/objstore"
 )
 
 // bindError is New's error: the bucket could not be created or bound, so
@@ -75,7 +77,7 @@ func (s *Store) jsDomain(ctx context.Context) (string, bool) {
 	if d := s.js.Options().Domain; d != "" {
 		return d, true
 	}
-	ctx, stop := s.watchDenied(ctx, apiPrefix(s.js)+"INFO")
+	ctx, stop := s.watchDenied(ctx, objstore.APIPrefix(s.js)+"INFO")
 	defer stop()
 	var domain string
 	err := s.bindCall(ctx, func(ctx context.Context) error {
@@ -86,17 +88,4 @@ func (s *Store) jsDomain(ctx context.Context) (string, bool) {
 		return err
 	})
 	return domain, err == nil
-}
-
-// apiPrefix returns the JetStream API prefix js sends its requests under,
-// with its trailing dot.
-func apiPrefix(js jetstream.JetStream) string {
-	o := js.Options()
-	switch {
-	case o.Domain != "":
-		return "$JS." + o.Domain + ".API."
-	case o.APIPrefix != "":
-		return strings.TrimSuffix(o.APIPrefix, ".") + "."
-	}
-	return jetstream.DefaultAPIPrefix
 }

@@ -333,7 +333,7 @@ func (s *Store) bind(ctx context.Context) (err error) {
 	// A request the account may not make gets no answer: end at the
 	// server's report of it instead of at the deadline (only of bind's
 	// own requests: another part of the service may be denied others).
-	api := apiPrefix(s.js)
+	api := objstore.APIPrefix(s.js)
 	ctx, stop := s.watchDenied(ctx, api+"STREAM.INFO."+streamName(s.cfg.bucket), api+"STREAM.CREATE."+streamName(s.cfg.bucket))
 	defer stop()
 	defer func() {

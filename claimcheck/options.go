@@ -2,7 +2,6 @@ package claimcheck
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -185,7 +184,7 @@ func WithSubjectMatch(match func(stored, received string) bool) Option {
 func WithDomains(domains ...string) Option {
 	return func(c *config) error {
 		for _, d := range domains {
-			if d == "" || strings.ContainsAny(d, ". \t\r\n*>") {
+			if !validDomain(d) {
 				return fmt.Errorf("%w: claimcheck: WithDomains: %q is not a JetStream domain", ErrInvalidOption, d)
 			}
 			if c.domains == nil {

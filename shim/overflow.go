@@ -12,9 +12,14 @@ import (
 )
 
 // HeaderAcceptClaimCheck is sent with every request of a Client made with
-// WithClaimChecks. Its value is the claim-check bucket the caller reads
-// from; a Handler with ServeClaimChecks on a Store of the same bucket may
-// then answer with a claim-checked reply.
+// WithClaimChecks. Its value says where the caller's claim-check store is
+// and what the caller's connection accepts:
+// "<bucket>; domain=<JetStream domain>; max-payload=<bytes>". A handler
+// with ServeClaimChecks on a Store of the caller's domain (any bucket:
+// the reference names it) may answer with a claim-checked reply, and
+// every reply is decided against the smaller of the responder's limit and
+// the caller's max-payload. A value with only a bucket (an older caller)
+// asks for a Store of that bucket.
 const HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
 
 // Codes of RPC overflow.
@@ -84,10 +89,12 @@ func WithClaimChecks(st *claimcheck.Store) Option {
 //     (CodeClaimCheckUnresolved, OutcomeRejected). The responder never
 //     deletes a request's payload: the caller owns it (several responders
 //     may read one request).
-//   - A reply over the responder's limit goes as a claim check stored in
-//     st when the request accepts them (HeaderAcceptClaimCheck naming st's
-//     bucket); otherwise it is answered with PAYLOAD_TOO_LARGE as without
-//     this option. The caller deletes the reply payload after reading it.
+//   - A reply over the responder's limit, or over the caller's (the
+//     max-payload of HeaderAcceptClaimCheck), goes as a claim check stored
+//     in st when the request accepts them from st (HeaderAcceptClaimCheck
+//     naming st's JetStream domain); otherwise it is answered with
+//     PAYLOAD_TOO_LARGE as without this option. The caller deletes the
+//     reply payload after reading it.
 //
 // Without ServeClaimChecks a Handler answers a claim-checked request with
 // the same rejection and does not run fn (it would see an empty body).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 )
 
 // replyPeer is how one kind of responder (a Handler, a micro endpoint)
@@ -42,6 +43,12 @@ type replyPeer struct {
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
 	caller := parseAccept(accept)
 	if store == nil || replySubj == "" || !caller.reads(store) || checkReplySubject(replySubj) != nil {
+		if size := int64(wire.MsgSize(h, len(data))); replySubj != "" && caller.maxPayload > 0 && size > caller.maxPayload {
+			// It may fit the responder's connection, not the caller's (a
+			// leafnode closes the whole link for one message over its
+			// limit): refuse it.
+			return replyTooLarge(size, caller.maxPayload, p.errorReply)
+		}
 		return p.plain() // which refuses a reply subject too long to answer
 	}
 	var limit int64 // 0: the store's connection's limit

@@ -29,14 +29,14 @@ const MaxOperationIDLen = 128
 // characters without spaces (for example a UUID or a NUID); an empty or
 // malformed id refuses the call before anything is sent
 // (INVALID_ARGUMENT, ErrInvalidOption, OutcomeNotRun).
-func OperationID(id string) CallOption {
-	return func(o *callOpts) error {
+func OperationID(id string) CommonOption {
+	return commonOpt(func(o *callOpts) error {
 		if msg := badOperationID(id); msg != "" {
 			return invalidOption("OperationID(%q): %s", truncate(id, 64), msg)
 		}
 		o.opID = id
 		return nil
-	}
+	})
 }
 
 func badOperationID(id string) string {
@@ -99,14 +99,14 @@ func badOperationID(id string) string {
 // is deleted by the caller when it arrives.
 //
 // n must be at least 1; the default, 1, is one send as without Attempts.
-func Attempts(n int) CallOption {
-	return func(o *callOpts) error {
+func Attempts(n int) AttemptOption {
+	return attemptOpt(func(o *callOpts) error {
 		if n < 1 {
 			return invalidOption("Attempts(%d): at least 1 attempt", n)
 		}
 		o.attempts = n
 		return nil
-	}
+	})
 }
 
 // Backoff between attempts of one call.

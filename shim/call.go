@@ -29,14 +29,14 @@ const DefaultAttemptTimeout = 2 * time.Second
 // responder is not sent duplicates. The last attempt waits for all the
 // time left. It must be positive; it has no effect without Attempts and
 // OperationID.
-func AttemptTimeout(d time.Duration) CallOption {
-	return func(o *callOpts) error {
+func AttemptTimeout(d time.Duration) AttemptOption {
+	return attemptOpt(func(o *callOpts) error {
 		if d <= 0 {
 			return invalidOption("AttemptTimeout(%v): the timeout must be positive", d)
 		}
 		o.attemptWait = d
 		return nil
-	}
+	})
 }
 
 // call is a request sent through the connection's reply inbox (replyMux):

@@ -72,11 +72,19 @@
 //
 // An invalid option value is an error wrapping ErrInvalidOption (the same
 // value as claimcheck.ErrInvalidOption): a Client built with one refuses
-// every call with it, a call with an invalid CallOption is refused, a
+// every call with it, a call with an invalid call option is refused, a
 // Handler with an invalid HandlerOption answers every request with an
 // INTERNAL error reply and reports the error to OnError. Nil options are
 // ignored. A nil context, message or connection is an INVALID_ARGUMENT
 // refusal, never a panic.
+//
+// Each call takes only the options it honours (CallOption for Request,
+// StreamOption for RequestStream, ManyOption for RequestMany; Timeout and
+// OperationID are CommonOptions, Attempts and AttemptTimeout
+// AttemptOptions), so an option a call would ignore does not compile:
+//
+//	c.RequestStream(ctx, "export", q, shim.StreamWindow(1<<20), shim.Timeout(time.Minute))
+//	c.RequestMany(ctx, "vote", q, shim.MaxReplies(3))   // shim.StreamWindow here does not compile
 //
 // # Requests
 //

@@ -43,7 +43,7 @@ var ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over
 // store, or is CodeReplyLost without one). A reply with micro error
 // headers is yielded as a *Error (Remote true) and the collection goes
 // on; so is a loss of replies to a slow consumer (nats.ErrSlowConsumer).
-func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, opts ...CallOption) iter.Seq2[*nats.Msg, error] {
+func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, opts ...ManyOption) iter.Seq2[*nats.Msg, error] {
 	var used atomic.Bool
 	return func(yield func(*nats.Msg, error) bool) {
 		if used.Swap(true) {
@@ -54,7 +54,7 @@ func (c *Client) RequestMany(ctx context.Context, subject string, data []byte, o
 	}
 }
 
-func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
+func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption, yield func(*nats.Msg, error) bool) {
 	in := newManyInbox()
 	sub, callCtx, cancel, co, err := c.sendMany(ctx, m, opts, in)
 	if err != nil {
@@ -114,7 +114,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []CallOption
 
 // sendMany checks and sends the request once, with a fresh inbox
 // subscribed for the replies (into in).
-func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption, in *manyInbox) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
+func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, in *manyInbox) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
 	var co callOpts
 	fail := func(err error) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
 		return nil, nil, nil, co, err
@@ -128,7 +128,8 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []CallOption, i
 	case c.nc == nil:
 		return fail(notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection))
 	}
-	if err := applyOptions(&co, opts); err != nil {
+	co, err := manyOptions(opts)
+	if err != nil {
 		return fail(err)
 	}
 	if err := checkMsg(m.Subject, "", m.Header); err != nil {

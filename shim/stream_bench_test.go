@@ -176,7 +176,7 @@ func BenchmarkStreamTransfer(b *testing.B) {
 	}
 	b.Run("caller", func(b *testing.B) {
 		measure(b, func() {
-			var opts []shim.CallOption
+			var opts []shim.StreamOption
 			if *streamBenchWindow > 0 {
 				opts = append(opts, shim.StreamWindow(*streamBenchWindow))
 			}

@@ -13,7 +13,7 @@ import (
 
 // RequestStream sends data to subject and returns the responder's transfer
 // stream. See RequestMsgStream.
-func (c *Client) RequestStream(ctx context.Context, subject string, data []byte, opts ...CallOption) (*ReplyStream, error) {
+func (c *Client) RequestStream(ctx context.Context, subject string, data []byte, opts ...StreamOption) (*ReplyStream, error) {
 	return c.RequestMsgStream(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
 }
 
@@ -41,7 +41,7 @@ func (c *Client) RequestStream(ctx context.Context, subject string, data []byte,
 // stop), and a claim-checked request is stored once per call and deleted
 // once the stream is open or the call has failed. StreamWindow and
 // StreamIdle set the flow control window and the idle bound.
-func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
+func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...StreamOption) (*ReplyStream, error) {
 	if c != nil && c.optErr == nil && m != nil && ctx != nil {
 		if t := c.tel.Resolve(); t.Active() {
 			return c.requestStreamTraced(ctx, m, opts, t)
@@ -50,11 +50,11 @@ func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...Call
 	return c.requestMsgStream(ctx, m, opts...)
 }
 
-func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...CallOption) (*ReplyStream, error) {
+func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...StreamOption) (*ReplyStream, error) {
 	if err := c.checkCall(ctx, m); err != nil {
 		return nil, err
 	}
-	co, err := callOptions(opts)
+	co, err := streamOptions(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -72,14 +72,14 @@ type extOpts struct {
 // has sent n bytes more than the caller's reader consumed. The caller holds
 // at most about n bytes plus one frame, the responder as much for resends.
 // n must be 1 to MaxStreamWindow. Other calls ignore it.
-func StreamWindow(n int) CallOption {
-	return func(o *callOpts) error {
+func StreamWindow(n int) StreamOption {
+	return streamOpt(func(o *callOpts) error {
 		if n < 1 || n > MaxStreamWindow {
 			return invalidOption("StreamWindow(%d): the window must be 1 to %d bytes", n, MaxStreamWindow)
 		}
 		o.x.window = int64(n)
 		return nil
-	}
+	})
 }
 
 // StreamIdle sets a RequestStream's idle bound (DefaultStreamIdle if not
@@ -88,52 +88,52 @@ func StreamWindow(n int) CallOption {
 // ends (ErrCallerGone) when the caller sent no credit or keepalive for d.
 // Both sides send a heartbeat or keepalive every d/5. It must be at least
 // 50 ms. Other calls ignore it.
-func StreamIdle(d time.Duration) CallOption {
-	return func(o *callOpts) error {
+func StreamIdle(d time.Duration) StreamOption {
+	return streamOpt(func(o *callOpts) error {
 		if d < 50*time.Millisecond {
 			return invalidOption("StreamIdle(%v): the idle bound must be at least 50ms", d)
 		}
 		o.x.idle = d
 		return nil
-	}
+	})
 }
 
 // MaxReplies ends a RequestMany after n replies (error replies count). n
 // must be positive. Other calls ignore it.
-func MaxReplies(n int) CallOption {
-	return func(o *callOpts) error {
+func MaxReplies(n int) ManyOption {
+	return manyOpt(func(o *callOpts) error {
 		if n < 1 {
 			return invalidOption("MaxReplies(%d): at least 1 reply", n)
 		}
 		o.x.max = n
 		return nil
-	}
+	})
 }
 
 // StallTimeout ends a RequestMany when no reply arrived for d since the
 // previous one (the wait for the first reply is bounded by the call's
 // deadline only). d must be positive. Other calls ignore it.
-func StallTimeout(d time.Duration) CallOption {
-	return func(o *callOpts) error {
+func StallTimeout(d time.Duration) ManyOption {
+	return manyOpt(func(o *callOpts) error {
 		if d <= 0 {
 			return invalidOption("StallTimeout(%v): the gap must be positive", d)
 		}
 		o.x.stall = d
 		return nil
-	}
+	})
 }
 
 // Sentinel ends a RequestMany at the first reply for which f returns true;
 // that reply is not yielded. EmptyReply is the usual sentinel. f must not
 // be nil. Other calls ignore it.
-func Sentinel(f func(m *nats.Msg) bool) CallOption {
-	return func(o *callOpts) error {
+func Sentinel(f func(m *nats.Msg) bool) ManyOption {
+	return manyOpt(func(o *callOpts) error {
 		if f == nil {
 			return invalidOption("Sentinel(nil): a nil function")
 		}
 		o.x.sentinel = f
 		return nil
-	}
+	})
 }
 
 // EmptyReply reports whether m has neither body nor headers: the sentinel

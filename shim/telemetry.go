@@ -158,7 +158,7 @@ var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-check
 // from the request until the responder accepted the stream (its first
 // frame) or the call failed, and the request carries its trace context,
 // which StreamHandler continues.
-func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []CallOption, t telemetry.Tel) (*ReplyStream, error) {
+func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []StreamOption, t telemetry.Tel) (*ReplyStream, error) {
 	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationStream, m)
 	rs, err := c.requestMsgStream(sctx, m, opts...)
 	if err != nil {
@@ -192,7 +192,7 @@ func streamAttrs(op *telemetry.Op, s *streamOut) {
 // request to the end of the collection, whose outcome is ok when a reply
 // arrived (natssend.replies counts them) and the first error's otherwise;
 // the request carries its trace context.
-func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []CallOption, yield func(*nats.Msg, error) bool) {
+func (c *Client) requestManyTraced(ctx context.Context, m *nats.Msg, opts []ManyOption, yield func(*nats.Msg, error) bool) {
 	if c == nil || c.optErr != nil || ctx == nil {
 		c.requestMany(ctx, m, opts, yield)
 		return

@@ -130,7 +130,7 @@ func (row callerRow) run(t *testing.T) {
 	caller := dial(t, s.URL())
 	peers := natstest.RawServe(t, rawDial(t, s.URL()), subject)
 	window, idle := cmp0(row.window, hostileWindow), cmp0(row.idle, hostileIdle)
-	opts := []shim.CallOption{shim.StreamWindow(window), shim.StreamIdle(idle)}
+	opts := []shim.StreamOption{shim.StreamWindow(window), shim.StreamIdle(idle)}
 	if row.timeout > 0 {
 		opts = append(opts, shim.Timeout(row.timeout))
 	}

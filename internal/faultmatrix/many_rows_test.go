@@ -22,7 +22,7 @@ type manyRow struct {
 	voters   int
 	reject   bool
 	deadline time.Duration
-	opts     []shim.CallOption
+	opts     []shim.ManyOption
 	fault    func(e *env, c *call, done <-chan struct{}) // done: closed once the range loop ended
 	onReply  func(c *call, n int)                        // runs in the loop after the n-th item
 	replies  int                                         // good replies yielded
@@ -162,13 +162,13 @@ func TestRequestMany(t *testing.T) {
 			fault: manyOn(func(e *env) natstest.Rule { return natstest.Rule{Dir: natstest.ToClient, Match: e.noResponders} }),
 			want:  &wantErr{outcome: shim.OutcomeNotRun, code: shim.CodeNoResponders, is: []error{nats.ErrNoResponders}, sent: yes}},
 		{name: "a reply lost (MaxReplies, ends at the deadline)", voters: 3, deadline: short, ran: 3, replies: 2,
-			opts: []shim.CallOption{shim.MaxReplies(3)}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 1, natstest.Drop) })},
+			opts: []shim.ManyOption{shim.MaxReplies(3)}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 1, natstest.Drop) })},
 		{name: "a reply lost (StallTimeout)", voters: 3, ran: 3, replies: 2, fast: true,
-			opts: []shim.CallOption{stall}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 2, natstest.Drop) })},
+			opts: []shim.ManyOption{stall}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 2, natstest.Drop) })},
 		{name: "every reply lost: unknown at the deadline", voters: 2, deadline: short, ran: 2, want: &unknownTimeout,
 			fault: manyOn(func(e *env) natstest.Rule { r := nthReply(e, 1, natstest.Drop); r.Every = true; return r })},
 		{name: "a responder's error reply among good ones", voters: 3, reject: true, ran: 3, replies: 2, remote: 1, fast: true,
-			opts: []shim.CallOption{shim.MaxReplies(3)},
+			opts: []shim.ManyOption{shim.MaxReplies(3)},
 			fault: manyOn(func(e *env) natstest.Rule {
 				return natstest.Rule{Dir: natstest.ToClient, Match: func(f natstest.Frame) bool { return e.replyMsg(f) && f.HasHeader(shim.HeaderErrorCode) }}
 			})},
@@ -191,10 +191,10 @@ func TestRequestMany(t *testing.T) {
 			},
 			want: &wantErr{outcome: shim.OutcomeUnknown, code: shim.CodeCanceled, is: []error{context.Canceled}, sent: yes}},
 		{name: "caller connection cut while collecting (not sent again)", voters: 2, ran: 2, replies: 1, fast: true,
-			opts: []shim.CallOption{shim.StallTimeout(2 * time.Second)}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 2, natstest.Cut) })},
+			opts: []shim.ManyOption{shim.StallTimeout(2 * time.Second)}, fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 2, natstest.Cut) })},
 		{name: "caller connection cut before any reply: unknown at the deadline", voters: 1, deadline: short, ran: 1, want: &unknownTimeout,
 			fault: manyOn(func(e *env) natstest.Rule { return nthReply(e, 1, natstest.Cut) })},
-		{name: "no fault", voters: 3, ran: 3, replies: 3, fast: true, opts: []shim.CallOption{shim.MaxReplies(3)}},
+		{name: "no fault", voters: 3, ran: 3, replies: 3, fast: true, opts: []shim.ManyOption{shim.MaxReplies(3)}},
 	})
 }
 

@@ -170,7 +170,7 @@ type streamRow struct {
 	hold     bool // the responder waits for the release (after the call) or its ctx before writing
 	noResp   bool // nobody serves the subject
 	deadline time.Duration
-	opts     []shim.CallOption // StreamIdle(streamIdle) comes first
+	opts     []shim.StreamOption // StreamIdle(streamIdle) comes first
 	fault    func(e *env, c *call, r *sresp)
 	open     *wantErr // RequestStream's error; nil: the stream opens
 	read     wantErr  // reading to the end; OutcomeOK: io.EOF after exactly the body
@@ -214,7 +214,7 @@ func (row streamRow) run(t *testing.T) {
 	if row.bigReq {
 		req = payload(bigSize, 1)
 	}
-	opts := append([]shim.CallOption{shim.StreamIdle(streamIdle)}, row.opts...)
+	opts := append([]shim.StreamOption{shim.StreamIdle(streamIdle)}, row.opts...)
 	start := time.Now()
 	var rs *shim.ReplyStream
 	var err error

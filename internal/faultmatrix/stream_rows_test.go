@@ -63,36 +63,36 @@ func TestStream(t *testing.T) {
 		// While waiting for the first frame. The responder, released
 		// after the call, must find the caller gone.
 		{name: "ctx cancelled while waiting for the first frame", hold: true, endless: true, ran: 1, openBy: settle,
-			opts: []shim.CallOption{shim.StreamWindow(smallWindow)}, fault: stream(callerP, fixed(reqSent), streamAct(doCancel)),
+			opts: []shim.StreamOption{shim.StreamWindow(smallWindow)}, fault: stream(callerP, fixed(reqSent), streamAct(doCancel)),
 			open: &firstCancelled, respErr: []error{shim.ErrCallerGone}},
 		{name: "deadline while waiting for the first frame", hold: true, endless: true, ran: 1, deadline: short,
-			opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+			opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			open: &firstDeadline, respErr: []error{context.DeadlineExceeded}},
 		{name: "Timeout over while waiting for the first frame (ctx still live)", hold: true, endless: true, ran: 1, openBy: settle,
-			opts: []shim.CallOption{shim.StreamWindow(smallWindow), shim.Timeout(500 * time.Millisecond)},
+			opts: []shim.StreamOption{shim.StreamWindow(smallWindow), shim.Timeout(500 * time.Millisecond)},
 			open: &firstDeadline, respErr: []error{shim.ErrCallerGone}},
 
 		// Mid-stream: the caller's side.
-		{name: "ctx cancelled mid-stream", endless: true, ran: 1, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+		{name: "ctx cancelled mid-stream", endless: true, ran: 1, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault: stream(callerP, down3(natstest.Pass), whenOpen(streamAct(doCancel))), read: streamCancelled,
 			respErr: []error{shim.ErrStreamCanceled, shim.ErrCallerGone}},
 		{name: "ctx cancelled mid-stream by the reader, which reads on: the responder is told", endless: true, ran: 1,
-			cancelAt: 3 * smallWindow, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+			cancelAt: 3 * smallWindow, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault: stream(callerP, fixed(natstest.Rule{Dir: natstest.ToServer, Match: isFrame('C')}), nil),
 			read:  streamCancelled, respErr: []error{shim.ErrStreamCanceled}},
 		// The deadline is below streamIdle: the deadline, not the idle bound, ends it.
-		{name: "deadline mid-stream", endless: true, ran: 1, deadline: short / 2, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+		{name: "deadline mid-stream", endless: true, ran: 1, deadline: short / 2, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault: stream(callerP, down3(natstest.Pass), whenOpen(streamAct(waitDeadline))), read: streamDeadline,
 			respErr: []error{shim.ErrStreamCanceled, context.DeadlineExceeded}}, // the caller's cancel or the responder's own deadline (HeaderTimeout), whichever comes first
-		{name: "caller closes mid-stream", endless: true, ran: 1, closeAt: 3 * smallWindow, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+		{name: "caller closes mid-stream", endless: true, ran: 1, closeAt: 3 * smallWindow, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault:   stream(callerP, fixed(natstest.Rule{Dir: natstest.ToServer, Match: isFrame('C')}), nil),
 			respErr: []error{shim.ErrStreamCanceled}},
 		{name: "caller connection cut mid-stream (it reconnects)", ran: 1,
 			fault: stream(callerP, down3(natstest.Cut), nil), read: ok},
 		{name: "caller connection cut mid-stream while the responder writes (it reconnects)", endless: true, ran: 1,
-			closeAt: 8 * smallWindow, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+			closeAt: 8 * smallWindow, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault: stream(callerP, down3(natstest.Cut), nil), respErr: []error{shim.ErrStreamCanceled}},
-		{name: "caller connection cut mid-stream and kept down", endless: true, ran: 1, opts: []shim.CallOption{shim.StreamWindow(smallWindow)},
+		{name: "caller connection cut mid-stream and kept down", endless: true, ran: 1, opts: []shim.StreamOption{shim.StreamWindow(smallWindow)},
 			fault: stream(callerP, down3(natstest.Pass), whenOpen(func(e *env, _ *call, r *sresp, _ natstest.Frame) {
 				up := down(e.t, e.cp)
 				r.afterDone(up)
@@ -128,7 +128,7 @@ func TestStream(t *testing.T) {
 		{name: "responder crashes mid-stream", ran: 1,
 			fault: stream(respP, fixed(frameUp('D', 3)), streamAct(responderCrash)), read: streamBroken},
 		{name: "server restart mid-stream: exact or an honest failure", ran: 1, orOK: true,
-			opts:  []shim.CallOption{shim.StreamIdle(5 * time.Second)},
+			opts:  []shim.StreamOption{shim.StreamIdle(5 * time.Second)},
 			fault: stream(callerP, down3(natstest.Cut), streamAct(doRestart)), read: streamBroken},
 
 		// A claim-checked stream request (WithClaimChecks, ServeClaimChecks).
@@ -144,20 +144,20 @@ func TestStream(t *testing.T) {
 
 		// Attempts and OperationID apply until the first frame only.
 		{name: "Attempts, OperationID: the first request lost before the responder (sent again, runs once)", ran: 1,
-			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-1"), shim.AttemptTimeout(500 * time.Millisecond)},
+			opts:  []shim.StreamOption{shim.Attempts(3), shim.OperationID("op-1"), shim.AttemptTimeout(500 * time.Millisecond)},
 			fault: stream(respP, fixed(withAction(reqDelivered, natstest.Drop)), nil), read: ok},
 		{name: "Attempts, OperationID: the first start frame delayed past AttemptTimeout (the body read whole once; every attempt reaches the responder)", ran: 3,
-			opts: []shim.CallOption{shim.Attempts(3), shim.OperationID("op-3"), shim.AttemptTimeout(300 * time.Millisecond)},
+			opts: []shim.StreamOption{shim.Attempts(3), shim.OperationID("op-3"), shim.AttemptTimeout(300 * time.Millisecond)},
 			fault: stream(callerP, func(e *env) natstest.Rule {
 				r := frameDown(e, 'S', 1)
 				r.Action, r.Delay = natstest.Delay, 800*time.Millisecond
 				return r
 			}, nil), read: ok},
 		{name: "Attempts, OperationID: claim-checked request, the first request lost before the responder (runs once, nothing left)", bigReq: true, ran: 1,
-			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-4"), shim.AttemptTimeout(500 * time.Millisecond)},
+			opts:  []shim.StreamOption{shim.Attempts(3), shim.OperationID("op-4"), shim.AttemptTimeout(500 * time.Millisecond)},
 			fault: stream(respP, fixed(withAction(reqDelivered, natstest.Drop)), nil), read: ok},
 		{name: "Attempts, OperationID: server restart mid-stream (never sent again)", ran: 1, orOK: true,
-			opts:  []shim.CallOption{shim.Attempts(3), shim.OperationID("op-2"), shim.StreamIdle(5 * time.Second)},
+			opts:  []shim.StreamOption{shim.Attempts(3), shim.OperationID("op-2"), shim.StreamIdle(5 * time.Second)},
 			fault: stream(callerP, down3(natstest.Cut), streamAct(doRestart)), read: streamBroken},
 
 		{name: "no fault", ran: 1, read: ok},

@@ -1,0 +1,73 @@
+package shim_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// TestIgnoredOptionDoesNotCompile type-checks calls with an option the
+// call would ignore and checks that each is refused by the compiler,
+// while the same calls with the options they honour type-check.
+func TestIgnoredOptionDoesNotCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = `package probe
+
+import (
+	"context"
+	"time"
+
+	"github.com/natssend/natssend/shim"
+)
+
+func probe(ctx context.Context, c *shim.Client) {
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "probe.go")
+	mod := "module probe\n\ngo 1.26\n\nrequire github.com/natssend/natssend v0.0.0\n\nreplace github.com/natssend/natssend => " + filepath.Dir(wd) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(body string) []packages.Error {
+		t.Helper()
+		cfg := &packages.Config{
+			Mode:    packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo,
+			Dir:     dir,
+			Env:     append(os.Environ(), "GOFLAGS=-mod=mod"),
+			Overlay: map[string][]byte{file: []byte(head + body + "\n}\n")},
+		}
+		pkgs, err := packages.Load(cfg, "file="+file)
+		if err != nil || len(pkgs) != 1 {
+			t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+		}
+		return pkgs[0].Errors
+	}
+	ok := `_, _ = c.Request(ctx, "s", nil, shim.Timeout(time.Second), shim.OperationID("id"), shim.Attempts(2), shim.AttemptTimeout(time.Second))
+	_, _ = c.RequestStream(ctx, "s", nil, shim.Timeout(time.Second), shim.OperationID("id"), shim.Attempts(2), shim.StreamWindow(1), shim.StreamIdle(time.Second))
+	_ = c.RequestMany(ctx, "s", nil, shim.Timeout(time.Second), shim.OperationID("id"), shim.MaxReplies(1), shim.StallTimeout(time.Second), shim.Sentinel(shim.EmptyReply))`
+	if errs := check(ok); len(errs) != 0 {
+		t.Fatalf("the calls with the options they honour do not type-check: %v", errs)
+	}
+	for _, bad := range []string{
+		`_, _ = c.Request(ctx, "s", nil, shim.StreamWindow(1))`,
+		`_, _ = c.Request(ctx, "s", nil, shim.MaxReplies(1))`,
+		`_, _ = c.RequestStream(ctx, "s", nil, shim.Sentinel(shim.EmptyReply))`,
+		`_ = c.RequestMany(ctx, "s", nil, shim.Attempts(2))`,
+		`_ = c.RequestMany(ctx, "s", nil, shim.StreamIdle(time.Second))`,
+	} {
+		errs := check(bad)
+		if len(errs) == 0 || !strings.Contains(errs[0].Msg, "does not implement") {
+			t.Errorf("%s: type-checks (%v), want it refused", bad, errs)
+		}
+	}
+}

@@ -26,10 +26,6 @@ const maxBatchBytes = 16 << 20
 // consumer.
 const readBudget = 16 << 20
 
-// errNoMore: the server has no chunk of the object after the last one
-// received, which is not the last one.
-var errNoMore = errors.New("claimcheck: no more chunks")
-
 // meta reads the object's meta data: a direct get of the last message on
 // its meta subject, which any replica answers. A replica that does not
 // hold it (or no replica serving direct gets) is not the last word: the

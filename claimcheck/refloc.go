@@ -47,7 +47,7 @@ func validBucket(b string) bool {
 	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '-' && c != '_' {
 			return false
 		}
 	}

@@ -114,5 +114,5 @@ func subscribeError(subject, queue string, err error) error {
 	if queue != "" {
 		where += fmt.Sprintf(" in queue group %q", queue)
 	}
-	return notSent(Describe(sendError(nil, err, false)).Code, "subscribing on "+where+" failed; not subscribed", err)
+	return notSent(Describe(sendError(context.Background(), err, false)).Code, "subscribing on "+where+" failed; not subscribed", err)
 }

@@ -131,12 +131,6 @@ func (r *ReplyStream) signalLocked() {
 	}
 }
 
-func (r *ReplyStream) gapIfAheadLocked(off int64) {
-	if off > r.recv {
-		r.gapLocked()
-	}
-}
-
 // dataLocked takes a data frame at off.
 func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	end := off + int64(len(payload))

@@ -99,8 +99,8 @@ func (r *docRow) check(what string, kvs []attribute.KeyValue, whenSeen map[strin
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("%s: no %s, which the table lists on every one", what, k))
-		case v != "" && g.Emit() != v:
-			bad = append(bad, fmt.Sprintf("%s: %s=%q, the table says %q", what, k, g.Emit(), v))
+		case v != "" && g.String() != v:
+			bad = append(bad, fmt.Sprintf("%s: %s=%q, the table says %q", what, k, g.String(), v))
 		}
 	}
 	for k := range got {

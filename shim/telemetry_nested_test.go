@@ -33,6 +33,6 @@ func TestTelemetrySizesStayOnTheirOwnSpan(t *testing.T) {
 		t.Fatalf("handler span envelope size %d, want %d (the request it received)", got, want)
 	}
 	if v := attr(hs, "natssend.claimcheck.size"); v.Type() != 0 {
-		t.Fatalf("handler span got natssend.claimcheck.size %v", v.Emit())
+		t.Fatalf("handler span got natssend.claimcheck.size %v", v.String())
 	}
 }

@@ -138,7 +138,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 			data := payload(bigSize, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*failover)
 			defer cancel()
-			ref := e.prepare(t, ctx, data)
+			ref := e.prepare(ctx, t, data)
 			trig := e.loseLeader(batchUp)
 			start := time.Now()
 			got, err := e.cst.Resolve(ctx, ref)

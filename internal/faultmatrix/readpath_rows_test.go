@@ -104,7 +104,7 @@ func cancelledRow(open bool, r *natstest.Rule) func(t *testing.T, e *env, ctx co
 // openCancelledBetweenReads cancels an Open reader's context after its
 // first Read: the next Read fails with context.Canceled although chunks
 // are queued.
-func openCancelledBetweenReads(t *testing.T, e *env, ctx context.Context) {
+func openCancelledBetweenReads(ctx context.Context, t *testing.T, e *env) {
 	ref, want := stored(t, e)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,7 +140,7 @@ func TestReadPath(t *testing.T) {
 		{name: "Resolve: reader cancelled when the chunks are asked for", run: cancelledRow(false, &batch)},
 		{name: "Open: reader cancelled at the lookup", run: cancelledRow(true, &lookup)},
 		{name: "Open: reader cancelled when the chunks are asked for", run: cancelledRow(true, &batch)},
-		{name: "Open: reader cancelled between Reads", run: openCancelledBetweenReads},
+		{name: "Open: reader cancelled between Reads", run: func(t *testing.T, e *env, ctx context.Context) { openCancelledBetweenReads(ctx, t, e) }},
 		{name: "Resolve: one chunk reply lost, asked for again", fault: on(callerP, withAction(chunkDown(3), natstest.Drop), nil),
 			run: resolveRow(false, recovers)},
 		{name: "Resolve: the last chunk reply lost, asked for again", fault: on(callerP, withAction(chunkDown(7), natstest.Drop), nil),
@@ -164,10 +164,10 @@ func TestReadForgedSizes(t *testing.T) {
 	const forged = 200 << 20
 	for _, c := range []struct {
 		name   string
-		chunks func(real uint32) uint32
+		chunks func(stored uint32) uint32
 		want   error
 	}{
-		{"size forged", func(real uint32) uint32 { return real }, claimcheck.ErrCorrupt},
+		{"size forged", func(stored uint32) uint32 { return stored }, claimcheck.ErrCorrupt},
 		{"size and chunk count forged", func(uint32) uint32 { return forged / (limit - 512) }, claimcheck.ErrMissing},
 	} {
 		for _, open := range []bool{false, true} {
@@ -231,7 +231,7 @@ func TestClusterReadLeaderLoss(t *testing.T) {
 			data := payload(bigSize, 13)
 			ctx, cancel := context.WithTimeout(context.Background(), failover)
 			defer cancel()
-			ref := e.prepare(t, ctx, data)
+			ref := e.prepare(ctx, t, data)
 			trig := e.loseLeader(chunkDown(2))
 			got, err := readWith(ctx, e.cst, ref, open)
 			trig.Wait(t, failover)
@@ -244,7 +244,7 @@ func TestClusterReadLeaderLoss(t *testing.T) {
 
 // prepare stores data as a claim check on the peer connection, trying
 // again while the new stream does not answer yet.
-func (e *clusterEnv) prepare(t *testing.T, ctx context.Context, data []byte) *nats.Msg {
+func (e *clusterEnv) prepare(ctx context.Context, t *testing.T, data []byte) *nats.Msg {
 	t.Helper()
 	for {
 		//natssend:reviewed retry: set-up; a failed Prepare purged what it wrote and nothing refers to it

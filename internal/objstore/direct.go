@@ -82,7 +82,7 @@ func (r *Reader) Sibling(apiPrefix, stream string) *Reader {
 	}
 	sib := r.siblings[key]
 	if sib == nil {
-		sib = r.shared.reader(apiPrefix, stream)
+		sib = r.reader(apiPrefix, stream)
 		r.siblings[key] = sib
 	}
 	return sib

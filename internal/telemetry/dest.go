@@ -97,7 +97,7 @@ func isNUID(tok string) bool {
 	}
 	for i := 0; i < len(tok); i++ {
 		c := tok[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+		if (c < '0' || c > '9') && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
 			return false
 		}
 	}

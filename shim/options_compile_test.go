@@ -43,7 +43,7 @@ func probe(ctx context.Context, c *shim.Client) {
 		cfg := &packages.Config{
 			Mode:    packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo,
 			Dir:     dir,
-			Env:     append(os.Environ(), "GOFLAGS=-mod=mod"),
+			Env:     append(os.Environ(), "GOFLAGS=-mod=mod", "GOSUMDB=off", "GOPROXY=off"),
 			Overlay: map[string][]byte{file: []byte(head + body + "\n}\n")},
 		}
 		pkgs, err := packages.Load(cfg, "file="+file)

@@ -54,9 +54,9 @@ const (
 	// chunk size.
 	DefaultMaxChunkSize = 128 << 10
 
-	// MetaSubject is the key in the object's metadata that records the
+	// metaSubjectKey is the key in the object's metadata that records the
 	// subject the claim check was published on.
-	MetaSubject = "claim-check-subject"
+	metaSubjectKey = "claim-check-subject"
 )
 
 var (
@@ -115,16 +115,17 @@ var (
 	// receivers would take it for a claim check and ignore its body.
 	// Nothing is published; errors.Is(err, ErrNotPublished) is true for it.
 	ErrReservedHeader error = &kindError{msg: "claimcheck: message already carries a claim-check header", parent: ErrNotPublished}
-	// ErrReplyStored is returned by PrepareReply when a reply to the same
-	// reply subject is already stored (under ReplyObjectName), or is
+	// errReplyStored is returned by a reply claim check (package shim's,
+	// through internal/claimops) when a reply to the same
+	// reply subject is already stored (under replyObjectName), or is
 	// stored by another responder while this one uploads: each reply
 	// subject gets one stored reply, the first, and the caller reads that
 	// one. Nothing of this reply is left stored; it also matches
-	// ErrReservedHeader and ErrNotPublished (test for ErrReplyStored
+	// ErrReservedHeader and ErrNotPublished (test for errReplyStored
 	// first). A responder that gets it has nothing to send: another
 	// responder has answered the request, or is answering it (should that
 	// one then fail to send its reference, the caller gets no reply).
-	ErrReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader}
+	errReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader}
 	// ErrClosed is returned by Prepare and the publish methods of a Store
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.

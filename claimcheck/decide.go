@@ -37,7 +37,7 @@ func (s *Store) decide(m *nats.Msg, sent nats.Header, reserve, limit, connLimit 
 	}
 	which := "the connection's max_payload"
 	if limit < connLimit {
-		which = "the stream's max_msg_size (or the caller's limit, for PrepareLimit)"
+		which = "the stream's max_msg_size (or the caller's limit)"
 	}
 	return v, fmt.Errorf("%w: the headers are too large: the claim check's header block (%d bytes, plus %d reserved) would exceed %s of %d bytes even with an empty body (the body's size does not matter)",
 		ErrTooLarge, refSize-reserve, reserve, which, limit)

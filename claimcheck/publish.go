@@ -44,7 +44,8 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 	return ref, nil
 }
 
-// prepare is Prepare, and PrepareLimit when capLimit is positive: the
+// prepare is Prepare, and shim's capped claim check (internal/claimops)
+// when capLimit is positive: the
 // decision is made against the lower of the connection's limit and
 // capLimit, while chunks are sized to the connection's limit.
 func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, reply bool) (*nats.Msg, error) {
@@ -77,7 +78,7 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 	}
 	name := ""
 	if reply {
-		name = ReplyObjectName(m.Subject)
+		name = replyObjectName(m.Subject)
 	}
 	ref, _, err := s.referenceNamed(ctx, m, m.Header, limit, name)
 	return ref, err
@@ -202,7 +203,7 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	if err != nil {
 		return fmt.Errorf("claimcheck: discarding object %q: %w", name, err)
 	}
-	if got := info.Metadata[MetaSubject]; got != ref.Subject {
+	if got := info.Metadata[metaSubjectKey]; got != ref.Subject {
 		return &ResolveError{Object: name, Subject: ref.Subject, Err: ErrSubjectMismatch, Detail: fmt.Sprintf("stored for %q", got)}
 	}
 	if err := s.deleteObjectAt(cctx, loc, name); err != nil {

@@ -30,19 +30,19 @@ func newName() string {
 	return nameEncoding.EncodeToString(b[:])
 }
 
-// ReplyObjectName is the object name of a claim-checked reply to the reply
-// subject subject (see PrepareReply): derived from the subject, so that a
+// replyObjectName is the object name of a claim-checked reply to the reply
+// subject subject (a reply claim check: see internal/claimops): derived from the subject, so that a
 // caller that never received the reply (its connection dropped while the
 // reference was on its way, or it gave up) can still delete the payload.
 // Reply subjects are inboxes, unique per request.
-func ReplyObjectName(subject string) string {
+func replyObjectName(subject string) string {
 	sum := sha256.Sum256([]byte("natssend reply\x00" + subject))
 	return nameEncoding.EncodeToString(sum[:16])
 }
 
 // nameFree refuses a chosen name that is already stored: a reply subject
 // is used once, so an object of its name is another responder's reply to
-// the same request (ErrReplyStored). It spares that upload; what decides
+// the same request (errReplyStored). It spares that upload; what decides
 // is the meta message's conditional write (see store).
 func (s *Store) nameFree(ctx context.Context, name string) error {
 	err := s.readCall(ctx, func(ctx context.Context) error {
@@ -53,7 +53,7 @@ func (s *Store) nameFree(ctx context.Context, name string) error {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return nil
 	case err == nil:
-		return fmt.Errorf("%w: an object named %q is already stored", ErrReplyStored, name)
+		return fmt.Errorf("%w: an object named %q is already stored", errReplyStored, name)
 	}
 	return err
 }
@@ -194,7 +194,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	info := &jetstream.ObjectInfo{
 		ObjectMeta: jetstream.ObjectMeta{
 			Name:     name,
-			Metadata: map[string]string{MetaSubject: subject},
+			Metadata: map[string]string{metaSubjectKey: subject},
 			Opts:     &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)},
 		},
 		Bucket: s.cfg.bucket,
@@ -246,7 +246,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			// Another responder's reply is stored under the name: ours is
 			// not, and its meta message is theirs to keep.
 			metaSent = false
-			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", ErrReplyStored, subject, err)
+			err = fmt.Errorf("%w: another reply to %q was stored first (%v)", errReplyStored, subject, err)
 		} else if d := connlimit.DeniedCause(ctx); d != nil {
 			err = fmt.Errorf("claimcheck: %w", d)
 			if d.Op == "publish" && d.Subject == chunkSubj {

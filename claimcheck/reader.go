@@ -96,7 +96,7 @@ func (r *objReader) start() error {
 		return err
 	}
 	r.info = info
-	if got := info.Metadata[MetaSubject]; !r.s.cfg.subjectOK(got, r.subject) {
+	if got := info.Metadata[metaSubjectKey]; !r.s.cfg.subjectOK(got, r.subject) {
 		return r.fail(ErrSubjectMismatch, "stored for subject %q (a subject transform or mapping on the way? see WithSubjectBinding)", got)
 	}
 	if info.Opts != nil && info.Opts.Link != nil {

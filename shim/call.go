@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -176,7 +177,7 @@ func (cs *callState) upload(limit int64, msLen int) error {
 	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	// The timeout header is added to the reference; its value only shrinks.
 	reserve := wire.LineSize(HeaderTimeout, strings.Repeat("9", msLen))
-	ref, err := c.store.PrepareLimit(cs.callCtx, pm, reserve, limit)
+	ref, err := claimops.PrepareMsg(cs.callCtx, c.store, pm, reserve, limit, false)
 	if err != nil {
 		return uploadError(cs.ctx, pm, limit, err)
 	}

@@ -50,10 +50,10 @@ func BaseContext(f func() context.Context) HandlerOption {
 // reply subject, by a Handler made without the Conn option. nats.go's
 // Subscription does not expose its connection, so such a Handler cannot
 // know the responder connection's limit: its size refusals say Limit 0, a
-// reply made right after a reconnect is retried for UnboundReplyWait
+// reply made right after a reconnect is retried for unboundReplyWait
 // instead of waiting for the new link's limit, and a reply ready while
 // the connection is reconnecting is dropped instead of waiting for the
-// reconnect (ReplyReconnectWait). Pass Conn(nc) with the subscription's
+// reconnect (replyReconnectWait). Pass Conn(nc) with the subscription's
 // connection.
 var ErrNoConn = errors.New("natssend: Handler made without the Conn option: replies cannot use the responder connection's limit (pass shim.Conn(nc) with the subscription's connection)")
 
@@ -62,7 +62,7 @@ var ErrNoConn = errors.New("natssend: Handler made without the Conn option: repl
 // refused with the limit stated in the error (Limit), and a reply made in
 // the moment after a reconnect, before the new link's limit is known,
 // waits for it (within the request's deadline) instead of being retried
-// for UnboundReplyWait. nc must be the connection of the subscription.
+// for unboundReplyWait. nc must be the connection of the subscription.
 func Conn(nc *nats.Conn) HandlerOption {
 	return func(o *handlerOpts) error {
 		if nc == nil {

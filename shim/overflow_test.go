@@ -200,7 +200,7 @@ func TestOverflowMixedPeers(t *testing.T) {
 }
 
 // With WithPayloadCap below max_payload, the cap is the limit claim checks
-// start at: the Store's decision gets the Client's cap (PrepareLimit).
+// start at: the Store's decision gets the Client's cap (the capped claim check).
 func TestOverflowPayloadCap(t *testing.T) {
 	const capBytes = 8 << 10
 	e := newOverflowEnv(t)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestReplyDuringReconnect: a Handler given Conn waits
-// (ReplyReconnectWait) for its connection to reconnect when a reply is
+// (replyReconnectWait) for its connection to reconnect when a reply is
 // ready while it is reconnecting. With ServeClaimChecks and a caller that
 // accepts claim checks, a small reply that fits gets the same treatment.
 func TestReplyDuringReconnect(t *testing.T) {

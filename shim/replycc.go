@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -36,9 +37,9 @@ type replyPeer struct {
 // upload (or a deadline that passed: nothing is stored for a caller that
 // gave up) answers INTERNAL. A reference that cannot be sent is deleted.
 // When another responder's reply to the same request is already stored
-// (claimcheck.ErrReplyStored: a subject served by several plain
+// (claimops.ErrReplyStored: a subject served by several plain
 // subscriptions), nothing is sent: that reply answers the call.
-// The payload is stored under claimcheck.ReplyObjectName(replySubj), so
+// The payload is stored under claimops.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
 	caller := parseAccept(accept)
@@ -54,7 +55,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	var limit int64 // 0: the store's connection's limit
 	if p.ls != nil {
 		l, err := p.ls.Limit(ctx)
-		if errors.Is(err, nats.ErrConnectionReconnecting) && waitConnected(ctx, p.ls.Conn(), ReplyReconnectWait) == nil {
+		if errors.Is(err, nats.ErrConnectionReconnecting) && waitConnected(ctx, p.ls.Conn(), replyReconnectWait) == nil {
 			// The reply is ready but the link is down: as a plain reply
 			// does (sendReply), wait for the reconnect, then decide on the
 			// new link's limit.
@@ -75,9 +76,9 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
 		return p.plain()
 	}
-	ref, err := store.PrepareReply(ctx, rm, 0, limit)
+	ref, err := claimops.PrepareMsg(ctx, store, rm, 0, limit, true)
 	switch {
-	case errors.Is(err, claimcheck.ErrReplyStored):
+	case errors.Is(err, claimops.ErrReplyStored):
 		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
 		if size := int64(MsgSize(rm)); caller.maxPayload > 0 && size > caller.maxPayload {

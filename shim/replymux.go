@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
@@ -154,7 +155,7 @@ func (m *replyMux) lostLink() (chan struct{}, func() error) {
 //
 // A reply to an attempt that never arrived may still have been stored (the
 // reference was lost on the way: the caller's link dropped); its payload
-// is stored under claimcheck.ReplyObjectName of the attempt's reply
+// is stored under claimops.ReplyObjectName of the attempt's reply
 // subject, so end deletes those names once the responder's deadline has
 // passed (until). attempts is how many attempts the call made.
 func (m *replyMux) end(token string, c *muxCall, deadline time.Time, attempts int) {
@@ -175,7 +176,7 @@ func (m *replyMux) end(token string, c *muxCall, deadline time.Time, attempts in
 		store := c.store
 		time.AfterFunc(time.Until(c.until), func() {
 			for _, subj := range missing {
-				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimcheck.ReplyObjectName(subj)}}}
+				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimops.ReplyObjectName(subj)}}}
 				_ = store.Discard(context.Background(), ref) // nothing there: one look-up
 			}
 		})

@@ -35,17 +35,17 @@ const maxErrorMessage = 1024
 // Respond does not know the limit itself (Limit is 0 in the error) and
 // cannot tell the moment after a reconnect, when nats.go refuses every
 // message until the new link's limit arrives, from a reply that is too
-// large: it tries again for up to UnboundReplyWait before it answers
+// large: it tries again for up to unboundReplyWait before it answers
 // PAYLOAD_TOO_LARGE. A Handler given the connection (the Conn option)
 // knows the limit, reports it, and waits for it instead.
 func Respond(req *nats.Msg, data []byte, h nats.Header) error {
 	return respond(context.Background(), nil, req, data, h)
 }
 
-// UnboundReplyWait is how long Respond, RespondError and the micro reply
+// unboundReplyWait is how long Respond, RespondError and the micro reply
 // helpers, which do not know the responder's connection, keep trying a
 // reply that nats.go refuses for its size (see Respond).
-const UnboundReplyWait = 20 * time.Millisecond
+const unboundReplyWait = 20 * time.Millisecond
 
 // respond is Respond for a responder whose connection's limit state is st
 // (nil when unknown).
@@ -74,14 +74,14 @@ func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byt
 // (returning nats.ErrMaxPayload and the limit, nothing sent, when the
 // reply does not fit) and decides again when nats.go refuses the reply
 // because the link changed. Without it, it tries again for up to
-// UnboundReplyWait while nats.go refuses the reply for its size.
+// unboundReplyWait while nats.go refuses the reply for its size.
 func sendReply(ctx context.Context, st *connlimit.State, size int64, send func() error) (int64, error) {
 	if st == nil {
 		err := send()
 		if !errors.Is(err, nats.ErrMaxPayload) {
 			return 0, err
 		}
-		for deadline := time.Now().Add(UnboundReplyWait); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(unboundReplyWait); time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 			if err = send(); !errors.Is(err, nats.ErrMaxPayload) {
 				return 0, err
@@ -104,7 +104,7 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 			// reconnect (nats.go's reconnect buffer is off, so nothing
 			// would hold it), then decide on the new link's limit.
 			waited = true
-			if waitConnected(ctx, st.Conn(), ReplyReconnectWait) == nil {
+			if waitConnected(ctx, st.Conn(), replyReconnectWait) == nil {
 				continue
 			}
 		}
@@ -115,14 +115,14 @@ func sendReply(ctx context.Context, st *connlimit.State, size int64, send func()
 	}
 }
 
-// ReplyReconnectWait bounds how long a Handler given Conn waits for its
+// replyReconnectWait bounds how long a Handler given Conn waits for its
 // connection to reconnect when a reply is ready while the connection is
 // reconnecting (the request's deadline bounds it too). nats.go subscribes
 // the caller's reply inbox again after the caller's own reconnect, so a
 // reply sent then still reaches a caller that is waiting. When the wait
 // ends without a connection the reply is not sent (UNAVAILABLE, reported
 // to OnError) and the caller's outcome is unknown.
-const ReplyReconnectWait = 5 * time.Second
+const replyReconnectWait = 5 * time.Second
 
 // waitConnected waits until nc is connected, at most d and until ctx ends.
 func waitConnected(ctx context.Context, nc *nats.Conn, d time.Duration) error {

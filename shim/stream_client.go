@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -108,7 +109,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if c.store == nil {
 		return nil, false, tooLarge("stream request", size, limit, nil)
 	}
-	ref, err := c.store.PrepareLimit(fctx, req, 0, limit)
+	ref, err := claimops.PrepareMsg(fctx, c.store, req, 0, limit, false)
 	if err != nil {
 		return nil, false, uploadError(ctx, req, limit, err)
 	}

@@ -72,10 +72,8 @@ var shimSends = map[string]shimSend{
 	claimcheckPath + ".Store.Prepare":          {"(*claimcheck.Store).Prepare", kindStore},
 	claimcheckPath + ".Store.PublishJetStream": {"(*claimcheck.Store).PublishJetStream", kindJetStream},
 
-	shimPath + ".ResolveMicro":             {"shim.ResolveMicro", kindReply},
-	shimPath + ".RespondMicroClaimCheck":   {"shim.RespondMicroClaimCheck", kindReply},
-	claimcheckPath + ".Store.PrepareLimit": {"(*claimcheck.Store).PrepareLimit", kindStore},
-	claimcheckPath + ".Store.PrepareReply": {"(*claimcheck.Store).PrepareReply", kindStore},
+	shimPath + ".ResolveMicro":           {"shim.ResolveMicro", kindReply},
+	shimPath + ".RespondMicroClaimCheck": {"shim.RespondMicroClaimCheck", kindReply},
 
 	shimPath + ".Client.RequestStream":    {"(*shim.Client).RequestStream", kindRequest},
 	shimPath + ".Client.RequestMsgStream": {"(*shim.Client).RequestMsgStream", kindRequest},

@@ -111,6 +111,22 @@ func ctxStreamError(err error) error {
 	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(err, io.ErrUnexpectedEOF)}
 }
 
+// endErrorLocked is the error of a stream that ended with an error frame:
+// the responder's, unless the caller's own deadline has passed by now.
+// The responder's context carries that deadline (HeaderTimeout), so its
+// error frame and the caller's deadline come at the same moment, and the
+// caller's timer may not have fired yet: the caller's deadline is what
+// ended the stream.
+func (r *ReplyStream) endErrorLocked() error {
+	var re *Error
+	if errors.As(r.endErr, &re) && re.Remote {
+		if dl, ok := r.ctx.Deadline(); ok && !time.Now().Before(dl) {
+			return ctxStreamError(context.DeadlineExceeded)
+		}
+	}
+	return r.endErr
+}
+
 // brokenError is the error of a stream cut short by cause.
 func brokenError(msg string, cause error) error {
 	return &Error{Code: CodeStreamBroken, Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(io.ErrUnexpectedEOF, cause)}
@@ -178,7 +194,7 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 		}
 		if r.ended {
 			if r.endErr != nil {
-				r.err = r.endErr
+				r.err = r.endErrorLocked()
 				continue
 			}
 			r.eof = true
@@ -258,7 +274,7 @@ func (r *ReplyStream) next() ([]byte, error) {
 		}
 		if r.ended {
 			if r.endErr != nil {
-				r.err = r.endErr
+				r.err = r.endErrorLocked()
 				continue
 			}
 			r.eof = true

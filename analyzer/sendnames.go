@@ -7,7 +7,7 @@ package analyzer
 // The reason and the replacement of each raw send, for rawsend messages
 // ("raw API <why>: use <what>").
 const (
-	whySizing  = "bypasses claim checks and exact sizing"
+	whySizing  = "bypasses exact sizing"
 	whyRequest = "can be replayed after its timeout and is not size-capped"
 	whyReply   = "drops an oversized reply and the caller waits for a timeout"
 	whyMicro   = "loses an oversized reply (micro wraps ErrMaxPayload)"

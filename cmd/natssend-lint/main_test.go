@@ -172,7 +172,7 @@ func run(t *testing.T, dir, name string, args ...string) (int, string, string) {
 
 // Findings expected in the fixture, as patterns over the text output.
 var (
-	wantRaw     = regexp.MustCompile(`app\.go:15:\d+: raw \(\*nats\.Conn\)\.Publish bypasses claim checks`)
+	wantRaw     = regexp.MustCompile(`app\.go:15:\d+: raw \(\*nats\.Conn\)\.Publish bypasses exact sizing`)
 	wantRetry   = regexp.MustCompile(`app\.go:17:\d+: call of wrap\.Notify \(via shim\.Publish\) is retried on failure`)
 	wantConnect = regexp.MustCompile(`app\.go:11:\d+: nats\.Connect without nats\.ReconnectBufSize\(-1\)`)
 	wantTest    = regexp.MustCompile(`app_test\.go:11:\d+: raw \(\*nats\.Conn\)\.PublishMsg`)

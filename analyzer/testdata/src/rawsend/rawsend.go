@@ -12,8 +12,8 @@ import (
 )
 
 func coreSends(ctx context.Context, nc *nats.Conn, m *nats.Msg) { // want coreSends:`sends via \(\*nats.Conn\).Publish`
-	_ = nc.Publish("a", nil)                       // want `raw \(\*nats\.Conn\)\.Publish bypasses claim checks and exact sizing: use shim\.Publish`
-	_ = nc.PublishMsg(m)                           // want `raw \(\*nats\.Conn\)\.PublishMsg bypasses claim checks and exact sizing: use shim\.PublishMsg`
+	_ = nc.Publish("a", nil)                       // want `raw \(\*nats\.Conn\)\.Publish bypasses exact sizing: use shim\.Publish`
+	_ = nc.PublishMsg(m)                           // want `raw \(\*nats\.Conn\)\.PublishMsg bypasses exact sizing: use shim\.PublishMsg`
 	_ = nc.PublishRequest("a", "b", nil)           // want `raw \(\*nats\.Conn\)\.PublishRequest sends to a long-lived reply subject with no size cap: use \(\*shim\.Client\)\.RequestMany, or //natssend:reviewed <reason>`
 	_, _ = nc.Request("a", nil, time.Second)       // want `raw \(\*nats\.Conn\)\.Request can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.Request`
 	_, _ = nc.RequestMsg(m, time.Second)           // want `raw \(\*nats\.Conn\)\.RequestMsg can be replayed after its timeout and is not size-capped: use \(\*shim\.Client\)\.RequestMsg`
@@ -46,14 +46,14 @@ func microReplies(req micro.Request) { // want microReplies:`sends via \(micro.R
 }
 
 func encoded(ec *nats.EncodedConn) { // want encoded:`sends via \(\*nats.EncodedConn\).Publish`
-	_ = ec.Publish("a", 1)                   // want `raw \(\*nats\.EncodedConn\)\.Publish bypasses claim checks and exact sizing: encode the value and use shim\.Publish`
+	_ = ec.Publish("a", 1)                   // want `raw \(\*nats\.EncodedConn\)\.Publish bypasses exact sizing: encode the value and use shim\.Publish`
 	_ = ec.PublishRequest("a", "b", 1)       // want `raw \(\*nats.EncodedConn\).PublishRequest sends to a long-lived reply subject with no size cap: use \(\*shim\.Client\)\.RequestMany`
 	_ = ec.Request("a", 1, nil, time.Second) // want `raw \(\*nats\.EncodedConn\)\.Request can be replayed after its timeout and is not size-capped: encode the value and use \(\*shim\.Client\)\.Request`
 }
 
 // Method values, method expressions, go and defer, closures.
 func indirect(nc *nats.Conn, m *nats.Msg) { // want indirect:`sends via \(\*nats.Conn\).PublishMsg`
-	f := nc.Publish // want `raw \(\*nats\.Conn\)\.Publish taken as a function value bypasses claim checks and exact sizing: use shim\.Publish`
+	f := nc.Publish // want `raw \(\*nats\.Conn\)\.Publish taken as a function value bypasses exact sizing: use shim\.Publish`
 	_ = f("a", nil)
 	g := (*nats.Conn).Publish // want `raw \(\*nats.Conn\).Publish taken as a function value`
 	_ = g(nc, "a", nil)

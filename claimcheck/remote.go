@@ -95,8 +95,8 @@ func (s *Store) deleteObjectAt(ctx context.Context, loc at, name string) error {
 	})
 }
 
-// refAt returns where the reference ref (a message with claim-check
-// headers) says its object is, refusing a domain the Store may not read.
+// refAt returns where a parsed reference says its object is (parse has
+// refused a domain the Store may not read).
 func (s *Store) refAt(ref *refInfo) at {
 	return at{bucket: ref.bucket, domain: ref.domain}
 }

@@ -32,11 +32,11 @@ type acceptance struct {
 func acceptValue(store *claimcheck.Store, st *connlimit.State) string {
 	v := store.Bucket() + "; domain=" + store.Domain()
 	if st != nil {
-		limit := st.Conn().MaxPayload()
-		if c := st.PathCap(); c > 0 && (limit <= 0 || c < limit) {
-			limit = c
-		}
-		if limit > 0 {
+		// Only a limit known for the current link: right after a reconnect
+		// nats.go may hold a placeholder, which would make the responder
+		// refuse replies the caller can take. Without it, the responder
+		// decides against its own limit alone.
+		if limit, ok := st.Current(); ok {
 			v += "; max-payload=" + strconv.FormatInt(limit, 10)
 		}
 	}

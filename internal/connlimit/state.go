@@ -206,6 +206,31 @@ func (s *State) Limit(ctx context.Context) (int64, error) {
 	return s.capped(limit), nil
 }
 
+// Current returns the connection's limit (the path cap included) without
+// waiting, and false when it is not known at this moment: the connection
+// is not connected, or, right after a (re)connect, the limit nats.go holds
+// may still be the new link's placeholder (or the previous link's) rather
+// than the one the server announced for it. Limit waits instead.
+func (s *State) Current() (int64, bool) {
+	nc := s.nc
+	if !nc.IsConnected() {
+		return 0, false
+	}
+	if s.Guarded() {
+		link := s.d.dials.Load()
+		if mp := nc.MaxPayload(); mp > 0 && s.d.dials.Load() == link && (mp != s.d.place.Load() || s.d.confirmed.Load() == link) {
+			return s.capped(mp), true
+		}
+		return 0, false
+	}
+	if s.verified.Load() == nc.Stats().Reconnects+1 {
+		if mp := nc.MaxPayload(); mp > 0 {
+			return s.capped(mp), true
+		}
+	}
+	return 0, false
+}
+
 // linkLimit is Limit without the path cap: the limit the server enforces
 // on the connection's current link.
 func (s *State) linkLimit(ctx context.Context) (int64, error) {

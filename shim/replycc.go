@@ -43,14 +43,18 @@ type replyPeer struct {
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
 	caller := parseAccept(accept)
-	if store == nil || replySubj == "" || !caller.reads(store) || checkReplySubject(replySubj) != nil {
+	// plain sends the reply without a claim check, unless it is over the
+	// caller's max-payload: it may fit the responder's connection and not
+	// the caller's (a leafnode closes the whole link for one message over
+	// its limit), so it is refused instead.
+	plain := func() error {
 		if size := int64(wire.MsgSize(h, len(data))); replySubj != "" && caller.maxPayload > 0 && size > caller.maxPayload {
-			// It may fit the responder's connection, not the caller's (a
-			// leafnode closes the whole link for one message over its
-			// limit): refuse it.
 			return replyTooLarge(size, caller.maxPayload, p.errorReply)
 		}
 		return p.plain() // which refuses a reply subject too long to answer
+	}
+	if store == nil || replySubj == "" || !caller.reads(store) || checkReplySubject(replySubj) != nil {
+		return plain()
 	}
 	var limit int64 // 0: the store's connection's limit
 	if p.ls != nil {
@@ -81,11 +85,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 	case errors.Is(err, claimops.ErrReplyStored):
 		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
-		if size := int64(MsgSize(rm)); caller.maxPayload > 0 && size > caller.maxPayload {
-			// It would fit the responder's connection, not the caller's.
-			return replyTooLarge(size, caller.maxPayload, p.errorReply)
-		}
-		return p.plain()
+		return plain()
 	case err != nil:
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
 		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}

@@ -25,14 +25,9 @@ import (
 // in the leaf's domain, any bucket), and the leafnode link is never reset.
 func TestReplyFitsTheCallersLimit(t *testing.T) {
 	t.Parallel()
-	const hubLimit, leafLimit = 1 << 20, 256 << 10
-	hl := natstest.StartHubLeaf(t,
-		[]natstest.Option{natstest.MaxPayload(hubLimit), natstest.JetStream(), natstest.Domain("hub")},
-		[]natstest.Option{natstest.MaxPayload(leafLimit), natstest.JetStream(), natstest.Domain("leaf")})
+	hl, hub, leaf := hubAndLeaf(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	hub := connect(t, hl.Hub.URL())
-	leaf := connect(t, hl.Leaf.URL())
 	store := func(nc *nats.Conn, domain, bucket string) *claimcheck.Store {
 		t.Helper()
 		js, err := jetstream.NewWithDomain(nc, domain)

@@ -26,15 +26,9 @@ import (
 // its claim check's chunks to pass, and the link is never reset.
 func TestCapPayloadKeepsTheLeafnodeLink(t *testing.T) {
 	t.Parallel()
-	const hubLimit, leafLimit = 1 << 20, 256 << 10
-	hl := natstest.StartHubLeaf(t,
-		[]natstest.Option{natstest.MaxPayload(hubLimit), natstest.JetStream(), natstest.Domain("hub")},
-		[]natstest.Option{natstest.MaxPayload(leafLimit)})
+	hl, hub, leaf := hubAndLeaf(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-
-	hub := connect(t, hl.Hub.URL())
-	leaf := connect(t, hl.Leaf.URL())
 	got, err := leaf.SubscribeSync("edge.>")
 	if err != nil {
 		t.Fatal(err)
@@ -169,4 +163,20 @@ func TestCapPayloadKeepsTheLeafnodeLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.Eventually(t, 10*time.Second, func() bool { return !slices.Equal(hl.Links(), links) }, "the raw message to reset the link (the control)")
+}
+
+// The limits of hubAndLeaf's servers.
+const hubLimit, leafLimit = 1 << 20, 256 << 10
+
+// hubAndLeaf starts a hub (hubLimit, JetStream in domain "hub") and a
+// leaf connected to it (leafLimit; with leafJS, JetStream in domain
+// "leaf"), and a connection to each.
+func hubAndLeaf(t *testing.T, leafJS bool) (hl *natstest.HubLeaf, hub, leaf *nats.Conn) {
+	t.Helper()
+	leafOpts := []natstest.Option{natstest.MaxPayload(leafLimit)}
+	if leafJS {
+		leafOpts = append(leafOpts, natstest.JetStream(), natstest.Domain("leaf"))
+	}
+	hl = natstest.StartHubLeaf(t, []natstest.Option{natstest.MaxPayload(hubLimit), natstest.JetStream(), natstest.Domain("hub")}, leafOpts)
+	return hl, connect(t, hl.Hub.URL()), connect(t, hl.Leaf.URL())
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // MsgHandler receives a message with its payload resolved: for a claim
@@ -157,7 +159,7 @@ func (s *Store) Subscribe(subject string, h MsgHandler, onErr ErrorHandler, opts
 	if err != nil {
 		return nil, err
 	}
-	return s.nc.Subscribe(subject, cb)
+	return s.subscribe(func() (*nats.Subscription, error) { return s.nc.Subscribe(subject, cb) })
 }
 
 // QueueSubscribe is Subscribe in a queue group. Each message reaches one
@@ -167,7 +169,20 @@ func (s *Store) QueueSubscribe(subject, queue string, h MsgHandler, onErr ErrorH
 	if err != nil {
 		return nil, err
 	}
-	return s.nc.QueueSubscribe(subject, queue, cb)
+	return s.subscribe(func() (*nats.Subscription, error) { return s.nc.QueueSubscribe(subject, queue, cb) })
+}
+
+// subscribe makes a subscription and, on a connection made by
+// shim.Connect, waits a round trip for the server's verdict: a refused
+// subscription is a *connlimit.Denial (errors.Is
+// nats.ErrPermissionViolation, the subject named), with nothing left
+// subscribed.
+func (s *Store) subscribe(mk func() (*nats.Subscription, error)) (*nats.Subscription, error) {
+	sub, err := s.limit.Subscribe(connlimit.DefaultFlushTimeout, mk)
+	if err != nil {
+		return nil, fmt.Errorf("claimcheck: subscribing: %w", err)
+	}
+	return sub, nil
 }
 
 func (s *Store) coreHandler(h MsgHandler, onErr ErrorHandler, opts []SubscribeOpt) (nats.MsgHandler, error) {

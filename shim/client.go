@@ -206,13 +206,18 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		deadline = d
 	}
 
+	callCtx, stop := c.watchDenied(callCtx, m.Subject)
+	defer stop()
+	var reply *nats.Msg
+	var err error
 	if t := c.tel.Resolve(); t.Active() {
-		return c.requestTraced(ctx, callCtx, deadline, m, co, t)
+		reply, err = c.requestTraced(ctx, callCtx, deadline, m, co, t)
+	} else if co.attempts > 1 || c.store != nil {
+		reply, err = c.call(ctx, callCtx, deadline, m, co)
+	} else {
+		reply, err = c.send(ctx, callCtx, deadline, m, co.opID)
 	}
-	if co.attempts > 1 || c.store != nil {
-		return c.call(ctx, callCtx, deadline, m, co)
-	}
-	return c.send(ctx, callCtx, deadline, m, co.opID)
+	return reply, deniedError(callCtx, err)
 }
 
 // send is one send of m within callCtx (whose deadline is deadline); ctx

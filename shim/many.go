@@ -85,7 +85,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 				if cerr := callCtx.Err(); cerr != nil {
 					err = cerr
 				}
-				yield(nil, sendError(ctx, err, true))
+				yield(nil, deniedError(callCtx, sendError(ctx, err, true)))
 			}
 			return
 		case isNoResponders(msg):
@@ -152,7 +152,9 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	dctx, cancelDeadline := context.WithDeadline(ctx, deadline)
+	callCtx, stop := c.watchDenied(dctx, m.Subject)
+	cancel := func() { stop(); cancelDeadline() }
 	sub, err := c.nc.Subscribe(c.nc.NewInbox(), in.onMsg)
 	if err != nil {
 		cancel()
@@ -197,6 +199,7 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 		err = tooLarge("request", size, capped, nil)
 	}
 	if err != nil {
+		err = deniedError(callCtx, err)
 		_ = sub.Unsubscribe()
 		cancel()
 		return fail(err)

@@ -2,9 +2,12 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // A Service is a request handler for Serve and ServeQueue, made with
@@ -68,8 +71,10 @@ func service(opts []HandlerOption, build func(opts []HandlerOption) nats.MsgHand
 // or a *Error with OutcomeNotRun and nothing subscribed: INVALID_ARGUMENT
 // for a nil connection, an invalid subject, the zero Service, one made
 // with a nil function or an invalid option, or a Conn option naming
-// another connection; nats.go's own error otherwise (a closed connection:
-// UNAVAILABLE).
+// another connection; PERMISSION_DENIED when the server refuses the
+// subscription (on a connection made by Connect, which hears of the
+// refusal: Serve waits one round trip for the server's verdict); nats.go's
+// own error otherwise (a closed connection: UNAVAILABLE).
 func Serve(nc *nats.Conn, subject string, s Service) (*nats.Subscription, error) {
 	return serve(nc, subject, "", s)
 }
@@ -94,13 +99,12 @@ func serve(nc *nats.Conn, subject, queue string, s Service) (*nats.Subscription,
 	case s.conn != nil && s.conn != nc:
 		return nil, notSent(CodeInvalidArgument, "the Service's Conn option names another connection than the one it is subscribed on; not subscribed", nats.ErrInvalidConnection)
 	}
-	var sub *nats.Subscription
-	var err error
-	if queue == "" {
-		sub, err = nc.Subscribe(subject, s.handler(nc))
-	} else {
-		sub, err = nc.QueueSubscribe(subject, queue, s.handler(nc))
-	}
+	sub, err := connlimit.For(nc).Subscribe(connlimit.DefaultFlushTimeout, func() (*nats.Subscription, error) {
+		if queue == "" {
+			return nc.Subscribe(subject, s.handler(nc))
+		}
+		return nc.QueueSubscribe(subject, queue, s.handler(nc))
+	})
 	if err != nil {
 		return nil, subscribeError(subject, queue, err)
 	}
@@ -108,11 +112,16 @@ func serve(nc *nats.Conn, subject, queue string, s Service) (*nats.Subscription,
 }
 
 // subscribeError maps nats.go's refusal of a subscription (a bad subject
-// or queue name, a closed connection): nothing was subscribed.
+// or queue name, a closed connection) or the server's (a permission
+// violation): nothing is subscribed.
 func subscribeError(subject, queue string, err error) error {
 	where := fmt.Sprintf("%q", subject)
 	if queue != "" {
 		where += fmt.Sprintf(" in queue group %q", queue)
+	}
+	var d *connlimit.Denial
+	if errors.As(err, &d) {
+		return notSent(CodePermissionDenied, "permission denied: the server refused the subscription to "+where+"; not subscribed", err)
 	}
 	return notSent(Describe(sendError(context.Background(), err, false)).Code, "subscribing on "+where+" failed; not subscribed", err)
 }

@@ -24,7 +24,8 @@ type streamOpen struct {
 	co    callOpts
 	first time.Time // the wait for the first frame ends then
 
-	fctx    context.Context // ctx, ending at first
+	fctx    context.Context // ctx, ending at first or at a denial
+	denied  context.Context // ctx, ending at a denial (see watchDenied)
 	req     *nats.Msg       // the request, once prepared
 	stored  bool            // req is a claim check
 	pending []*pendingStream
@@ -39,12 +40,14 @@ type pendingStream struct {
 }
 
 func (o *streamOpen) run() (*ReplyStream, error) {
-	var cancel context.CancelFunc
-	o.fctx, cancel = context.WithDeadline(o.ctx, o.first)
+	var cancel, stop context.CancelFunc
+	o.denied, stop = o.c.watchDenied(o.ctx, o.m.Subject)
+	o.fctx, cancel = context.WithDeadline(o.denied, o.first)
 	o.signals, o.done = make(chan *pendingStream), make(chan struct{})
 	defer func() {
 		close(o.done)
 		cancel()
+		stop()
 		for _, p := range o.pending {
 			_ = p.rs.Close() // an attempt not taken
 		}
@@ -56,7 +59,7 @@ func (o *streamOpen) run() (*ReplyStream, error) {
 	}()
 	return runAttempts(o.ctx, newSchedule(o.co, o.first), func(attempt int, wait func() time.Duration) (*ReplyStream, bool, error) {
 		if err := o.send(attempt); err != nil {
-			return nil, false, err
+			return nil, false, deniedError(o.denied, err)
 		}
 		rs, err := o.await(attempt, wait())
 		return rs, false, err
@@ -170,7 +173,10 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no first frame within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptTimedOut}
 			}
 			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
-		case <-o.ctx.Done():
+		case <-o.denied.Done():
+			if o.ctx.Err() == nil {
+				return nil, deniedError(o.denied, sendError(o.ctx, context.Cause(o.denied), true))
+			}
 			if held != nil && o.ctx.Err() == context.DeadlineExceeded {
 				return nil, held // the deadline the hold waited for
 			}

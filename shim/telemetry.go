@@ -82,6 +82,7 @@ func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time,
 	} else {
 		reply, err = c.send(sctx, callCtx, deadline, m, co.opID)
 	}
+	err = deniedError(callCtx, err)
 	endOp(sctx, &op, err)
 	return reply, err
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -71,7 +73,16 @@ type denials struct {
 	next     int
 	watchers map[int]func(*Denial)
 	hooked   bool // the connection's error callback reports to Denied
+	// subs are the subscriptions the server refused on the current link
+	// (link): they stay refused until nats.go subscribes again after a
+	// reconnect, so a later wait that needs one fails at once (see
+	// WatchDenied). At most maxRefusedSubs, the newest kept.
+	subs []*Denial
+	link uint64
 }
+
+// maxRefusedSubs bounds the refused subscriptions a State remembers.
+const maxRefusedSubs = 32
 
 // Hook marks the connection's asynchronous error callback as reporting to
 // Denied (shim.Connect installs it): WatchDenied then ends a wait at a
@@ -93,6 +104,9 @@ func (s *State) Hooked() bool {
 // connection to every watcher (see WatchDenied).
 func (s *State) Denied(d *Denial) {
 	s.denied.mu.Lock()
+	if d.Op == "subscribe" {
+		s.rememberLocked(d)
+	}
 	ws := make([]func(*Denial), 0, len(s.denied.watchers))
 	for _, w := range s.denied.watchers {
 		ws = append(ws, w)
@@ -103,19 +117,62 @@ func (s *State) Denied(d *Denial) {
 	}
 }
 
+// rememberLocked records a refused subscription of the current link.
+func (s *State) rememberLocked(d *Denial) {
+	if link := s.Link(); link != s.denied.link {
+		s.denied.subs, s.denied.link = nil, link
+	}
+	for _, old := range s.denied.subs {
+		if old.Subject == d.Subject && old.Queue == d.Queue {
+			return
+		}
+	}
+	if len(s.denied.subs) == maxRefusedSubs {
+		s.denied.subs = s.denied.subs[1:]
+	}
+	s.denied.subs = append(s.denied.subs, d)
+}
+
+// refusedLocked returns a subscription refused on the current link that
+// one of subs matches, or nil.
+func (s *State) refusedLocked(subs []string) *Denial {
+	if len(s.denied.subs) == 0 || s.denied.link != s.Link() {
+		return nil
+	}
+	for _, d := range s.denied.subs {
+		if matchesAny(subs, d.Subject) {
+			return d
+		}
+	}
+	return nil
+}
+
+func matchesAny(patterns []string, subject string) bool {
+	for _, p := range patterns {
+		if SubjectMatches(p, subject) {
+			return true
+		}
+	}
+	return false
+}
+
 // WatchDenied returns a context derived from ctx that is cancelled, with
 // the *Denial as its cause (context.Cause), when the server reports a
 // permission violation on the connection for an operation the caller is
 // waiting on: a publish (or a message's reply subject) on a subject that
 // one of pubs matches, or a subscription to a subject that one of subs
-// matches (NATS wildcards, as in a subscription). The sender registers
+// matches (NATS wildcards, as in a subscription). A subscription that
+// one of subs matches and that the server refused earlier on the same link
+// ends it at once: nats.go does not subscribe again until it reconnects,
+// so whatever waits on it would wait for nothing. The sender registers
 // before it sends and calls stop when its wait ends. On a connection whose
-// error callback does not report to Denied (see Hook) nothing is watched.
+// error callback does not report to Denied (see Hook) nothing is watched
+// and ctx itself is returned.
 func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.Context, context.CancelFunc) {
-	wctx, cancel := context.WithCancelCause(ctx)
 	if !s.Hooked() {
-		return wctx, func() { cancel(context.Canceled) }
+		return ctx, func() {}
 	}
+	wctx, cancel := context.WithCancelCause(ctx)
 	s.denied.mu.Lock()
 	if s.denied.watchers == nil {
 		s.denied.watchers = make(map[int]func(*Denial))
@@ -127,14 +184,15 @@ func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.C
 		if d.Op == "subscribe" {
 			patterns = subs
 		}
-		for _, p := range patterns {
-			if SubjectMatches(p, d.Subject) {
-				cancel(d)
-				return
-			}
+		if matchesAny(patterns, d.Subject) {
+			cancel(d)
 		}
 	}
+	refused := s.refusedLocked(subs)
 	s.denied.mu.Unlock()
+	if refused != nil {
+		cancel(refused)
+	}
 	return wctx, func() {
 		s.denied.mu.Lock()
 		delete(s.denied.watchers, id)
@@ -172,4 +230,47 @@ func SubjectMatches(pattern, subject string) bool {
 		}
 	}
 	return len(pt) == len(st)
+}
+
+// Subscribe makes a subscription with subscribe and, on a connection whose
+// error callback reports to Denied (see Hook), waits one round trip (a
+// flush, bounded by timeout) for the server's verdict on it: a refused
+// subscription is unsubscribed and its *Denial returned, so that serving
+// on a subject the user may not subscribe to fails where it is set up
+// instead of waiting for requests that never come. nats.go records the
+// refusal (as the connection's last error) before it reads the flush's
+// answer, so no wait beyond the round trip is needed. When the round trip
+// fails the verdict is not known and the subscription is returned: its
+// refusal, if any, still reaches the watchers (WatchDenied).
+func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscription, error)) (*nats.Subscription, error) {
+	if !s.Hooked() {
+		return subscribe()
+	}
+	prev := s.nc.LastError()
+	sub, err := subscribe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.nc.FlushTimeout(timeout); err != nil {
+		return sub, nil
+	}
+	last := s.nc.LastError()
+	if last == nil || sameError(last, prev) {
+		return sub, nil
+	}
+	if d := ParseDenial(last); d != nil && d.Op == "subscribe" && d.Subject == sub.Subject && d.Queue == sub.Queue {
+		_ = sub.Unsubscribe()
+		return nil, d
+	}
+	return sub, nil
+}
+
+// sameError reports whether a and b are the same error value, without
+// comparing values whose type is not comparable (which would panic).
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }

@@ -1,0 +1,50 @@
+package shim
+
+import (
+	"context"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
+)
+
+// watchDenied returns callCtx ended at once when the server reports (on a
+// connection made by Connect) that it dropped a publish to subject or
+// refused a subscription under the connection's inbox prefix, which the
+// reply would need: a denied request ends within a round trip instead of
+// at its deadline. stop ends the watch.
+func (c *Client) watchDenied(callCtx context.Context, subject string) (context.Context, context.CancelFunc) {
+	return c.st.WatchDenied(callCtx, []string{subject}, []string{inboxPattern(c.nc)})
+}
+
+// inboxPattern is the subject pattern of every inbox of nc: under its
+// custom prefix, or nats.go's default _INBOX.
+func inboxPattern(nc *nats.Conn) string {
+	if p := strings.TrimSuffix(nc.Opts.InboxPrefix, "."); p != "" {
+		return p + ".>"
+	}
+	return "_INBOX.>"
+}
+
+// deniedError returns err, the error of a call made within wctx (see
+// watchDenied), as the permission violation that ended wctx, when one did:
+// CodePermissionDenied naming the subject, errors.Is
+// nats.ErrPermissionViolation. A dropped publish did not run; a refused
+// reply subscription after the request went out may have (the request
+// reached the responder, its reply cannot come back), unless err says
+// nothing was sent.
+func deniedError(wctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	d := connlimit.DeniedCause(wctx)
+	if d == nil {
+		return err
+	}
+	sent := Classify(err) != OutcomeNotRun
+	if d.Op != "subscribe" || !sent {
+		return notSent(CodePermissionDenied, d.Error()+"; not delivered", d)
+	}
+	return &Error{Code: CodePermissionDenied, Message: d.Error() + " after the request was sent; it may have run", Sent: true, outcome: OutcomeUnknown, err: d}
+}

@@ -3,6 +3,7 @@ package claimcheck
 import (
 	"errors"
 	"fmt"
+	"github.com/natssend/natssend/internal/telemetry"
 )
 
 var (
@@ -82,7 +83,8 @@ var (
 	// timeout, an empty bucket name, a nil function, a negative reserve.
 	// Options are checked before anything is created or sent. A nil
 	// option (Option, SubscribeOpt, ConsumeOpt, MessagesOpt) is ignored.
-	ErrInvalidOption = errors.New("natssend: invalid option")
+	// The telemetry package's options wrap it too.
+	ErrInvalidOption = telemetry.ErrInvalidOption
 )
 
 // notPublishedError marks an error after which the Store knows nothing

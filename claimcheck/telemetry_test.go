@@ -17,6 +17,7 @@ import (
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // kit is a real SDK for one side: spans recorded, metrics read by hand.
@@ -36,7 +37,7 @@ func newKit(t testing.TB) *kit {
 }
 
 func (k *kit) opts() []claimcheck.Option {
-	return []claimcheck.Option{claimcheck.WithTracerProvider(k.tp), claimcheck.WithMeterProvider(k.mp), claimcheck.WithPropagators(propagation.TraceContext{})}
+	return []claimcheck.Option{claimcheck.WithTelemetry(telemetry.WithTracerProvider(k.tp), telemetry.WithMeterProvider(k.mp), telemetry.WithPropagators(propagation.TraceContext{}))}
 }
 
 func (k *kit) span(t testing.TB, name string, n int) sdktrace.ReadOnlySpan {

@@ -241,10 +241,11 @@
 // unique subject. With no option the global providers and propagator
 // (otel.GetTracerProvider, GetMeterProvider, GetTextMapPropagator) are
 // used, resolved at each send; an application that configures no SDK
-// pays only the look-up. WithTracerProvider, WithMeterProvider,
-// WithPropagators and WithoutTelemetry set them for a Client (the Handler
-// prefixed forms for handlers); WithDestinationName maps subjects with IDs
-// in them to one attribute value, to keep metric cardinality down.
+// pays only the look-up. Package telemetry's options set them, or turn
+// telemetry off, for a Client (WithTelemetry) and a handler (Telemetry),
+// as for a claim-check Store; telemetry.WithDestinationName maps subjects
+// with IDs in them to one attribute value, to keep metric cardinality
+// down.
 // docs/telemetry.md lists every span and metric with its attributes.
 //
 // # Errors

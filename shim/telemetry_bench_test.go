@@ -8,6 +8,7 @@ import (
 
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // BenchmarkTelemetry measures what telemetry adds per publish and per
@@ -54,8 +55,8 @@ func BenchmarkTelemetry(b *testing.B) {
 			}
 		}
 	})
-	off := shim.NewClient(nc, shim.WithoutTelemetry())
-	on := shim.NewClient(nc, shim.WithTracerProvider(k.tp), shim.WithMeterProvider(k.mp), shim.WithPropagators(k.prop))
+	off := shim.NewClient(nc, shim.WithTelemetry(telemetry.WithoutTelemetry()))
+	on := shim.NewClient(nc, shim.WithTelemetry(telemetry.WithTracerProvider(k.tp), telemetry.WithMeterProvider(k.mp), telemetry.WithPropagators(k.prop)))
 	for _, tc := range []struct {
 		name string
 		c    *shim.Client

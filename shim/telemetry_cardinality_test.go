@@ -18,6 +18,7 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // spanNames is a span processor that keeps the distinct names of ended
@@ -92,7 +93,7 @@ func TestMetricCardinalityBoundedOverManyRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := claimcheck.New(context.Background(), js, claimcheck.WithStorage(jetstream.MemoryStorage),
-			claimcheck.WithTracerProvider(k.tp), claimcheck.WithMeterProvider(k.mp), claimcheck.WithPropagators(prop))
+			claimcheck.WithTelemetry(telemetry.WithTracerProvider(k.tp), telemetry.WithMeterProvider(k.mp), telemetry.WithPropagators(prop)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestMetricCardinalityBoundedOverManyRequests(t *testing.T) {
 			return big, nil // claim-checked to the caller's inbox
 		}
 		return []byte("ok"), nil
-	}, shim.Conn(hnc), shim.ServeClaimChecks(store(hnc, hk)), shim.HandlerTracerProvider(hk.tp), shim.HandlerMeterProvider(hk.mp), shim.HandlerPropagators(prop))); err != nil {
+	}, shim.Conn(hnc), shim.ServeClaimChecks(store(hnc, hk)), shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithMeterProvider(hk.mp), telemetry.WithPropagators(prop)))); err != nil {
 		t.Fatal(err)
 	}
 	if err := hnc.Flush(); err != nil {
@@ -114,8 +115,8 @@ func TestMetricCardinalityBoundedOverManyRequests(t *testing.T) {
 	// The caller: a custom inbox prefix too, which the responder learns
 	// from nothing but the subjects.
 	cnc := connect(t, s.URL(), nats.CustomInboxPrefix("app.in"))
-	c := shim.NewClient(cnc, shim.WithClaimChecks(store(cnc, ck)), shim.WithTracerProvider(ck.tp), shim.WithMeterProvider(ck.mp),
-		shim.WithPropagators(prop), shim.WithTimeout(time.Minute))
+	c := shim.NewClient(cnc, shim.WithClaimChecks(store(cnc, ck)), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithMeterProvider(ck.mp)),
+		shim.WithTelemetry(telemetry.WithPropagators(prop)), shim.WithTimeout(time.Minute))
 
 	work := make(chan int)
 	errs := make(chan error, workers)

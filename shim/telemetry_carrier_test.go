@@ -15,6 +15,7 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // headerCarrierConsumer subscribes a plain nats.go subscriber on subject
@@ -162,7 +163,7 @@ func TestTraceHandlersContinueHeaderCarrierProducer(t *testing.T) {
 	wantParent("process hcp.req")
 
 	serveStream(t, s.URL(), "hcp.stream", writeAll([]byte("abc"), 1))
-	c := shim.NewClient(connect(t, s.URL()), shim.WithoutTelemetry()) // the header as the caller made it
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithoutTelemetry())) // the header as the caller made it
 	rs, err := c.RequestMsgStream(context.Background(), &nats.Msg{Subject: "hcp.stream", Header: header()})
 	if err != nil {
 		t.Fatal(err)

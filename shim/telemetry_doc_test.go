@@ -20,6 +20,7 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // docRow is one row of docs/telemetry.md's table of spans and metrics.
@@ -244,7 +245,7 @@ func TestTelemetryDocTable(t *testing.T) {
 		}
 	}
 	// A propagator fault: the request goes without its trace context.
-	_, err = shim.NewClient(cnc, shim.WithPropagators(panicky{"panic"})).Request(ctx, "doc.req", []byte("x"))
+	_, err = shim.NewClient(cnc, shim.WithTelemetry(telemetry.WithPropagators(panicky{"panic"}))).Request(ctx, "doc.req", []byte("x"))
 	must(err)
 
 	// A request refused: too large for a Client without claim checks.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // useGlobalKit sets a real SDK as the global providers and propagator
@@ -143,8 +144,8 @@ func TestTelemetryFaultyPropagatorDoesNotBreakSends(t *testing.T) {
 		serve(t, s, subject, shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
 			hdr = req.Header
 			return []byte("ok"), nil
-		}, shim.HandlerPropagators(panicky{mode}), shim.HandlerTracerProvider(k.tp)))
-		c := shim.NewClient(connect(t, s.URL()), shim.WithPropagators(panicky{mode}), shim.WithTracerProvider(k.tp), shim.WithMeterProvider(k.mp))
+		}, shim.Telemetry(telemetry.WithPropagators(panicky{mode}), telemetry.WithTracerProvider(k.tp))))
+		c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithPropagators(panicky{mode}), telemetry.WithTracerProvider(k.tp), telemetry.WithMeterProvider(k.mp)))
 		ctx, parent := k.tp.Tracer("test").Start(context.Background(), "parent")
 		r, err := c.Request(ctx, subject, []byte("x"))
 		parent.End()
@@ -165,7 +166,7 @@ func TestTelemetryMalformedTraceparentStartsANewTrace(t *testing.T) {
 	k := newOtelKit(t)
 	serve(t, s, "tel.bad", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
 		return []byte("ran"), nil
-	}, shim.HandlerPropagators(propagation.TraceContext{}), shim.HandlerTracerProvider(k.tp)))
+	}, shim.Telemetry(telemetry.WithPropagators(propagation.TraceContext{}), telemetry.WithTracerProvider(k.tp))))
 	nc := connect(t, s.URL())
 	for _, tp := range []string{"00-zzzz", "00-00000000000000000000000000000000-0000000000000000-01", strings.Repeat("x", 4000)} {
 		m := &nats.Msg{Subject: "tel.bad", Header: nats.Header{"traceparent": {tp}}}
@@ -204,7 +205,7 @@ func TestTelemetryNoopAllocations(t *testing.T) {
 	if pub > raw {
 		t.Errorf("PublishContext: %.1f allocations, nats.go's Publish %.1f", pub, raw)
 	}
-	on, off := shim.NewClient(nc), shim.NewClient(nc, shim.WithoutTelemetry())
+	on, off := shim.NewClient(nc), shim.NewClient(nc, shim.WithTelemetry(telemetry.WithoutTelemetry()))
 	req := func(c *shim.Client) func() {
 		return func() {
 			if _, err := c.Request(ctx, "tel.noop", nil); err != nil {

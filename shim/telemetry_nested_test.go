@@ -9,6 +9,7 @@ import (
 
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // TestTelemetrySizesStayOnTheirOwnSpan: a send made in a handler's fn by a
@@ -18,12 +19,12 @@ import (
 func TestTelemetrySizesStayOnTheirOwnSpan(t *testing.T) {
 	s := natstest.Start(t)
 	serve(t, s, "nest.inner", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) { return nil, nil }))
-	inner := shim.NewClient(connect(t, s.URL()), shim.WithoutTelemetry())
+	inner := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithoutTelemetry()))
 	hk := newOtelKit(t)
 	serve(t, s, "nest.outer", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
 		_, err := inner.Request(ctx, "nest.inner", make([]byte, 1000))
 		return nil, err
-	}, shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop)))
+	}, shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithPropagators(hk.prop))))
 	req := &nats.Msg{Subject: "nest.outer", Data: []byte("abc"), Header: nats.Header{"K": {"v"}}}
 	if _, err := connect(t, s.URL()).RequestMsg(req, 30*time.Second); err != nil {
 		t.Fatal(err)

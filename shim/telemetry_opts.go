@@ -1,11 +1,10 @@
 package shim
 
 import (
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
+	"strings"
 
-	"github.com/natssend/natssend/internal/telemetry"
+	itel "github.com/natssend/natssend/internal/telemetry"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // Telemetry (OpenTelemetry): without options, a Client, the Publish
@@ -14,7 +13,8 @@ import (
 // (otel.GetTracerProvider, otel.GetMeterProvider,
 // otel.GetTextMapPropagator), resolved at every use. An application that
 // never sets an SDK pays no allocation for it. The options below pass
-// them explicitly, or turn telemetry off; they follow otelhttp's names.
+// them explicitly, or turn telemetry off: one set, package telemetry's,
+// for Client (WithTelemetry), handlers (Telemetry) and Stores.
 // The Publish functions, which take no options, always use the globals;
 // Publish and PublishMsg, which take no context, record metrics only.
 //
@@ -24,139 +24,46 @@ import (
 // named by a template and marked messaging.destination.temporary, never
 // by their unique subject. Subjects with IDs in them (orders.123.paid)
 // make one metric series and span name per ID: map them to a template
-// with WithDestinationName (HandlerDestinationName), such as func(s
+// with telemetry.WithDestinationName, such as func(s
 // string) string { return "orders.*.paid" }. docs/telemetry.md lists
 // every span and metric with its attributes.
 
-// WithTracerProvider is a client-level Option: the Client's spans come
-// from tp instead of the global tracer provider. tp must not be nil.
-func WithTracerProvider(tp trace.TracerProvider) Option {
+// WithTelemetry configures the Client's telemetry with the options of
+// package telemetry, the set handlers (Telemetry) and claim-check Stores
+// (claimcheck.WithTelemetry) take too. An invalid one makes NewClient's
+// Client fail every call with ErrInvalidOption.
+func WithTelemetry(opts ...telemetry.Option) Option {
 	return func(c *Client) error {
-		if tp == nil {
-			return invalidOption("WithTracerProvider(nil): a nil provider")
+		if err := telemetry.Apply(c.telemetry(), opts); err != nil {
+			return invalidOption("%s", strings.TrimPrefix(err.Error(), ErrInvalidOption.Error()+": "))
 		}
-		c.telemetry().TracerProvider = tp
 		return nil
 	}
 }
 
-// WithMeterProvider is a client-level Option: the Client's metrics come
-// from mp instead of the global meter provider. mp must not be nil.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *Client) error {
-		if mp == nil {
-			return invalidOption("WithMeterProvider(nil): a nil provider")
-		}
-		c.telemetry().MeterProvider = mp
-		return nil
-	}
-}
-
-// WithPropagators is a client-level Option: the Client injects the trace
-// context into its requests' headers with p instead of the global
-// text-map propagator. p must not be nil.
-func WithPropagators(p propagation.TextMapPropagator) Option {
-	return func(c *Client) error {
-		if p == nil {
-			return invalidOption("WithPropagators(nil): a nil propagator")
-		}
-		c.telemetry().Propagator = p
-		return nil
-	}
-}
-
-// WithoutTelemetry is a client-level Option: the Client records no spans
-// and no metrics and injects no trace context, whatever the globals are.
-func WithoutTelemetry() Option {
-	return func(c *Client) error {
-		c.telemetry().Off = true
-		return nil
-	}
-}
-
-// WithDestinationName is a client-level Option: f maps a subject to the
-// messaging.destination.name of the Client's spans and metrics (and
-// their span names), to keep their cardinality bounded when subjects
-// carry IDs. f is not called for inboxes, which are named by their
-// template. f must not be nil.
-func WithDestinationName(f func(subject string) string) Option {
-	return func(c *Client) error {
-		if f == nil {
-			return invalidOption("WithDestinationName(nil): a nil function")
-		}
-		c.telemetry().Subject = f
-		return nil
-	}
-}
-
-// HandlerTracerProvider makes the handler's server spans with tp instead
-// of the global tracer provider. tp must not be nil.
-func HandlerTracerProvider(tp trace.TracerProvider) HandlerOption {
+// Telemetry configures a handler's (or Service's) telemetry with the
+// options of package telemetry, the set a Client (WithTelemetry) and a
+// claim-check Store (claimcheck.WithTelemetry) take too. An invalid one is
+// refused where the handler is built: see HandlerOption.
+func Telemetry(opts ...telemetry.Option) HandlerOption {
 	return func(o *handlerOpts) error {
-		if tp == nil {
-			return invalidOption("HandlerTracerProvider(nil): a nil provider")
+		if err := telemetry.Apply(o.telemetry(), opts); err != nil {
+			return invalidOption("%s", strings.TrimPrefix(err.Error(), ErrInvalidOption.Error()+": "))
 		}
-		o.telemetry().TracerProvider = tp
 		return nil
 	}
 }
 
-// HandlerMeterProvider records the handler's metrics with mp instead of
-// the global meter provider. mp must not be nil.
-func HandlerMeterProvider(mp metric.MeterProvider) HandlerOption {
-	return func(o *handlerOpts) error {
-		if mp == nil {
-			return invalidOption("HandlerMeterProvider(nil): a nil provider")
-		}
-		o.telemetry().MeterProvider = mp
-		return nil
-	}
-}
-
-// HandlerPropagators extracts the caller's trace context from requests
-// with p instead of the global text-map propagator. p must not be nil.
-func HandlerPropagators(p propagation.TextMapPropagator) HandlerOption {
-	return func(o *handlerOpts) error {
-		if p == nil {
-			return invalidOption("HandlerPropagators(nil): a nil propagator")
-		}
-		o.telemetry().Propagator = p
-		return nil
-	}
-}
-
-// HandlerWithoutTelemetry makes the handler record no spans and no
-// metrics and extract no trace context, whatever the globals are.
-func HandlerWithoutTelemetry() HandlerOption {
-	return func(o *handlerOpts) error {
-		o.telemetry().Off = true
-		return nil
-	}
-}
-
-// HandlerDestinationName maps a request's subject to the
-// messaging.destination.name of the handler's spans and metrics (see
-// WithDestinationName). f must not be nil.
-func HandlerDestinationName(f func(subject string) string) HandlerOption {
-	return func(o *handlerOpts) error {
-		if f == nil {
-			return invalidOption("HandlerDestinationName(nil): a nil function")
-		}
-		o.telemetry().Subject = f
-		return nil
-	}
-}
-
-func (c *Client) telemetry() *telemetry.Config {
+func (c *Client) telemetry() *itel.Config {
 	if c.tel == nil {
-		c.tel = &telemetry.Config{}
+		c.tel = &itel.Config{}
 	}
 	return c.tel
 }
 
-func (o *handlerOpts) telemetry() *telemetry.Config {
+func (o *handlerOpts) telemetry() *itel.Config {
 	if o.tel == nil {
-		o.tel = &telemetry.Config{}
+		o.tel = &itel.Config{}
 	}
 	return o.tel
 }

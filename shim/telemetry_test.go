@@ -17,6 +17,7 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
+	"github.com/natssend/natssend/telemetry"
 )
 
 // telClient is a Client and a handler on subject, each with its own SDK
@@ -25,14 +26,14 @@ func telPair(t *testing.T, s *natstest.Server, subject string, fn shim.HandlerFu
 	t.Helper()
 	ck, hk := newOtelKit(t), newOtelKit(t)
 	hnc := connect(t, s.URL())
-	hopts = append([]shim.HandlerOption{shim.Conn(hnc), shim.HandlerTracerProvider(hk.tp), shim.HandlerMeterProvider(hk.mp), shim.HandlerPropagators(hk.prop)}, hopts...)
+	hopts = append([]shim.HandlerOption{shim.Conn(hnc), shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithMeterProvider(hk.mp), telemetry.WithPropagators(hk.prop))}, hopts...)
 	if _, err := hnc.Subscribe(subject, shim.Handler(fn, hopts...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := hnc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithMeterProvider(ck.mp), shim.WithPropagators(ck.prop))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithMeterProvider(ck.mp), telemetry.WithPropagators(ck.prop)))
 	return ck, hk, c
 }
 
@@ -102,7 +103,7 @@ func TestTelemetryOutcomes(t *testing.T) {
 			return nil, nil
 		}
 		return nil, errors.New("boom")
-	}, shim.HandlerDestinationName(func(string) string { return "tel.out.*" }))
+	}, shim.Telemetry(telemetry.WithDestinationName(func(string) string { return "tel.out.*" })))
 	for _, tc := range []struct {
 		subject, outcome, code string
 	}{
@@ -154,7 +155,7 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 		got = req.Header
 		return nil, nil
 	})
-	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(propagation.TraceContext{}), shim.WithTimeout(time.Hour))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(propagation.TraceContext{})), shim.WithTimeout(time.Hour))
 	ctx, parent := ck.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
 	// The request's header: the timeout (7 digits for an hour) and traceparent (55 bytes).
@@ -202,7 +203,7 @@ func TestTelemetryWithoutTelemetry(t *testing.T) {
 		}
 		return nil, nil
 	})
-	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop), shim.WithoutTelemetry())
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(ck.prop), telemetry.WithoutTelemetry()))
 	ctx, parent := ck.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
 	if _, err := c.Request(ctx, "tel.off", nil); err != nil {
@@ -222,11 +223,45 @@ func TestTelemetryWithoutTelemetry(t *testing.T) {
 	}
 }
 
+// TestTelemetryInvalidOptions: each invalid option of the one telemetry
+// set is refused, with ErrInvalidOption naming it, by the Client, by a
+// handler where it is built (Serve) and by a Store (New), before anything
+// is subscribed or created.
 func TestTelemetryInvalidOptions(t *testing.T) {
-	for _, o := range []shim.Option{shim.WithTracerProvider(nil), shim.WithMeterProvider(nil), shim.WithPropagators(nil), shim.WithDestinationName(nil)} {
-		if err := shim.NewClient(nil, o).Err(); !errors.Is(err, shim.ErrInvalidOption) {
-			t.Errorf("got %v, want ErrInvalidOption", err)
+	t.Parallel()
+	s := natstest.Start(t, natstest.JetStream())
+	nc := connect(t, s.URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]telemetry.Option{
+		"WithTracerProvider":  telemetry.WithTracerProvider(nil),
+		"WithMeterProvider":   telemetry.WithMeterProvider(nil),
+		"WithPropagators":     telemetry.WithPropagators(nil),
+		"WithDestinationName": telemetry.WithDestinationName(nil),
+	} {
+		if err := shim.NewClient(nc, shim.WithTelemetry(o)).Err(); !errors.Is(err, shim.ErrInvalidOption) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Client: got %v, want ErrInvalidOption naming %s", err, name)
 		}
+		sub, err := shim.Serve(nc, "tel.invalid", shim.Unary(func(context.Context, *nats.Msg) ([]byte, error) { return nil, nil }, shim.Telemetry(o)))
+		if sub != nil || !errors.Is(err, shim.ErrInvalidOption) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Serve: got %v, %v, want ErrInvalidOption naming %s", sub, err, name)
+		}
+		st, err := claimcheck.New(context.Background(), js, claimcheck.WithBucket("tel_invalid"), claimcheck.WithTelemetry(o))
+		if st != nil || !errors.Is(err, claimcheck.ErrInvalidOption) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Store: got %v, %v, want ErrInvalidOption naming %s", st, err, name)
+		}
+	}
+	if n := nc.NumSubscriptions(); n != 0 {
+		t.Errorf("%d subscriptions made by refused handlers", n)
+	}
+	if _, err := js.ObjectStore(context.Background(), "tel_invalid"); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("a refused Store left its bucket: %v", err)
+	}
+	// A nil option in the set is skipped, as nil options are everywhere.
+	if err := shim.NewClient(nc, shim.WithTelemetry(nil, telemetry.WithoutTelemetry())).Err(); err != nil {
+		t.Errorf("a nil telemetry option: %v", err)
 	}
 }
 
@@ -242,7 +277,7 @@ func TestTelemetryClaimCheckedRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := claimcheck.New(context.Background(), js, claimcheck.WithStorage(jetstream.MemoryStorage),
-			claimcheck.WithTracerProvider(k.tp), claimcheck.WithMeterProvider(k.mp), claimcheck.WithPropagators(k.prop))
+			claimcheck.WithTelemetry(telemetry.WithTracerProvider(k.tp), telemetry.WithMeterProvider(k.mp), telemetry.WithPropagators(k.prop)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,13 +288,13 @@ func TestTelemetryClaimCheckedRequest(t *testing.T) {
 	if _, err := hnc.Subscribe("tel.cc", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) {
 		n = len(req.Data)
 		return []byte("ok"), nil
-	}, shim.Conn(hnc), shim.ServeClaimChecks(store(hnc, hk)), shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop))); err != nil {
+	}, shim.Conn(hnc), shim.ServeClaimChecks(store(hnc, hk)), shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithPropagators(hk.prop)))); err != nil {
 		t.Fatal(err)
 	}
 	if err := hnc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	c := shim.NewClient(cnc, shim.WithClaimChecks(store(cnc, ck)), shim.WithTracerProvider(ck.tp), shim.WithMeterProvider(ck.mp), shim.WithPropagators(ck.prop), shim.WithTimeout(30*time.Second))
+	c := shim.NewClient(cnc, shim.WithClaimChecks(store(cnc, ck)), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithMeterProvider(ck.mp), telemetry.WithPropagators(ck.prop)), shim.WithTimeout(30*time.Second))
 	const big = 50 << 10
 	if _, err := c.Request(context.Background(), "tel.cc", make([]byte, big)); err != nil {
 		t.Fatal(err)
@@ -287,8 +322,8 @@ func TestTelemetryStream(t *testing.T) {
 	s := natstest.Start(t, natstest.MaxPayload(64<<10))
 	ck, hk := newOtelKit(t), newOtelKit(t)
 	body := make([]byte, 300<<10)
-	serveStream(t, s.URL(), "tel.stream", writeAll(body, 10_000), shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop))
-	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	serveStream(t, s.URL(), "tel.stream", writeAll(body, 10_000), shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithPropagators(hk.prop)))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(ck.prop)))
 	rs, err := c.RequestStream(context.Background(), "tel.stream", []byte("all"))
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +347,7 @@ func TestTelemetryStream(t *testing.T) {
 	}
 	// Closed before its end: the caller gave up, the outcome is unknown.
 	serveStream(t, s.URL(), "tel.stream2", writeAll(make([]byte, 300<<10), 10_000))
-	c2 := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	c2 := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(ck.prop)))
 	rs2, err := c2.RequestMsgStream(context.Background(), &nats.Msg{Subject: "tel.stream2", Data: []byte("again")})
 	if err != nil {
 		t.Fatal(err)
@@ -339,9 +374,9 @@ func TestTelemetryRequestMany(t *testing.T) {
 	ck, hk := newOtelKit(t), newOtelKit(t)
 	for range 3 {
 		serve(t, s, "tel.many", shim.Handler(func(ctx context.Context, req *nats.Msg) ([]byte, error) { return []byte("r"), nil },
-			shim.HandlerTracerProvider(hk.tp), shim.HandlerPropagators(hk.prop)))
+			shim.Telemetry(telemetry.WithTracerProvider(hk.tp), telemetry.WithPropagators(hk.prop))))
 	}
-	c := shim.NewClient(connect(t, s.URL()), shim.WithTracerProvider(ck.tp), shim.WithPropagators(ck.prop))
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(ck.prop)))
 	n := 0
 	for _, err := range c.RequestMany(context.Background(), "tel.many", nil, shim.Timeout(2*time.Second), shim.MaxReplies(3)) {
 		if err != nil {

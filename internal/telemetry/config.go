@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"errors"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -10,6 +11,11 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// ErrInvalidOption is wrapped by every error about an invalid option
+// value of natssend (shim.ErrInvalidOption and claimcheck.ErrInvalidOption
+// are this error): the public telemetry package, below both, needs it too.
+var ErrInvalidOption = errors.New("natssend: invalid option")
 
 // ScopeName is the instrumentation scope of natssend's tracer and meter.
 const ScopeName = "github.com/natssend/natssend"

@@ -13,12 +13,6 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 )
 
-// HeaderOperationID carries a call's operation ID (see OperationID).
-const HeaderOperationID = "Natssend-Operation-Id"
-
-// MaxOperationIDLen is the longest operation ID OperationID accepts.
-const MaxOperationIDLen = 128
-
 // OperationID sends id with the request in HeaderOperationID. It names
 // the operation, not the send: every attempt of one operation carries the
 // same ID (Attempts sends it on every attempt; a caller that calls again

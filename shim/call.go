@@ -15,11 +15,6 @@ import (
 	"github.com/natssend/natssend/internal/wire"
 )
 
-// DefaultAttemptTimeout is how long an attempt of a call with Attempts
-// and OperationID waits for its reply before the request is sent again
-// (see AttemptTimeout).
-const DefaultAttemptTimeout = 2 * time.Second
-
 // AttemptTimeout sets how long one attempt of a call with Attempts and
 // OperationID waits for a reply before the request is sent again
 // (DefaultAttemptTimeout unless set). It does not end the attempt: the

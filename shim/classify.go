@@ -10,24 +10,6 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 )
 
-// More codes, for what package claimcheck reports (see Describe).
-const (
-	// CodeNotFound: what the operation needs does not exist: a claim
-	// check's stored payload (expired, deleted, never stored) or the
-	// bucket's stream (deleted after the Store was made).
-	CodeNotFound = "NOT_FOUND"
-	// CodeDataLoss: a claim check's reference or stored payload is not
-	// what it claims to be (malformed headers, a size or digest that does
-	// not match, a reference bound to another subject).
-	CodeDataLoss = "DATA_LOSS"
-	// CodePermissionDenied: the server refused a publish or a subscription
-	// the connection's user may not make (errors.Is(err,
-	// nats.ErrPermissionViolation); the message names the subject). The
-	// server reports it only asynchronously: natssend sees it on
-	// connections made by Connect and ends the wait at once.
-	CodePermissionDenied = "PERMISSION_DENIED"
-)
-
 // Classify tells what a caller can know after err, an error of package
 // shim or package claimcheck: OutcomeOK for nil, OutcomeNotRun when the
 // operation certainly did not happen, OutcomeUnknown when it may have

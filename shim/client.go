@@ -15,18 +15,6 @@ import (
 	"github.com/natssend/natssend/internal/wire"
 )
 
-// DefaultTimeout is a Client's deadline for calls whose context has none
-// and that set no Timeout.
-const DefaultTimeout = 10 * time.Second
-
-// ErrInvalidOption is wrapped by every error about an invalid option
-// value in natssend (it is claimcheck.ErrInvalidOption): a Client built
-// with an invalid Option refuses every call with it (INVALID_ARGUMENT, not
-// run), a call with an invalid CallOption is refused the same way, and a
-// Handler with an invalid HandlerOption answers every request with it. A
-// nil option is ignored.
-var ErrInvalidOption = claimcheck.ErrInvalidOption
-
 // Option configures a Client (a client-level option). NewClient cannot
 // fail, so an invalid value makes every call of the Client fail with its
 // error, which wraps ErrInvalidOption (Client.Err reports it at once).

@@ -10,10 +10,6 @@ import (
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
-// ErrReconnectBuffer is returned by Connect when an option re-enables
-// outgoing reconnect buffering.
-var ErrReconnectBuffer = errors.New("natssend: outgoing reconnect buffering must stay disabled (a buffered request is delivered after reconnect, even when the caller already gave up)")
-
 // Connect connects like nats.Connect, with these guarantees:
 //
 //   - No message sent on the connection gets it closed for exceeding

@@ -11,63 +11,6 @@ import (
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
-// Error codes. A responder may use any code (micro services commonly use
-// HTTP-like numbers such as "400"); these are the ones natssend produces.
-const (
-	// CodePayloadTooLarge: a message did not fit the connection's
-	// max_payload. Local refusals were not sent; a reply with this code means
-	// the responder ran but could not send its reply.
-	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
-	// CodeInvalidArgument: the input was rejected before any work was done.
-	CodeInvalidArgument = "INVALID_ARGUMENT"
-	// CodeInternal: the responder failed (returned a plain error or panicked).
-	CodeInternal = "INTERNAL"
-	// CodeDeadlineExceeded: no reply arrived before the call's deadline.
-	CodeDeadlineExceeded = "DEADLINE_EXCEEDED"
-	// CodeCanceled: the caller's context was cancelled.
-	CodeCanceled = "CANCELED"
-	// CodeNoResponders: nobody was subscribed to the subject.
-	CodeNoResponders = "NO_RESPONDERS"
-	// CodeUnavailable: the connection was closed or reconnecting.
-	CodeUnavailable = "UNAVAILABLE"
-)
-
-// Header names used on the wire.
-const (
-	// HeaderErrorCode and HeaderError are micro's error reply headers
-	// (micro.ErrorCodeHeader, micro.ErrorHeader). natssend reads and writes
-	// them, so natssend clients and micro services understand each other.
-	HeaderErrorCode = "Nats-Service-Error-Code"
-	HeaderError     = "Nats-Service-Error"
-	// HeaderTimeout carries the time the caller still waits, in whole
-	// milliseconds (rounded up), so a responder can stop working once the
-	// caller has given up. A relative value is immune to clock skew between
-	// hosts. Handler measures it from the moment it starts handling the
-	// request: time the request spent in transit or queued in the
-	// subscription is not subtracted (a message does not record when it
-	// arrived), so the responder's deadline can be later than the caller's.
-	HeaderTimeout = "Natssend-Timeout"
-	// HeaderOutcome marks an error reply made from Reject or
-	// InvalidArgument: its value "rejected" states that the request had no
-	// effect.
-	HeaderOutcome = "Natssend-Outcome"
-
-	outcomeRejected = "rejected"
-)
-
-// ErrPayloadTooLarge is the errors.Is target for every refusal because of
-// size: a request, reply or publish that did not fit, and a
-// PAYLOAD_TOO_LARGE error reply from a responder. The two differ in what
-// they mean for the caller: a local refusal was not sent (OutcomeNotRun),
-// while a PAYLOAD_TOO_LARGE reply (also errors.Is ErrReplyTooLarge) comes
-// from a responder that may already have done the work (OutcomeUnknown).
-// Check Classify before sending a smaller request again.
-var ErrPayloadTooLarge = errors.New("natssend: payload too large")
-
-// ErrReplyTooLarge matches a PAYLOAD_TOO_LARGE error reply: the responder
-// ran, but its reply did not fit its connection's max_payload.
-var ErrReplyTooLarge = errors.New("natssend: reply too large")
-
 // Outcome tells what a caller can know about an operation after an error.
 type Outcome int
 

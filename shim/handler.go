@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
@@ -45,17 +46,6 @@ func BaseContext(f func() context.Context) HandlerOption {
 		return nil
 	}
 }
-
-// ErrNoConn is reported once to OnError, on the first request with a
-// reply subject, by a Handler made without the Conn option. nats.go's
-// Subscription does not expose its connection, so such a Handler cannot
-// know the responder connection's limit: its size refusals say Limit 0, a
-// reply made right after a reconnect is retried for unboundReplyWait
-// instead of waiting for the new link's limit, and a reply ready while
-// the connection is reconnecting is dropped instead of waiting for the
-// reconnect (replyReconnectWait). Pass Conn(nc) with the subscription's
-// connection.
-var ErrNoConn = errors.New("natssend: Handler made without the Conn option: replies cannot use the responder connection's limit (pass shim.Conn(nc) with the subscription's connection)")
 
 // Conn tells the Handler the connection it is subscribed on. Its replies
 // then use that connection's limit state: a reply over the limit is
@@ -112,6 +102,14 @@ func OnError(f func(req *nats.Msg, err error)) HandlerOption {
 //     claim-checked request is answered with a CodeClaimCheckUnresolved
 //     rejection and fn does not run.
 func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
+	h := handler(fn, opts)
+	return func(req *nats.Msg) { h(nil, req) }
+}
+
+// handler is Handler's adapter, which also serves a request that came
+// through a micro endpoint (mreq not nil, see Endpoint): its replies then
+// go through mreq, so that micro counts them.
+func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
 	o := handlerOpts{base: context.Background}
 	optErr := applyOptions(&o, opts)
 	o.tel.Fix()
@@ -121,7 +119,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 	}
 	var noConn sync.Once
-	return func(req *nats.Msg) {
+	return func(mreq micro.Request, req *nats.Msg) {
 		if o.st == nil && req != nil && req.Reply != "" {
 			noConn.Do(func() { report(req, ErrNoConn) })
 		}
@@ -139,6 +137,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 		}
 		ctx, cancel := o.requestContext(req)
 		defer cancel()
+		ctx = withMicro(ctx, mreq)
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()
@@ -184,10 +183,15 @@ func (o *handlerOpts) refuse(req *nats.Msg, err error, report func(*nats.Msg, er
 // runs) and fn's result is encoded as JSON. Errors are handled as in
 // Handler.
 func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error), opts ...HandlerOption) nats.MsgHandler {
+	return Handler(jsonFunc(fn), opts...)
+}
+
+// jsonFunc is JSONHandler's HandlerFunc: nil for a nil fn.
+func jsonFunc[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error)) HandlerFunc {
 	if fn == nil {
-		return Handler(nil, opts...)
+		return nil
 	}
-	return Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+	return func(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		var req Req
 		if err := json.Unmarshal(m.Data, &req); err != nil {
 			return nil, InvalidArgument("decoding request: %v", err)
@@ -197,7 +201,7 @@ func JSONHandler[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, err
 			return nil, err
 		}
 		return json.Marshal(resp)
-	}, opts...)
+	}
 }
 
 // requestContext is the context fn runs in: the BaseContext's, with the

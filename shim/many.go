@@ -13,11 +13,6 @@ import (
 	"github.com/natssend/natssend/internal/wire"
 )
 
-// ErrSequenceReused is returned (yielded) when the sequence of a
-// RequestMany is ranged over a second time: its request is sent once, on
-// the first range, and never again.
-var ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over again")
-
 // RequestMany sends data to subject once and yields the replies as they
 // arrive, for scatter-gather: a vote, a discovery request answered by
 // every node, a status fan-out. The request is sent when the sequence is

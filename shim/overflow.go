@@ -11,37 +11,6 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 )
 
-// HeaderAcceptClaimCheck is sent with every request of a Client made with
-// WithClaimChecks. Its value says where the caller's claim-check store is
-// and what the caller's connection accepts:
-// "<bucket>; domain=<JetStream domain>; max-payload=<bytes>". A handler
-// with ServeClaimChecks on a Store of the caller's domain (any bucket:
-// the reference names it) may answer with a claim-checked reply, and
-// every reply is decided against the smaller of the responder's limit and
-// the caller's max-payload. A value with only a bucket (an older caller)
-// asks for a Store of that bucket.
-const HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
-
-// Codes of RPC overflow.
-const (
-	// CodeReplyLost: the responder answered with a claim-checked reply, so
-	// the operation completed, but the caller could not read the reply
-	// (its deadline passed during the download, the payload was gone, the
-	// connection failed). OutcomeUnknown; errors.Is(err, ErrReplyLost).
-	CodeReplyLost = "REPLY_LOST"
-	// CodeClaimCheckUnresolved: the responder could not resolve a
-	// claim-checked request (missing, corrupt, bound to another subject,
-	// the deadline passed, or the responder does not serve claim checks)
-	// and did not run its handler. A rejection (OutcomeRejected).
-	CodeClaimCheckUnresolved = "CLAIM_CHECK_UNRESOLVED"
-)
-
-// ErrReplyLost matches (errors.Is) a call whose operation completed but
-// whose claim-checked reply could not be read: see CodeReplyLost. The
-// cause (context.DeadlineExceeded, claimcheck.ErrMissing, ...) stays
-// visible to errors.Is as well.
-var ErrReplyLost = errors.New("natssend: the operation completed but its reply was lost")
-
 // WithClaimChecks lets the Client carry requests and replies above the
 // connection's limit through st (RPC overflow):
 //
@@ -235,7 +204,7 @@ func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byt
 			return respondError(ctx, o.st, req, code, msg, false)
 		},
 		sendRef: func(ref *nats.Msg) error {
-			_, err := sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return req.RespondMsg(ref) })
+			_, err := sendReply(ctx, o.st, int64(MsgSize(ref)), func() error { return replyWith(ctx, req, ref) })
 			return err
 		},
 	})

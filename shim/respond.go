@@ -50,14 +50,14 @@ const unboundReplyWait = 20 * time.Millisecond
 // respond is Respond for a responder whose connection's limit state is st
 // (nil when unknown).
 func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byte, h nats.Header) error {
-	if err := checkRequest(req); err != nil {
+	if err := checkRequest(ctx, req); err != nil {
 		return err
 	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	reply := nats.Msg{Data: data, Header: h}
-	limit, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return req.RespondMsg(&reply) })
+	limit, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return replyWith(ctx, req, &reply) })
 	if err == nil {
 		return nil
 	}
@@ -170,7 +170,7 @@ func RespondError(req *nats.Msg, code, message string) error {
 }
 
 func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code, message string, rejected bool) error {
-	if err := checkRequest(req); err != nil {
+	if err := checkRequest(ctx, req); err != nil {
 		return err
 	}
 	if strings.TrimSpace(code) == "" {
@@ -183,19 +183,33 @@ func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code,
 	if rejected {
 		reply.Header[HeaderOutcome] = []string{outcomeRejected}
 	}
-	if _, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return req.RespondMsg(&reply) }); err != nil {
+	send := func() error { return req.RespondMsg(&reply) }
+	if mreq := microOf(ctx); mreq != nil {
+		// Through micro, which counts the error in the endpoint's stats.
+		var opts []micro.RespondOpt
+		if rejected {
+			opts = append(opts, micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}}))
+		}
+		send = func() error {
+			return microMaxPayload(mreq.Error(code, reply.Header.Get(HeaderError), nil, opts...))
+		}
+	}
+	if _, err := sendReply(ctx, st, int64(MsgSize(&reply)), send); err != nil {
 		return sendError(ctx, err, false)
 	}
 	return nil
 }
 
-func checkRequest(req *nats.Msg) error {
+// checkRequest refuses a request that cannot be answered: nil, without a
+// reply subject, or (unless it came through a micro endpoint, see
+// microOf) not bound to a subscription.
+func checkRequest(ctx context.Context, req *nats.Msg) error {
 	switch {
 	case req == nil:
 		return notSent(CodeInvalidArgument, "nil request; not sent", nats.ErrInvalidMsg)
 	case req.Reply == "":
 		return notSent(CodeInvalidArgument, "request has no reply subject; not sent", nats.ErrMsgNoReply)
-	case req.Sub == nil:
+	case req.Sub == nil && microOf(ctx) == nil:
 		return notSent(CodeInvalidArgument, "request is not bound to a subscription; not sent", nats.ErrMsgNotBound)
 	}
 	return checkReplySubject(req.Reply)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/internal/connlimit"
 )
@@ -18,7 +19,7 @@ import (
 // by Serve, before anything is subscribed, never at its first request.
 // The zero Service is invalid.
 type Service struct {
-	handler func(nc *nats.Conn) nats.MsgHandler
+	handler func(nc *nats.Conn) func(micro.Request, *nats.Msg)
 	err     error // why it cannot serve
 	conn    *nats.Conn
 }
@@ -29,7 +30,7 @@ func Unary(fn HandlerFunc, opts ...HandlerOption) Service {
 	if fn == nil {
 		return Service{err: notSent(CodeInvalidArgument, "Unary(nil): a nil HandlerFunc", nats.ErrInvalidArg)}
 	}
-	return service(opts, func(opts []HandlerOption) nats.MsgHandler { return Handler(fn, opts...) })
+	return service(opts, func(opts []HandlerOption) func(micro.Request, *nats.Msg) { return handler(fn, opts) })
 }
 
 // JSON makes a Service of fn, with JSONHandler's behaviour: the request
@@ -38,7 +39,7 @@ func JSON[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error), op
 	if fn == nil {
 		return Service{err: notSent(CodeInvalidArgument, "JSON(nil): a nil function", nats.ErrInvalidArg)}
 	}
-	return service(opts, func(opts []HandlerOption) nats.MsgHandler { return JSONHandler(fn, opts...) })
+	return service(opts, func(opts []HandlerOption) func(micro.Request, *nats.Msg) { return handler(jsonFunc(fn), opts) })
 }
 
 // Stream makes a Service of fn, with StreamHandler's behaviour: a
@@ -47,17 +48,17 @@ func Stream(fn StreamHandlerFunc, opts ...HandlerOption) Service {
 	if fn == nil {
 		return Service{err: notSent(CodeInvalidArgument, "Stream(nil): a nil StreamHandlerFunc", nats.ErrInvalidArg)}
 	}
-	return service(opts, func(opts []HandlerOption) nats.MsgHandler { return StreamHandler(fn, opts...) })
+	return service(opts, func(opts []HandlerOption) func(micro.Request, *nats.Msg) { return streamHandler(fn, opts) })
 }
 
 // service checks opts now and returns the Service that build makes with
 // them and the connection's Conn option.
-func service(opts []HandlerOption, build func(opts []HandlerOption) nats.MsgHandler) Service {
+func service(opts []HandlerOption, build func(opts []HandlerOption) func(micro.Request, *nats.Msg)) Service {
 	var o handlerOpts
 	if err := applyOptions(&o, opts); err != nil {
 		return Service{err: err}
 	}
-	s := Service{handler: func(nc *nats.Conn) nats.MsgHandler {
+	s := Service{handler: func(nc *nats.Conn) func(micro.Request, *nats.Msg) {
 		return build(append(append([]HandlerOption(nil), opts...), Conn(nc)))
 	}}
 	if o.st != nil {
@@ -89,26 +90,36 @@ func ServeQueue(nc *nats.Conn, subject, queue string, s Service) (*nats.Subscrip
 }
 
 func serve(nc *nats.Conn, subject, queue string, s Service) (*nats.Subscription, error) {
-	switch {
-	case nc == nil:
-		return nil, notSent(CodeInvalidArgument, "nil connection; not subscribed", nats.ErrInvalidConnection)
-	case s.err != nil:
-		return nil, s.err
-	case s.handler == nil:
-		return nil, notSent(CodeInvalidArgument, "the zero Service: make one with Unary, JSON or Stream; not subscribed", nats.ErrInvalidArg)
-	case s.conn != nil && s.conn != nc:
-		return nil, notSent(CodeInvalidArgument, "the Service's Conn option names another connection than the one it is subscribed on; not subscribed", nats.ErrInvalidConnection)
+	if err := s.check(nc); err != nil {
+		return nil, err
 	}
+	h := s.handler(nc)
+	cb := func(m *nats.Msg) { h(nil, m) }
 	sub, err := connlimit.For(nc).Subscribe(connlimit.DefaultFlushTimeout, func() (*nats.Subscription, error) {
 		if queue == "" {
-			return nc.Subscribe(subject, s.handler(nc))
+			return nc.Subscribe(subject, cb)
 		}
-		return nc.QueueSubscribe(subject, queue, s.handler(nc))
+		return nc.QueueSubscribe(subject, queue, cb)
 	})
 	if err != nil {
 		return nil, subscribeError(subject, queue, err)
 	}
 	return sub, nil
+}
+
+// check refuses a Service that cannot serve on nc.
+func (s Service) check(nc *nats.Conn) error {
+	switch {
+	case nc == nil:
+		return notSent(CodeInvalidArgument, "nil connection; not subscribed", nats.ErrInvalidConnection)
+	case s.err != nil:
+		return s.err
+	case s.handler == nil:
+		return notSent(CodeInvalidArgument, "the zero Service: make one with Unary, JSON or Stream; not subscribed", nats.ErrInvalidArg)
+	case s.conn != nil && s.conn != nc:
+		return notSent(CodeInvalidArgument, "the Service's Conn option names another connection than the one it is subscribed on; not subscribed", nats.ErrInvalidConnection)
+	}
+	return nil
 }
 
 // subscribeError maps nats.go's refusal of a subscription (a bad subject

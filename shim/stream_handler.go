@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 )
 
 // StreamHandlerFunc handles one stream request: it writes the reply body to
@@ -46,6 +47,14 @@ type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter)
 // twice the idle bound, however many keepalives come), so one subscription serves one stream at a time:
 // subscribe several members of a queue group for concurrent streams.
 func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler {
+	h := streamHandler(fn, opts)
+	return func(req *nats.Msg) { h(nil, req) }
+}
+
+// streamHandler is StreamHandler's adapter, which also serves a request
+// that came through a micro endpoint (see Endpoint): an error reply before
+// the stream starts then goes through mreq, so that micro counts it.
+func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
 	o := handlerOpts{base: context.Background}
 	optErr := applyOptions(&o, opts)
 	o.tel.Fix()
@@ -54,7 +63,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 			o.onError(req, err)
 		}
 	}
-	return func(req *nats.Msg) {
+	return func(mreq micro.Request, req *nats.Msg) {
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
 			return
@@ -69,6 +78,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 		}
 		ctx, cancel := o.requestContext(req)
 		defer cancel()
+		ctx = withMicro(ctx, mreq)
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()

@@ -10,11 +10,6 @@ import (
 	"github.com/natssend/natssend/internal/xfer"
 )
 
-// HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
-// the protocol version, the caller's initial credit window and its idle
-// bound. StreamHandler answers only requests that carry it.
-const HeaderStream = "Natssend-Stream"
-
 // streamVersion is the frame protocol's version.
 const streamVersion = 1
 

@@ -1,0 +1,151 @@
+package shim
+
+import (
+	"errors"
+	"time"
+
+	"github.com/natssend/natssend/claimcheck"
+)
+
+// Error codes: the Code of a *Error. A responder may use any code (micro
+// services commonly use HTTP-like numbers such as "400"); these are the
+// ones natssend produces. README.md's table gives each error of shim and
+// claimcheck with its code and outcome (see Classify and Describe).
+const (
+	// CodePayloadTooLarge: a message did not fit the connection's
+	// max_payload. Local refusals were not sent; a reply with this code means
+	// the responder ran but could not send its reply.
+	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// CodeInvalidArgument: the input was rejected before any work was done.
+	CodeInvalidArgument = "INVALID_ARGUMENT"
+	// CodeInternal: the responder failed (returned a plain error or panicked).
+	CodeInternal = "INTERNAL"
+	// CodeDeadlineExceeded: no reply arrived before the call's deadline.
+	CodeDeadlineExceeded = "DEADLINE_EXCEEDED"
+	// CodeCanceled: the caller's context was cancelled.
+	CodeCanceled = "CANCELED"
+	// CodeNoResponders: nobody was subscribed to the subject.
+	CodeNoResponders = "NO_RESPONDERS"
+	// CodeUnavailable: the connection was closed or reconnecting.
+	CodeUnavailable = "UNAVAILABLE"
+	// CodeNotFound: what the operation needs does not exist: a claim
+	// check's stored payload (expired, deleted, never stored) or the
+	// bucket's stream (deleted after the Store was made).
+	CodeNotFound = "NOT_FOUND"
+	// CodeDataLoss: a claim check's reference or stored payload is not
+	// what it claims to be (malformed headers, a size or digest that does
+	// not match, a reference bound to another subject).
+	CodeDataLoss = "DATA_LOSS"
+	// CodePermissionDenied: the server refused a publish or a subscription
+	// the connection's user may not make (errors.Is(err,
+	// nats.ErrPermissionViolation); the message names the subject). The
+	// server reports it only asynchronously: natssend sees it on
+	// connections made by Connect and ends the wait at once.
+	CodePermissionDenied = "PERMISSION_DENIED"
+	// CodeReplyLost: the responder answered with a claim-checked reply, so
+	// the operation completed, but the caller could not read the reply
+	// (its deadline passed during the download, the payload was gone, the
+	// connection failed). OutcomeUnknown; errors.Is(err, ErrReplyLost).
+	CodeReplyLost = "REPLY_LOST"
+	// CodeClaimCheckUnresolved: the responder could not resolve a
+	// claim-checked request (missing, corrupt, bound to another subject,
+	// the deadline passed, or the responder does not serve claim checks)
+	// and did not run its handler. A rejection (OutcomeRejected).
+	CodeClaimCheckUnresolved = "CLAIM_CHECK_UNRESOLVED"
+)
+
+// Header names used on the wire.
+const (
+	// HeaderErrorCode and HeaderError are micro's error reply headers
+	// (micro.ErrorCodeHeader, micro.ErrorHeader). natssend reads and writes
+	// them, so natssend clients and micro services understand each other.
+	HeaderErrorCode = "Nats-Service-Error-Code"
+	HeaderError     = "Nats-Service-Error"
+	// HeaderTimeout carries the time the caller still waits, in whole
+	// milliseconds (rounded up), so a responder can stop working once the
+	// caller has given up. A relative value is immune to clock skew between
+	// hosts. Handler measures it from the moment it starts handling the
+	// request: time the request spent in transit or queued in the
+	// subscription is not subtracted (a message does not record when it
+	// arrived), so the responder's deadline can be later than the caller's.
+	HeaderTimeout = "Natssend-Timeout"
+	// HeaderOutcome marks an error reply made from Reject or
+	// InvalidArgument: its value "rejected" states that the request had no
+	// effect.
+	HeaderOutcome = "Natssend-Outcome"
+	// HeaderOperationID carries a call's operation ID (see OperationID).
+	HeaderOperationID = "Natssend-Operation-Id"
+	// HeaderAcceptClaimCheck is sent with every request of a Client made with
+	// WithClaimChecks. Its value says where the caller's claim-check store is
+	// and what the caller's connection accepts:
+	// "<bucket>; domain=<JetStream domain>; max-payload=<bytes>". A handler
+	// with ServeClaimChecks on a Store of the caller's domain (any bucket:
+	// the reference names it) may answer with a claim-checked reply, and
+	// every reply is decided against the smaller of the responder's limit and
+	// the caller's max-payload. A value with only a bucket (an older caller)
+	// asks for a Store of that bucket.
+	HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
+	// HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
+	// the protocol version, the caller's initial credit window and its idle
+	// bound. StreamHandler answers only requests that carry it.
+	HeaderStream = "Natssend-Stream"
+
+	outcomeRejected = "rejected" // HeaderOutcome's value
+)
+
+// Call defaults and bounds.
+const (
+	// DefaultTimeout is a Client's deadline for calls whose context has none
+	// and that set no Timeout.
+	DefaultTimeout = 10 * time.Second
+	// DefaultAttemptTimeout is how long an attempt of a call with Attempts
+	// and OperationID waits for its reply before the request is sent again
+	// (see AttemptTimeout).
+	DefaultAttemptTimeout = 2 * time.Second
+	// MaxOperationIDLen is the longest operation ID OperationID accepts.
+	MaxOperationIDLen = 128
+)
+
+// Errors to match with errors.Is.
+var (
+	// ErrPayloadTooLarge is the errors.Is target for every refusal because of
+	// size: a request, reply or publish that did not fit, and a
+	// PAYLOAD_TOO_LARGE error reply from a responder. The two differ in what
+	// they mean for the caller: a local refusal was not sent (OutcomeNotRun),
+	// while a PAYLOAD_TOO_LARGE reply (also errors.Is ErrReplyTooLarge) comes
+	// from a responder that may already have done the work (OutcomeUnknown).
+	// Check Classify before sending a smaller request again.
+	ErrPayloadTooLarge = errors.New("natssend: payload too large")
+	// ErrReplyTooLarge matches a PAYLOAD_TOO_LARGE error reply: the responder
+	// ran, but its reply did not fit its connection's max_payload.
+	ErrReplyTooLarge = errors.New("natssend: reply too large")
+	// ErrReplyLost matches (errors.Is) a call whose operation completed but
+	// whose claim-checked reply could not be read: see CodeReplyLost. The
+	// cause (context.DeadlineExceeded, claimcheck.ErrMissing, ...) stays
+	// visible to errors.Is as well.
+	ErrReplyLost = errors.New("natssend: the operation completed but its reply was lost")
+	// ErrInvalidOption is wrapped by every error about an invalid option
+	// value in natssend (it is claimcheck.ErrInvalidOption): a Client built
+	// with an invalid Option refuses every call with it (INVALID_ARGUMENT, not
+	// run), a call with an invalid CallOption is refused the same way, and a
+	// Handler with an invalid HandlerOption answers every request with it. A
+	// nil option is ignored.
+	ErrInvalidOption = claimcheck.ErrInvalidOption
+	// ErrReconnectBuffer is returned by Connect when an option re-enables
+	// outgoing reconnect buffering.
+	ErrReconnectBuffer = errors.New("natssend: outgoing reconnect buffering must stay disabled (a buffered request is delivered after reconnect, even when the caller already gave up)")
+	// ErrNoConn is reported once to OnError, on the first request with a
+	// reply subject, by a Handler made without the Conn option. nats.go's
+	// Subscription does not expose its connection, so such a Handler cannot
+	// know the responder connection's limit: its size refusals say Limit 0, a
+	// reply made right after a reconnect is retried for a few milliseconds
+	// instead of waiting for the new link's limit, and a reply ready while
+	// the connection is reconnecting is dropped instead of waiting for the
+	// reconnect. Pass Conn(nc) with the subscription's connection, or use
+	// Serve, which does.
+	ErrNoConn = errors.New("natssend: Handler made without the Conn option: replies cannot use the responder connection's limit (pass shim.Conn(nc) with the subscription's connection)")
+	// ErrSequenceReused is returned (yielded) when the sequence of a
+	// RequestMany is ranged over a second time: its request is sent once, on
+	// the first range, and never again.
+	ErrSequenceReused = errors.New("natssend: RequestMany's sequence ranged over again")
+)

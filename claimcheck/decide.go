@@ -94,23 +94,16 @@ func (s *Store) checkPublish(m *nats.Msg) error {
 }
 
 // checkMsg is every input check of a publish, made before anything is
-// stored or sent: a message that passes can be sent by nats.go, as it is
-// or as a claim check.
+// stored or sent: natssend's one input check (wire.CheckMsg), and no
+// header a claim check's reference would carry on a message with a body.
+// A message that passes can be sent by nats.go, as it is or as a claim
+// check.
 func checkMsg(m *nats.Msg) error {
 	if m == nil {
 		return nats.ErrInvalidMsg
 	}
-	if !wire.ValidSubject(m.Subject) {
-		return fmt.Errorf("%w: subject %q", nats.ErrBadSubject, m.Subject)
-	}
-	if m.Reply != "" && !wire.ValidSubject(m.Reply) {
-		return fmt.Errorf("%w: reply subject %q", nats.ErrBadSubject, m.Reply)
-	}
-	if err := checkControlLine(m.Subject, len(m.Reply)); err != nil {
+	if err := wire.CheckMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
-	}
-	if k, bad := wire.InvalidHeaderKey(m.Header); bad {
-		return fmt.Errorf("%w: invalid header key %q", nats.ErrBadHeaderMsg, k)
 	}
 	if len(m.Data) > 0 && m.Header != nil {
 		for _, k := range refHeaders {
@@ -120,18 +113,6 @@ func checkMsg(m *nats.Msg) error {
 		}
 	}
 	return nil
-}
-
-// checkControlLine refuses a subject that, with a reply subject of
-// replyLen bytes, could make the message's protocol line longer than the
-// server reads (wire.MaxControlLine): the server would close the
-// connection.
-func checkControlLine(subject string, replyLen int) error {
-	if wire.ControlLineFits(subject, replyLen) {
-		return nil
-	}
-	return fmt.Errorf("%w: a subject of %d bytes (with %d bytes for the reply subject) could make the message's protocol line exceed the server's max_control_line of %d bytes, which closes the connection",
-		nats.ErrBadSubject, len(subject), replyLen, wire.MaxControlLine)
 }
 
 // streamLimit is a cached stream max_msg_size for one subject.

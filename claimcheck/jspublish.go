@@ -55,7 +55,7 @@ func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 	if err := s.checkPublish(m); err != nil {
 		return nil, notPublished(err)
 	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve(s.nc.Opts.InboxPrefix)); err != nil {
+	if err := wire.CheckControlLine(m.Subject, wire.InboxReserve(s.nc.Opts.InboxPrefix)); err != nil {
 		return nil, notPublished(err) // a JetStream publish is a request: nats.go adds a reply inbox
 	}
 	if ctx == nil {

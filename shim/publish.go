@@ -3,7 +3,6 @@ package shim
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go"
 
@@ -194,42 +193,23 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	return nil
 }
 
-// checkMsg checks what nats.go would refuse: the subject, the reply
-// subject (when set) and the header keys.
+// checkMsg is wire.CheckMsg, natssend's one input check, as a *Error
+// (INVALID_ARGUMENT, not run).
 func checkMsg(subject, reply string, h nats.Header) error {
-	if err := checkSubjects(subject, reply); err != nil {
+	return invalidMsg(wire.CheckMsg(subject, reply, h))
+}
+
+// checkControlLine is wire.CheckControlLine as a *Error.
+func checkControlLine(subject string, replyLen int) error {
+	return invalidMsg(wire.CheckControlLine(subject, replyLen))
+}
+
+// invalidMsg turns a *wire.CheckError into a *Error: INVALID_ARGUMENT,
+// not run, with nats.go's error as its cause.
+func invalidMsg(err error) error {
+	var ce *wire.CheckError
+	if !errors.As(err, &ce) {
 		return err
 	}
-	return checkHeaderKeys(h)
-}
-
-// checkSubjects checks the subject and the reply subject (when set).
-func checkSubjects(subject, reply string) error {
-	if !wire.ValidSubject(subject) {
-		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid subject %q; not sent", subject), nats.ErrBadSubject)
-	}
-	if reply != "" && !wire.ValidSubject(reply) {
-		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply subject %q; not sent", reply), nats.ErrBadSubject)
-	}
-	return checkControlLine(subject, len(reply))
-}
-
-// checkControlLine refuses a subject that, with a reply subject of
-// replyLen bytes, could make the message's protocol line longer than the
-// server reads (wire.MaxControlLine): the server would close the
-// connection, failing everything else on it.
-func checkControlLine(subject string, replyLen int) error {
-	if wire.ControlLineFits(subject, replyLen) {
-		return nil
-	}
-	return notSent(CodeInvalidArgument, fmt.Sprintf("subject of %d bytes too long (with %d bytes for the reply subject): the message's protocol line could exceed the server's max_control_line of %d bytes, which would close the connection; not sent",
-		len(subject), replyLen, wire.MaxControlLine), nats.ErrBadSubject)
-}
-
-// checkHeaderKeys checks the header keys.
-func checkHeaderKeys(h nats.Header) error {
-	if k, bad := wire.InvalidHeaderKey(h); bad {
-		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)
-	}
-	return nil
+	return notSent(CodeInvalidArgument, ce.Msg+"; not sent", ce.Err)
 }

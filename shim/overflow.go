@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -185,6 +186,9 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 	if err == nil {
 		return resolved(req, data), true
 	}
+	if crossesAccount(req.Reply) {
+		err = fmt.Errorf("the request came through a service import from another account, and its claim check is stored in that account's JetStream, which this responder's Store cannot read (see docs/permissions.md, \"Accounts\"): %w", err)
+	}
 	rerr := &Error{Code: CodeClaimCheckUnresolved, Message: "the claim-checked request could not be resolved; the handler did not run: " + err.Error(), outcome: OutcomeRejected, err: err}
 	report(req, rerr)
 	if req.Reply != "" {
@@ -192,6 +196,14 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 	}
 	return nil, false
 }
+
+// crossesAccount reports whether reply is the reply subject of a request
+// that came through a service import from another account: the server
+// gives such a request a reply subject under _R_. in the exporting
+// account. The caller's account cannot read this account's JetStream, and
+// what the caller publishes to this account's inboxes does not arrive:
+// no claim-checked reply and no stream can cross.
+func crossesAccount(reply string) bool { return strings.HasPrefix(reply, "_R_.") }
 
 // respondData sends fn's reply body: as a claim check stored in the
 // handler's store when it does not fit and the request accepts claim

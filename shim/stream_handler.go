@@ -88,6 +88,11 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 				fmt.Sprintf("not a stream request (no %s header of version %d): use Client.RequestStream", HeaderStream, streamVersion), true))
 			return
 		}
+		if crossesAccount(req.Reply) {
+			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
+				"a stream cannot cross an account import: the caller's flow control cannot reach this account; the handler did not run", true))
+			return
+		}
 		req, ok = o.resolveRequest(ctx, req, report)
 		if !ok {
 			return

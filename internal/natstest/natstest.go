@@ -27,6 +27,10 @@ type Account struct {
 	User       string
 	Password   string
 	MaxPayload int32 // 0 means no account limit
+	// Extra is more of the account's configuration, as server
+	// configuration text: exports and imports, say
+	// `exports: [ { service: "svc.>" } ]`.
+	Extra string
 }
 
 type config struct {
@@ -217,7 +221,11 @@ func (s *Server) configText() string {
 		if a.MaxPayload > 0 {
 			limits = fmt.Sprintf(", limits: { max_payload: %d }", a.MaxPayload)
 		}
-		fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q } ]%s }\n", a.Name, js, a.User, a.Password, limits)
+		extra := ""
+		if a.Extra != "" {
+			extra = ", " + a.Extra
+		}
+		fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q } ]%s%s }\n", a.Name, js, a.User, a.Password, limits, extra)
 		s.users[a.User] = a.Password
 	}
 	b.WriteString("}\n")

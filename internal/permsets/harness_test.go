@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
@@ -134,3 +135,21 @@ func (r *run) ok() bool { return r.failed == nil }
 // operation did not run, or the code of the outcome it caused, such as
 // CLAIM_CHECK_UNRESOLVED for a request the responder could not read).
 func denied(err error) bool { return errors.Is(err, nats.ErrPermissionViolation) }
+
+// names reports whether the permission error err names a subject that
+// the grant g covers: the denial natssend reports carries the subject and
+// the operation. A reply denied for want of allow_responses is a publish
+// to the caller's inbox.
+func names(err error, g permission) bool {
+	var d *connlimit.Denial
+	if !errors.As(err, &d) {
+		return false
+	}
+	switch g.kind {
+	case "allow_responses":
+		return d.Op == "publish" && connlimit.SubjectMatches("_INBOX.>", d.Subject)
+	case "subscribe":
+		return d.Op == "subscribe" && connlimit.SubjectMatches(g.subject, d.Subject)
+	}
+	return d.Op != "subscribe" && connlimit.SubjectMatches(g.subject, d.Subject)
+}

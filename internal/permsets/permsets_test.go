@@ -49,6 +49,8 @@ func TestPermissionSets(t *testing.T) {
 						t.Errorf("without %s every step succeeded: a silent success", g)
 					case !denied(r.failed.err):
 						t.Errorf("without %s: %s; want a permission error", g, r.failed)
+					case !names(r.failed.err, g):
+						t.Errorf("without %s: %s; the permission error does not name a subject %s covers", g, r.failed, g)
 					case r.failed.took > deniedBound:
 						t.Errorf("without %s: %s; want it within %v", g, r.failed, deniedBound)
 					default:

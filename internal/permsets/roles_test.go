@@ -99,9 +99,9 @@ func publisher(e *env, r *run) {
 	})
 }
 
-// resolver: claimcheck.New, Store.Subscribe (with DeleteAfterRead when
-// del: the payload is then deleted), Resolve, Open, and Resolve of a
-// payload that is gone (ErrMissing).
+// resolver: claimcheck.New, Store.Subscribe (QueueSubscribe with
+// DeleteAfterRead when del: the payload is then deleted), Resolve, Open,
+// and Resolve of a payload that is gone (ErrMissing).
 func resolver(e *env, r *run, del bool) {
 	nc := e.role()
 	st := e.roleStore(r, nc)
@@ -112,7 +112,14 @@ func resolver(e *env, r *run, del bool) {
 		}
 		got := make(chan *nats.Msg, 1)
 		errs := make(chan error, 4)
-		sub, err := st.Subscribe("orders.events.>", func(m *nats.Msg) { got <- m }, func(_ *nats.Msg, err error) { errs <- err }, opts...)
+		h, onErr := func(m *nats.Msg) { got <- m }, func(_ *nats.Msg, err error) { errs <- err }
+		subscribe := func() (*nats.Subscription, error) { return st.Subscribe("orders.events.>", h, onErr, opts...) }
+		if del { // one reader per message: a queue group
+			subscribe = func() (*nats.Subscription, error) {
+				return st.QueueSubscribe("orders.events.>", "orders", h, onErr, opts...)
+			}
+		}
+		sub, err := subscribe()
 		if err != nil {
 			return err
 		}
@@ -184,7 +191,7 @@ func resolver(e *env, r *run, del bool) {
 	})
 }
 
-// caller: Client.Request answered by the peer.
+// caller: Client.Request and RequestMany answered by the peer.
 func caller(e *env, r *run) {
 	nc := e.role()
 	e.serveEcho()
@@ -196,6 +203,23 @@ func caller(e *env, r *run) {
 			return err
 		}
 		return same("the reply", reply.Data, want)
+	})
+	r.step("Client.RequestMany", func(ctx context.Context) error {
+		want := payload(500, 13)
+		n := 0
+		for reply, err := range c.RequestMany(ctx, echoSubject, want, shim.MaxReplies(1)) {
+			if err != nil {
+				return err
+			}
+			if err := same("the reply", reply.Data, want); err != nil {
+				return err
+			}
+			n++
+		}
+		if n != 1 {
+			return fmt.Errorf("RequestMany yielded %d replies, want 1", n)
+		}
+		return nil
 	})
 }
 
@@ -234,9 +258,10 @@ func callerClaimChecks(e *env, r *run) {
 	})
 }
 
-// responder: shim.Serve of a Unary handler (with ServeClaimChecks when
-// cc: a claim-checked request and reply, and a claim-checked request
-// whose payload is gone, which the handler never sees); the peer calls.
+// responder: shim.Serve of a Unary handler (ServeQueue with
+// ServeClaimChecks when cc: a claim-checked request and reply, and a
+// claim-checked request whose payload is gone, which the handler never
+// sees); the peer calls.
 func responder(e *env, r *run, cc bool) {
 	nc := e.role()
 	var st *claimcheck.Store
@@ -251,7 +276,13 @@ func responder(e *env, r *run, cc bool) {
 		opts = append(opts, shim.ServeClaimChecks(st))
 	}
 	r.step("shim.Serve", func(ctx context.Context) error {
-		if _, err := shim.Serve(nc, echoSubject, shim.Unary(echo, opts...)); err != nil {
+		serve := func() (*nats.Subscription, error) { return shim.Serve(nc, echoSubject, shim.Unary(echo, opts...)) }
+		if cc {
+			serve = func() (*nats.Subscription, error) {
+				return shim.ServeQueue(nc, echoSubject, "orders", shim.Unary(echo, opts...))
+			}
+		}
+		if _, err := serve(); err != nil {
 			return err
 		}
 		return nc.FlushWithContext(ctx)

@@ -186,6 +186,40 @@ func list(subjects []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
+// TestAuthorizationBlock: the documented entries, all of them, are also
+// accepted as the users of a server's authorization block, the other
+// place docs/permissions.md puts them, with the same permissions.
+func TestAuthorizationBlock(t *testing.T) {
+	docs := snippets(t)
+	var b strings.Builder
+	b.WriteString("authorization {\n  users: [\n")
+	for _, s := range docs {
+		b.WriteString(s.text)
+	}
+	b.WriteString("  ]\n}\n")
+	f := filepath.Join(t.TempDir(), "auth.conf")
+	if err := os.WriteFile(f, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := server.ProcessConfigFile(f)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if len(o.Users) != len(docs) {
+		t.Fatalf("%d users parsed, want %d", len(o.Users), len(docs))
+	}
+	for _, u := range o.Users {
+		s := docs[u.Username]
+		if s == nil {
+			t.Errorf("user %q is not documented", u.Username)
+			continue
+		}
+		if got, want := fmt.Sprint(grants(u.Permissions)), fmt.Sprint(grants(s.perms)); got != want {
+			t.Errorf("%s: in an authorization block %s, in an account %s", u.Username, got, want)
+		}
+	}
+}
+
 // TestDocumentedSets: every conf block of docs/permissions.md is a user
 // entry nats-server accepts, of a role this package tests (and every role
 // is documented), with one subject per line and a reason for each; a set

@@ -62,9 +62,9 @@ func same(what string, got, want []byte) error {
 	return nil
 }
 
-// publisher: claimcheck.New and Store.PublishMsg of a message that fits
-// and one that is claim-checked; the peer receives both and reads the
-// stored payload.
+// publisher: claimcheck.New, Store.PublishMsg of a message that fits and
+// one that is claim-checked (the peer receives both and reads the stored
+// payload), and Store.Prepare.
 func publisher(e *env, r *run) {
 	nc := e.role()
 	st := e.roleStore(r, nc)
@@ -96,6 +96,18 @@ func publisher(e *env, r *run) {
 			}
 		}
 		return nil
+	})
+	r.step("Store.Prepare", func(ctx context.Context) error {
+		want := large(14)
+		ref, err := st.Prepare(ctx, &nats.Msg{Subject: eventSubject, Data: want}, 0)
+		if err != nil {
+			return err
+		}
+		data, err := e.peerSt.Resolve(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("Prepare succeeded but the payload cannot be read: %w", err)
+		}
+		return same("the prepared payload", data, want)
 	})
 }
 

@@ -38,10 +38,11 @@ type config struct {
 	jetstream  bool
 	accounts   []Account
 	logs       bool
-	users      []User // more users of DefaultAccount
-	domain     string // JetStream domain
-	leafListen int    // a port to accept leafnode connections on
-	leafRemote string // a hub's leafnode URL to connect to
+	users      []User    // more users of DefaultAccount
+	rawUsers   []rawUser // more users of DefaultAccount, as configuration text
+	domain     string    // JetStream domain
+	leafListen int       // a port to accept leafnode connections on
+	leafRemote string    // a hub's leafnode URL to connect to
 }
 
 // Option configures a test server.
@@ -215,7 +216,7 @@ func (s *Server) configText() string {
 	}
 	s.users = map[string]string{DefaultUser: DefaultPassword}
 	b.WriteString("accounts: {\n")
-	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q }%s ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword, s.usersConfigText())
+	fmt.Fprintf(&b, "  %s: { %susers: [ { user: %q, password: %q }%s ] }\n", DefaultAccount, js, DefaultUser, DefaultPassword, s.usersConfigText()+s.rawUsersConfigText())
 	for _, a := range s.conf.accounts {
 		limits := ""
 		if a.MaxPayload > 0 {

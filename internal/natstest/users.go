@@ -48,3 +48,31 @@ func subjectList(subjects []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// rawUser is a user of DefaultAccount given as configuration text.
+type rawUser struct {
+	name, password, entry string
+}
+
+// WithUserConfig adds a user to DefaultAccount given as a user entry in
+// the server's configuration syntax, exactly as an operator writes it in
+// an authorization or account users list ({ user: ..., password: ...,
+// permissions: { ... } }); name and password are what UserURL(name)
+// connects with and must match the entry.
+func WithUserConfig(name, password, entry string) Option {
+	return func(c *config) { c.rawUsers = append(c.rawUsers, rawUser{name, password, entry}) }
+}
+
+// rawUsersConfigText is the users' part of DefaultAccount's users list
+// that WithUserConfig gave, each entry on lines of its own (the
+// configuration syntax separates array elements by newlines).
+func (s *Server) rawUsersConfigText() string {
+	var b strings.Builder
+	for _, u := range s.conf.rawUsers {
+		s.users[u.name] = u.password
+		b.WriteString("\n")
+		b.WriteString(u.entry)
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // purgeAttemptTimeout bounds one attempt of purgeUpload.
@@ -28,6 +30,10 @@ const purgeAttemptTimeout = 2 * time.Second
 func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent bool) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
+	// A clean-up the user may not make (no purge permission) ends at the
+	// server's report: the bucket's TTL removes the leftovers.
+	cctx, stop := s.watchStream(cctx, s.own(), chunkSubj)
+	defer stop()
 	var err error
 	for {
 		if err = s.waitConnected(cctx); err == nil {
@@ -51,8 +57,8 @@ func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string,
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
-			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", err)
+		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() || connlimit.DeniedCause(cctx) != nil {
+			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", deniedError(cctx, "removing the partial upload", err))
 		}
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
 			// Nothing stores the chunk subject: unless a stream leader is

@@ -142,9 +142,21 @@ func (s *Store) publishMsg(ctx context.Context, m *nats.Msg) error {
 // nats.go refuses for its size because the link changed during the
 // upload is sent once the new link's limit is known, if it fits that.
 func (s *Store) publishRef(ctx context.Context, ref *nats.Msg, name string) error {
+	prev := s.nc.LastError()
 	v, limit, err := s.limit.Send(ctx, refSend(ref, func() error { return s.nc.PublishMsg(ref) }))
 	if err == nil && v != connlimit.Fits {
 		err = fmt.Errorf("%w: the claim check's reference (%d bytes) does not fit the new link's max_payload of %d bytes", ErrTooLarge, wire.MsgSize(ref.Header, 0), limit)
+	}
+	if err == nil {
+		// The payload is stored: a reference the server drops (the user
+		// may not publish to its subject) would leave it for nobody until
+		// the bucket's TTL. One round trip, on a connection made by
+		// shim.Connect, tells; a refused reference's payload is deleted.
+		if d := s.limit.Verdict(connlimit.DefaultFlushTimeout, prev, func(d *connlimit.Denial) bool {
+			return d.Op != "subscribe" && (d.Subject == ref.Subject || d.Subject == ref.Reply)
+		}); d != nil {
+			err = fmt.Errorf("claimcheck: publishing the reference: %w", d)
+		}
 	}
 	if err != nil {
 		return s.abandon(ctx, name, err)
@@ -192,6 +204,8 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	loc := at{bucket: bucket, domain: domain}
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
+	cctx, stop := s.watchStream(cctx, loc)
+	defer stop()
 	var info *jetstream.ObjectInfo
 	err = s.readCall(cctx, func(ctx context.Context) (err error) {
 		info, err = s.objectInfo(ctx, loc, name)
@@ -201,7 +215,7 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("claimcheck: discarding object %q: %w", name, err)
+		return fmt.Errorf("claimcheck: discarding object %q: %w", name, deniedError(cctx, "reading its meta data", err))
 	}
 	if got := info.Metadata[metaSubjectKey]; got != ref.Subject {
 		return &ResolveError{Object: name, Subject: ref.Subject, Err: ErrSubjectMismatch, Detail: fmt.Sprintf("stored for %q", got)}

@@ -8,6 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/objstore"
 )
 
 // readCallTimeout bounds one attempt of a JetStream API call a read makes
@@ -89,4 +92,35 @@ func (s *Store) waitConnected(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// watchStream is watchDenied for the JetStream API calls a read, a delete
+// or a clean-up makes on the stream of the bucket loc names (direct and
+// leader gets, stream info, purge, message delete), plus pubs: a call the
+// user may not make gets no answer at all, so without the watch it would
+// wait out its deadline and be retried until the read's or the clean-up's
+// own. Only these subjects are watched: a denied call elsewhere on the
+// connection (another bucket, a stream lookup the Store tolerates being
+// refused) does not end this one.
+func (s *Store) watchStream(ctx context.Context, loc at, pubs ...string) (context.Context, context.CancelFunc) {
+	prefix := objstore.APIPrefix(s.js)
+	if loc.domain != "" {
+		prefix = "$JS." + loc.domain + ".API."
+	}
+	stream := streamName(loc.bucket)
+	return s.watchDenied(ctx, append(pubs,
+		prefix+"DIRECT.GET."+stream, prefix+"DIRECT.GET."+stream+".>",
+		prefix+"STREAM.MSG.GET."+stream, prefix+"STREAM.INFO."+stream,
+		prefix+"STREAM.PURGE."+stream, prefix+"STREAM.MSG.DELETE."+stream)...)
+}
+
+// deniedError returns err as the permission violation that ended ctx
+// (made by watchStream or watchDenied), naming what was refused and what
+// the step was, when one did; err otherwise.
+func deniedError(ctx context.Context, step string, err error) error {
+	d := connlimit.DeniedCause(ctx)
+	if err == nil || d == nil {
+		return err
+	}
+	return fmt.Errorf("claimcheck: %s: %w", step, d)
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natssend/natssend/internal/connlimit"
+
 	"github.com/natssend/natssend/internal/objstore"
 )
 
@@ -60,7 +62,9 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, 
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
 	}
-	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: cancel, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
+	ctx, stop := s.watchStream(ctx, at{bucket: ref.bucket, domain: ref.domain})
+	end := cancel
+	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: func() { stop(); end() }, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
 	if err := r.start(); err != nil {
 		_ = r.Close()
 		return nil, r.wrap(err)
@@ -77,6 +81,9 @@ func (r *objReader) wrap(err error) error {
 	var re *ResolveError
 	if err == nil || errors.As(err, &re) {
 		return err
+	}
+	if d := connlimit.DeniedCause(r.ctx); d != nil {
+		return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: d, Detail: "reading the stored payload was refused"}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
 		return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: err, Detail: "reading the stored payload timed out"}

@@ -73,7 +73,9 @@ func (s *Store) streamAt(ctx context.Context, loc at) (jetstream.Stream, error) 
 // deleteObjectAt is deleteObject for an object stored where loc says (a
 // reference that names another bucket or an allowed domain).
 func (s *Store) deleteObjectAt(ctx context.Context, loc at, name string) error {
-	return s.readCall(ctx, func(ctx context.Context) error {
+	ctx, stop := s.watchStream(ctx, loc)
+	defer stop()
+	err := s.readCall(ctx, func(ctx context.Context) error {
 		info, err := s.objectInfo(ctx, loc, name, jetstream.GetObjectInfoShowDeleted())
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return nil
@@ -93,6 +95,7 @@ func (s *Store) deleteObjectAt(ctx context.Context, loc at, name string) error {
 		}
 		return st.Purge(ctx, jetstream.WithPurgeSubject(metaSubjectOf(loc.bucket, name)))
 	})
+	return deniedError(ctx, "deleting the stored payload", err)
 }
 
 // refAt returns where a parsed reference says its object is (parse has

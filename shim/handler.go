@@ -119,6 +119,7 @@ func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req 
 		}
 	}
 	var noConn sync.Once
+	watch := newReplyWatch(o.st, report, o.onError != nil)
 	return func(mreq micro.Request, req *nats.Msg) {
 		if o.st == nil && req != nil && req.Reply != "" {
 			noConn.Do(func() { report(req, ErrNoConn) })
@@ -154,6 +155,7 @@ func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req 
 			report(req, r.err)
 			return
 		}
+		watch.add(req)
 		if r.err != nil {
 			report(req, replyError(ctx, o.st, req, r.err))
 			return

@@ -63,6 +63,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 			o.onError(req, err)
 		}
 	}
+	watch := newReplyWatch(o.st, report, o.onError != nil)
 	return func(mreq micro.Request, req *nats.Msg) {
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
@@ -97,6 +98,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		if !ok {
 			return
 		}
+		watch.add(req)
 		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle, first)
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)

@@ -201,6 +201,29 @@ func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.C
 	}
 }
 
+// Listen calls f with every permission violation the server reports on
+// the connection from now on, until stop is called (on a connection whose
+// error callback does not report to Denied, see Hook, never). f runs on
+// nats.go's callback goroutine: it must not block.
+func (s *State) Listen(f func(*Denial)) (stop func()) {
+	if !s.Hooked() {
+		return func() {}
+	}
+	s.denied.mu.Lock()
+	if s.denied.watchers == nil {
+		s.denied.watchers = make(map[int]func(*Denial))
+	}
+	id := s.denied.next
+	s.denied.next++
+	s.denied.watchers[id] = f
+	s.denied.mu.Unlock()
+	return func() {
+		s.denied.mu.Lock()
+		delete(s.denied.watchers, id)
+		s.denied.mu.Unlock()
+	}
+}
+
 // DeniedCause returns the *Denial that ended ctx, made by WatchDenied, or
 // nil when ctx did not end for a permission violation.
 func DeniedCause(ctx context.Context) *Denial {
@@ -237,9 +260,7 @@ func SubjectMatches(pattern, subject string) bool {
 // flush, bounded by timeout) for the server's verdict on it: a refused
 // subscription is unsubscribed and its *Denial returned, so that serving
 // on a subject the user may not subscribe to fails where it is set up
-// instead of waiting for requests that never come. nats.go records the
-// refusal (as the connection's last error) before it reads the flush's
-// answer, so no wait beyond the round trip is needed. When the round trip
+// instead of waiting for requests that never come. When the round trip
 // fails the verdict is not known and the subscription is returned: its
 // refusal, if any, still reaches the watchers (WatchDenied).
 func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscription, error)) (*nats.Subscription, error) {
@@ -251,18 +272,40 @@ func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscri
 	if err != nil {
 		return nil, err
 	}
-	if err := s.nc.FlushTimeout(timeout); err != nil {
-		return sub, nil
-	}
-	last := s.nc.LastError()
-	if last == nil || sameError(last, prev) {
-		return sub, nil
-	}
-	if d := ParseDenial(last); d != nil && d.Op == "subscribe" && d.Subject == sub.Subject && d.Queue == sub.Queue {
+	if d := s.Verdict(timeout, prev, func(d *Denial) bool {
+		return d.Op == "subscribe" && d.Subject == sub.Subject && d.Queue == sub.Queue
+	}); d != nil {
 		_ = sub.Unsubscribe()
 		return nil, d
 	}
 	return sub, nil
+}
+
+// Verdict waits one round trip (a flush, bounded by timeout) after a
+// publish or subscription the server may refuse, and returns the refusal
+// that match accepts, or nil. prev is the connection's last error before
+// the operation (nc.LastError()): nats.go records a refusal as the
+// connection's last error when it reads it, before the flush's answer, so
+// no wait beyond the round trip is needed, whereas the asynchronous error
+// callback may run later. When the round trip fails the verdict is not
+// known (nil): the refusal, if any, still reaches the watchers. On a
+// connection that does not report violations (see Hook) it returns nil
+// without a round trip.
+func (s *State) Verdict(timeout time.Duration, prev error, match func(*Denial) bool) *Denial {
+	if !s.Hooked() {
+		return nil
+	}
+	if err := s.nc.FlushTimeout(timeout); err != nil {
+		return nil
+	}
+	last := s.nc.LastError()
+	if last == nil || sameError(last, prev) {
+		return nil
+	}
+	if d := ParseDenial(last); d != nil && match(d) {
+		return d
+	}
+	return nil
 }
 
 // sameError reports whether a and b are the same error value, without

@@ -3,6 +3,8 @@ package claimcheck
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/nats-io/nats.go"
 
@@ -23,6 +25,13 @@ func init() {
 	}
 	claimops.ReplyObjectName = replyObjectName
 	claimops.ErrReplyStored = errReplyStored
+	claimops.Domains = func(store any) []string {
+		s, ok := store.(*Store)
+		if !ok || s == nil {
+			return nil
+		}
+		return slices.Sorted(maps.Keys(s.cfg.domains))
+	}
 }
 
 // Conn returns the connection the Store publishes on (that of the

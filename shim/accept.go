@@ -1,21 +1,24 @@
 package shim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // The value of HeaderAcceptClaimCheck says where the caller's claim-check
 // store is and what its connection accepts:
 //
-//	<bucket>[; domain=<JetStream domain>][; max-payload=<bytes>]
+//	<bucket>[; domain=<JetStream domain>][; reads=<domain>,...][; max-payload=<bytes>]
 //
 // A responder stores a claim-checked reply where the caller can read it
-// (a Store in the caller's JetStream domain: the caller reads any bucket
-// there, the reference names it) and decides every reply against the
+// (a Store in the caller's JetStream domain, or in one of the other
+// domains its Store may read, claimcheck.WithDomains, listed by reads: the
+// caller reads any bucket there, the reference names it) and decides every reply against the
 // smaller of its own limit and the caller's max-payload, so that a reply
 // never reaches the caller's server above that server's limit (across a
 // leafnode, one message over it closes the whole link). A value with only
@@ -24,13 +27,17 @@ type acceptance struct {
 	bucket     string
 	domain     string
 	hasDomain  bool
-	maxPayload int64 // 0: not said
+	reads      []string // other domains the caller's Store reads
+	maxPayload int64    // 0: not said
 }
 
 // acceptValue is the HeaderAcceptClaimCheck value of a Client with store
 // on the connection whose limit state is st.
 func acceptValue(store *claimcheck.Store, st *connlimit.State) string {
 	v := store.Bucket() + "; domain=" + store.Domain()
+	if ds := claimops.Domains(store); len(ds) > 0 {
+		v += "; reads=" + strings.Join(ds, ",")
+	}
 	if st != nil {
 		// Only a limit known for the current link: right after a reconnect
 		// nats.go may hold a placeholder, which would make the responder
@@ -56,6 +63,8 @@ func parseAccept(v string) acceptance {
 		switch k {
 		case "domain":
 			a.domain, a.hasDomain = val, true
+		case "reads":
+			a.reads = strings.Split(val, ",")
 		case "max-payload":
 			if n, err := strconv.ParseInt(val, 10, 64); err == nil && n > 0 {
 				a.maxPayload = n
@@ -65,16 +74,18 @@ func parseAccept(v string) acceptance {
 	return a
 }
 
-// reads reports whether the caller can read a claim check stored by
-// store: it accepts claim checks, and store is in its JetStream domain
-// (any bucket there: the reference names it), or, for an older caller
-// that names only a bucket, store uses that bucket.
-func (a acceptance) reads(store *claimcheck.Store) bool {
+// canRead reports whether the caller can read a claim check stored by
+// store: it accepts claim checks, and store is in its JetStream domain or
+// in one of the other domains it reads (any bucket there: the reference
+// names it), or, for an older caller that names only a bucket, store uses
+// that bucket.
+func (a acceptance) canRead(store *claimcheck.Store) bool {
 	switch {
 	case a.bucket == "":
 		return false
 	case a.hasDomain:
-		return a.domain == store.Domain()
+		d := store.Domain()
+		return d == a.domain || (d != "" && slices.Contains(a.reads, d))
 	}
 	return a.bucket == store.Bucket()
 }

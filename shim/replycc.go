@@ -53,7 +53,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 		}
 		return p.plain() // which refuses a reply subject too long to answer
 	}
-	if store == nil || replySubj == "" || !caller.reads(store) || checkReplySubject(replySubj) != nil || crossesAccount(replySubj) {
+	if store == nil || replySubj == "" || !caller.canRead(store) || checkReplySubject(replySubj) != nil || crossesAccount(replySubj) {
 		// Across an account import the caller could not read the payload:
 		// a reply that does not fit is PAYLOAD_TOO_LARGE, never REPLY_LOST.
 		return plain()

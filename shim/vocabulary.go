@@ -78,9 +78,11 @@ const (
 	// HeaderAcceptClaimCheck is sent with every request of a Client made with
 	// WithClaimChecks. Its value says where the caller's claim-check store is
 	// and what the caller's connection accepts:
-	// "<bucket>; domain=<JetStream domain>; max-payload=<bytes>". A handler
-	// with ServeClaimChecks on a Store of the caller's domain (any bucket:
-	// the reference names it) may answer with a claim-checked reply, and
+	// "<bucket>; domain=<JetStream domain>[; reads=<domain>,...];
+	// max-payload=<bytes>", reads naming the other domains the caller's
+	// Store may read (claimcheck.WithDomains). A handler with
+	// ServeClaimChecks on a Store of one of those domains (any bucket: the
+	// reference names it) may answer with a claim-checked reply, and
 	// every reply is decided against the smaller of the responder's limit and
 	// the caller's max-payload. A value with only a bucket (an older caller)
 	// asks for a Store of that bucket.

@@ -34,4 +34,9 @@ var (
 	// another responder's reply to the same request is stored: nothing of
 	// this reply is left stored, and nothing is to be sent.
 	ErrReplyStored error
+	// Domains returns the other JetStream domains a *claimcheck.Store may
+	// read (claimcheck.WithDomains), sorted: a caller's accept header
+	// names them, so that a responder in one of them may store a reply
+	// there.
+	Domains func(store any) []string
 )

@@ -97,3 +97,76 @@ func TestResolveOtherDomain(t *testing.T) {
 		t.Fatalf("hub's Open of the edge's claim check: %d bytes, %v", buf.Len(), err)
 	}
 }
+
+// TestSameBucketNameAcrossDomains: the docs' leafnode recipe. $O subjects
+// carry no domain, so with a same-named bucket on both sides of a
+// leafnode the hub's stream also stores the edge's uploads (copies nobody
+// deletes). With $O.> denied on the leaf's link (deny_imports and
+// deny_exports) each upload stays in its domain, and the hub still reads
+// and deletes the edge's claim checks through the domain's API
+// (WithDomains). Without the deny the copy appears: the control.
+func TestSameBucketNameAcrossDomains(t *testing.T) {
+	for _, recipe := range []bool{true, false} {
+		name := "without the deny (control)"
+		if recipe {
+			name = "with $O.> denied on the link"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			leafOpts := []natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("edge")}
+			if recipe {
+				leafOpts = append(leafOpts, natstest.LeafDeny("$O.>"))
+			}
+			hl := natstest.StartHubLeaf(t, []natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("hub")}, leafOpts)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, ljs := connect(t, hl.Leaf.URL())
+			hnc, _ := connect(t, hl.Hub.URL())
+			hjs, err := jetstream.NewWithDomain(hnc, "hub")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hub := newStore(t, hjs, claimcheck.WithBucket("orders"), claimcheck.WithDomains("edge"))
+			edge := newStore(t, ljs, claimcheck.WithBucket("orders"))
+			hubStream, err := hjs.Stream(ctx, "OBJ_orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := payload(3*limit, 73)
+			ref, err := edge.Prepare(ctx, &nats.Msg{Subject: "edge.data", Data: want}, 0)
+			if !recipe {
+				// The hub's stream stored the upload too; whichever
+				// acknowledged first, the copy is there.
+				natstest.Eventually(t, 10*time.Second, func() bool {
+					info, err := hubStream.Info(ctx)
+					return err == nil && info.State.Msgs > 0
+				}, "the hub's same-named stream to store a copy of the edge's upload")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := hub.Resolve(ctx, ref)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("hub's Resolve of the edge's claim check: %d bytes, %v", len(got), err)
+			}
+			if err := hub.Discard(ctx, ref); err != nil {
+				t.Fatalf("hub's Discard of the edge's claim check: %v", err)
+			}
+			info, err := hubStream.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.State.Msgs != 0 {
+				t.Errorf("the hub's stream holds %d messages: a copy crossed the link", info.State.Msgs)
+			}
+			str, err := edge.ObjectStore().Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if str.Size() != 0 {
+				t.Errorf("the edge's bucket holds %d bytes after the hub's Discard", str.Size())
+			}
+		})
+	}
+}

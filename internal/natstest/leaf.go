@@ -16,6 +16,14 @@ func Domain(name string) Option { return func(c *config) { c.domain = name } }
 // StartHubLeaf).
 func leafListen(port int) Option { return func(c *config) { c.leafListen = port } }
 
+// LeafDeny keeps subjects (wildcards allowed) off a leaf's link to its hub
+// in both directions: the remote's deny_imports and deny_exports (the
+// docs' recipe that keeps object-store writes, $O.>, in their domain).
+// It acts on the leaf of StartHubLeaf.
+func LeafDeny(subjects ...string) Option {
+	return func(c *config) { c.leafDeny = append(c.leafDeny, subjects...) }
+}
+
 // leafRemote makes the server a leafnode of the hub at url, binding its
 // DefaultAccount to the hub's.
 func leafRemote(url string) Option { return func(c *config) { c.leafRemote = url } }
@@ -25,7 +33,12 @@ func (s *Server) leafConfigText(b *strings.Builder) {
 	case s.conf.leafListen > 0:
 		fmt.Fprintf(b, "leafnodes: { listen: %q }\n", fmt.Sprintf("%s:%d", s.host, s.conf.leafListen))
 	case s.conf.leafRemote != "":
-		fmt.Fprintf(b, "leafnodes: { reconnect: \"100ms\", remotes: [ { url: %q, account: %q } ] }\n", s.conf.leafRemote, DefaultAccount)
+		deny := ""
+		if len(s.conf.leafDeny) > 0 {
+			l := subjectList(s.conf.leafDeny)
+			deny = ", deny_imports: " + l + ", deny_exports: " + l
+		}
+		fmt.Fprintf(b, "leafnodes: { reconnect: \"100ms\", remotes: [ { url: %q, account: %q%s } ] }\n", s.conf.leafRemote, DefaultAccount, deny)
 	}
 }
 

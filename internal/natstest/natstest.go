@@ -43,6 +43,7 @@ type config struct {
 	domain     string    // JetStream domain
 	leafListen int       // a port to accept leafnode connections on
 	leafRemote string    // a hub's leafnode URL to connect to
+	leafDeny   []string  // subjects kept off the leafnode link (LeafDeny)
 }
 
 // Option configures a test server.

@@ -36,6 +36,8 @@ func (s *Store) readCall(ctx context.Context, call func(ctx context.Context) err
 // callAgain is readCall with transient deciding which failures are made
 // again.
 func (s *Store) callAgain(ctx context.Context, transient func(error) bool, call func(ctx context.Context) error) error {
+	remote, _ := ctx.Value(remoteDomainKey{}).(string)
+	var silentSince time.Time // when the remote domain's answers stopped
 	for {
 		if err := s.waitConnected(ctx); err != nil {
 			return err
@@ -45,6 +47,19 @@ func (s *Store) callAgain(ctx context.Context, transient func(error) bool, call 
 		cancel()
 		if err == nil || !transient(err) || s.nc.IsClosed() {
 			return err
+		}
+		if remote != "" && errors.Is(err, nats.ErrNoResponders) {
+			// Nothing answers for another domain: its site is unreachable
+			// (a leafnode down) or has no JetStream. Unlike the Store's own
+			// domain, where no responders is a leader election that ends,
+			// it is given remoteDomainWait.
+			if silentSince.IsZero() {
+				silentSince = time.Now()
+			} else if time.Since(silentSince) >= remoteDomainWait {
+				return fmt.Errorf("claimcheck: JetStream domain %q does not answer (its site is unreachable, or has no JetStream): %w", remote, err)
+			}
+		} else {
+			silentSince = time.Time{}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w; %w", ctx.Err(), err)
@@ -94,9 +109,19 @@ func (s *Store) waitConnected(ctx context.Context) error {
 	}
 }
 
+// remoteDomainKey marks the context of a call on another JetStream
+// domain's stream (see watchStream): readCall gives up on it after
+// remoteDomainWait without an answer.
+type remoteDomainKey struct{}
+
+// remoteDomainWait is how long calls on another JetStream domain's stream
+// get "no responders" before the domain counts as unreachable.
+const remoteDomainWait = time.Second
+
 // watchStream is watchDenied for the JetStream API calls a read, a delete
 // or a clean-up makes on the stream of the bucket loc names (direct and
-// leader gets, stream info, purge, message delete), plus pubs: a call the
+// leader gets, stream info, purge, message delete), plus pubs, and marks
+// a call on another domain's stream (see remoteDomainKey): a call the
 // user may not make gets no answer at all, so without the watch it would
 // wait out its deadline and be retried until the read's or the clean-up's
 // own. Only these subjects are watched: a denied call elsewhere on the
@@ -106,6 +131,7 @@ func (s *Store) watchStream(ctx context.Context, loc at, pubs ...string) (contex
 	prefix := objstore.APIPrefix(s.js)
 	if loc.domain != "" {
 		prefix = "$JS." + loc.domain + ".API."
+		ctx = context.WithValue(ctx, remoteDomainKey{}, loc.domain)
 	}
 	stream := streamName(loc.bucket)
 	return s.watchDenied(ctx, append(pubs,

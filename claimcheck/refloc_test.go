@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,47 @@ func TestSameBucketNameAcrossDomains(t *testing.T) {
 				t.Errorf("the edge's bucket holds %d bytes after the hub's Discard", str.Size())
 			}
 		})
+	}
+}
+
+// TestResolveMissingDomain: with the edge's site gone (its leafnode
+// server down), the hub's Resolve of an edge claim check fails within a
+// second, naming the domain, instead of treating "no responders" as
+// transient until its deadline; Discard fails the same way.
+func TestResolveMissingDomain(t *testing.T) {
+	t.Parallel()
+	hl := natstest.StartHubLeaf(t,
+		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("hub")},
+		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("edge")})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, ljs := connect(t, hl.Leaf.URL())
+	edge := newStore(t, ljs, claimcheck.WithBucket("edge_gone"))
+	hnc, _ := connect(t, hl.Hub.URL())
+	hjs, err := jetstream.NewWithDomain(hnc, "hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := newStore(t, hjs, claimcheck.WithDomains("edge"))
+	ref, err := edge.Prepare(ctx, &nats.Msg{Subject: "edge.data", Data: payload(3*limit, 74)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl.Leaf.Shutdown()
+	for name, op := range map[string]func(ctx context.Context) error{
+		"Resolve": func(ctx context.Context) error { _, err := hub.Resolve(ctx, ref); return err },
+		"Discard": func(ctx context.Context) error { return hub.Discard(ctx, ref) },
+	} {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		t0 := time.Now()
+		err := op(rctx)
+		took := time.Since(t0)
+		rcancel()
+		if err == nil || !strings.Contains(err.Error(), `"edge"`) {
+			t.Errorf("%s with the edge gone: %v; want an error naming domain \"edge\"", name, err)
+		}
+		if took > 2*time.Second {
+			t.Errorf("%s took %v with the edge gone; want about a second at most", name, took)
+		}
 	}
 }

@@ -42,20 +42,27 @@ func (s *Store) callAgain(ctx context.Context, transient func(error) bool, call 
 		if err := s.waitConnected(ctx); err != nil {
 			return err
 		}
-		actx, cancel := context.WithTimeout(ctx, readCallTimeout)
+		bound := readCallTimeout
+		if remote != "" {
+			bound = remoteDomainWait
+		}
+		start := time.Now()
+		actx, cancel := context.WithTimeout(ctx, bound)
 		err := call(actx)
 		cancel()
 		if err == nil || !transient(err) || s.nc.IsClosed() {
 			return err
 		}
-		if remote != "" && errors.Is(err, nats.ErrNoResponders) {
+		if remote != "" && (errors.Is(err, nats.ErrNoResponders) || ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)) {
 			// Nothing answers for another domain: its site is unreachable
-			// (a leafnode down) or has no JetStream. Unlike the Store's own
-			// domain, where no responders is a leader election that ends,
-			// it is given remoteDomainWait.
+			// (a leafnode down: no responders, or no answer while the link's
+			// loss is not yet known) or has no JetStream. Unlike the Store's
+			// own domain, where no responders is a leader election that
+			// ends, it is given remoteDomainWait.
 			if silentSince.IsZero() {
-				silentSince = time.Now()
-			} else if time.Since(silentSince) >= remoteDomainWait {
+				silentSince = start
+			}
+			if time.Since(silentSince) >= remoteDomainWait {
 				return fmt.Errorf("claimcheck: JetStream domain %q does not answer (its site is unreachable, or has no JetStream): %w", remote, err)
 			}
 		} else {
@@ -115,7 +122,8 @@ func (s *Store) waitConnected(ctx context.Context) error {
 type remoteDomainKey struct{}
 
 // remoteDomainWait is how long calls on another JetStream domain's stream
-// get "no responders" before the domain counts as unreachable.
+// get no answer ("no responders", or none at all) before the domain
+// counts as unreachable; it also bounds each such call.
 const remoteDomainWait = time.Second
 
 // watchStream is watchDenied for the JetStream API calls a read, a delete

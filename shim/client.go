@@ -80,6 +80,7 @@ type Client struct {
 	payloadCap int64
 	static     nats.Header
 	st         *connlimit.State  // nil when nc is nil
+	inboxes    string            // the pattern of nc's inboxes (inboxPattern)
 	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
@@ -93,6 +94,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	c := &Client{nc: nc, timeout: DefaultTimeout}
 	if nc != nil {
 		c.st = connlimit.For(nc)
+		c.inboxes = inboxPattern(nc)
 	}
 	if err := applyOptions(c, opts); err != nil {
 		c.optErr = err
@@ -186,26 +188,34 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	timeout := c.callTimeout(co)
 	deadline := now.Add(timeout)
 	callCtx := ctx
+	var cancel context.CancelFunc
 	if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {
-		var cancel context.CancelFunc
 		callCtx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
 	} else {
 		deadline = d
+		if c.st.Hooked() {
+			callCtx, cancel = context.WithCancel(ctx) // for the watch
+		}
 	}
-
-	callCtx, stop := c.watchDenied(callCtx, m.Subject)
-	defer stop()
+	if cancel != nil {
+		defer cancel()
+	}
+	// A denial of the request's publish or of its reply inbox ends the
+	// call at the server's report (connlimit.Watch; nil, and free, on a
+	// connection not made by Connect).
+	w := c.st.Watch(m.Subject, c.inboxes, cancel)
+	defer c.st.Unwatch(w)
+	if t := c.tel.Resolve(); t.Active() {
+		return c.requestTraced(ctx, callCtx, deadline, m, co, t, w)
+	}
 	var reply *nats.Msg
 	var err error
-	if t := c.tel.Resolve(); t.Active() {
-		reply, err = c.requestTraced(ctx, callCtx, deadline, m, co, t)
-	} else if co.attempts > 1 || c.store != nil {
+	if co.attempts > 1 || c.store != nil {
 		reply, err = c.call(ctx, callCtx, deadline, m, co)
 	} else {
 		reply, err = c.send(ctx, callCtx, deadline, m, co.opID)
 	}
-	return reply, deniedError(callCtx, err)
+	return reply, deniedError(w.Denial(), err)
 }
 
 // send is one send of m within callCtx (whose deadline is deadline); ctx

@@ -27,19 +27,15 @@ func inboxPattern(nc *nats.Conn) string {
 	return "_INBOX.>"
 }
 
-// deniedError returns err, the error of a call made within wctx (see
-// watchDenied), as the permission violation that ended wctx, when one did:
-// CodePermissionDenied naming the subject, errors.Is
+// deniedError returns err, the error of a call, as d, the permission
+// violation that ended the call's wait (see watchDenied, connlimit.Watch),
+// when there is one: CodePermissionDenied naming the subject, errors.Is
 // nats.ErrPermissionViolation. A dropped publish did not run; a refused
 // reply subscription after the request went out may have (the request
 // reached the responder, its reply cannot come back), unless err says
 // nothing was sent.
-func deniedError(wctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	d := connlimit.DeniedCause(wctx)
-	if d == nil {
+func deniedError(d *connlimit.Denial, err error) error {
+	if err == nil || d == nil {
 		return err
 	}
 	sent := Classify(err) != OutcomeNotRun

@@ -80,7 +80,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 				if cerr := callCtx.Err(); cerr != nil {
 					err = cerr
 				}
-				yield(nil, deniedError(callCtx, sendError(ctx, err, true)))
+				yield(nil, deniedError(connlimit.DeniedCause(callCtx), sendError(ctx, err, true)))
 			}
 			return
 		case isNoResponders(msg):
@@ -194,7 +194,7 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 		err = tooLarge("request", size, capped, nil)
 	}
 	if err != nil {
-		err = deniedError(callCtx, err)
+		err = deniedError(connlimit.DeniedCause(callCtx), err)
 		_ = sub.Unsubscribe()
 		cancel()
 		return fail(err)

@@ -207,6 +207,9 @@ func checkControlLine(subject string, replyLen int) error {
 // invalidMsg turns a *wire.CheckError into a *Error: INVALID_ARGUMENT,
 // not run, with nats.go's error as its cause.
 func invalidMsg(err error) error {
+	if err == nil {
+		return nil // the hot path: no errors.As, whose target escapes
+	}
 	var ce *wire.CheckError
 	if !errors.As(err, &ce) {
 		return err

@@ -59,7 +59,7 @@ func (o *streamOpen) run() (*ReplyStream, error) {
 	}()
 	return runAttempts(o.ctx, newSchedule(o.co, o.first), func(attempt int, wait func() time.Duration) (*ReplyStream, bool, error) {
 		if err := o.send(attempt); err != nil {
-			return nil, false, deniedError(o.denied, err)
+			return nil, false, deniedError(connlimit.DeniedCause(o.denied), err)
 		}
 		rs, err := o.await(attempt, wait())
 		return rs, false, err
@@ -175,7 +175,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
 		case <-o.denied.Done():
 			if o.ctx.Err() == nil {
-				return nil, deniedError(o.denied, sendError(o.ctx, context.Cause(o.denied), true))
+				return nil, deniedError(connlimit.DeniedCause(o.denied), sendError(o.ctx, context.Cause(o.denied), true))
 			}
 			if held != nil && o.ctx.Err() == context.DeadlineExceeded {
 				return nil, held // the deadline the hold waited for

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 )
 
@@ -67,7 +68,7 @@ func publishTel(bounded bool) telemetry.Tel {
 
 // requestTraced is RequestMsg's send with telemetry: a Client span whose
 // trace context the request carries, an event per attempt, the metrics.
-func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel) (*nats.Msg, error) {
+func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts, t telemetry.Tel, w *connlimit.Watch) (*nats.Msg, error) {
 	sctx, op, m := t.WithInbox(inboxPrefix(c.nc)).Send(ctx, telemetry.Client, telemetry.OperationRequest, m)
 	callCtx = op.Context(callCtx) // a claim check's upload is the request's child
 	var reply *nats.Msg
@@ -82,7 +83,7 @@ func (c *Client) requestTraced(ctx, callCtx context.Context, deadline time.Time,
 	} else {
 		reply, err = c.send(sctx, callCtx, deadline, m, co.opID)
 	}
-	err = deniedError(callCtx, err)
+	err = deniedError(w.Denial(), err)
 	endOp(sctx, &op, err)
 	return reply, err
 }

@@ -79,6 +79,8 @@ type denials struct {
 	// WatchDenied). At most maxRefusedSubs, the newest kept.
 	subs []*Denial
 	link uint64
+	// calls are the waits of Watch, the request path's cheap form.
+	calls map[*Watch]struct{}
 }
 
 // maxRefusedSubs bounds the refused subscriptions a State remembers.
@@ -110,6 +112,11 @@ func (s *State) Denied(d *Denial) {
 	ws := make([]func(*Denial), 0, len(s.denied.watchers))
 	for _, w := range s.denied.watchers {
 		ws = append(ws, w)
+	}
+	for w := range s.denied.calls {
+		if w.matches(d) {
+			w.end(d) // under the lock: see watches
+		}
 	}
 	s.denied.mu.Unlock()
 	for _, w := range ws {

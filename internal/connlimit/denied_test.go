@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +84,56 @@ func TestWatchDenied(t *testing.T) {
 	if DeniedCause(ctx) != d {
 		t.Fatalf("cause %v", context.Cause(ctx))
 	}
+}
+
+// TestWatchRecycled: many concurrent calls register Watches (recycled
+// through a pool), and denials of one subject and of the inbox arrive
+// meanwhile: a denial ends exactly the calls waiting on its subject, never
+// a call that reused a Watch after its previous call ended, and a refused
+// inbox subscription is remembered, ending later calls at registration.
+func TestWatchRecycled(t *testing.T) {
+	s := &State{}
+	if w := s.Watch("a", "_INBOX.>", func() {}); w != nil {
+		t.Fatal("a connection without the hook watched")
+	}
+	s.Hook()
+	const calls = 2000
+	errs := make(chan error, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			subject := fmt.Sprintf("ok.%d", i)
+			if i%2 == 0 {
+				subject = "denied"
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := s.Watch(subject, "_INBOX.>", cancel)
+			if i%100 == 0 {
+				s.Denied(&Denial{Op: "publish", Subject: "denied"})
+			}
+			d := w.Denial()
+			s.Unwatch(w)
+			if d != nil && d.Subject != subject {
+				errs <- fmt.Errorf("call %d on %q ended by a denial of %q", i, subject, d.Subject)
+			}
+			if d == nil && ctx.Err() != nil {
+				errs <- fmt.Errorf("call %d cancelled without a denial", i)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.xyz.*"})
+	ended := false
+	w := s.Watch("ok.after", "_INBOX.>", func() { ended = true })
+	if d := w.Denial(); d == nil || !ended {
+		t.Errorf("a call after a refused inbox subscription was not ended at registration (%v)", d)
+	}
+	s.Unwatch(w)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // StreamHandlerFunc handles one stream request: it writes the reply body to
@@ -63,7 +65,6 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 			o.onError(req, err)
 		}
 	}
-	watch := newReplyWatch(o.st, report, o.onError != nil)
 	return func(mreq micro.Request, req *nats.Msg) {
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
@@ -98,11 +99,19 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		if !ok {
 			return
 		}
-		watch.add(req)
-		s := newStreamOut(ctx, o.st.Conn(), o.st, req.Reply, window, idle, first)
+		// A frame the server drops (allow_responses spent or missing) or
+		// a control inbox it refuses (no subscribe on the inbox prefix)
+		// ends the stream at the server's report, as PERMISSION_DENIED.
+		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, []string{inboxPattern(o.st.Conn())})
+		defer stop()
+		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, window, idle, first)
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)
 		ferr := s.finish(req, err)
+		if d := connlimit.DeniedCause(sctx); d != nil {
+			ferr = &Error{Code: CodePermissionDenied, Sent: true, outcome: OutcomeUnknown, err: d,
+				Message: d.Error() + ": the stream ended there; the caller got part of it at most"}
+		}
 		streamAttrs(&op, s)
 		opErr = err
 		if opErr == nil {

@@ -147,31 +147,32 @@ func Generate(dir string, opt Options) (Stats, error) {
 			return st, err
 		}
 	}
+	// pkg writes one generated package and counts its lines.
+	pkg := func(name string, source func(Options, int) ([]byte, error), i int) (int, error) {
+		src, err := source(opt, i)
+		if err != nil {
+			return 0, err
+		}
+		if err := write(filepath.Join(name, name+".go"), src); err != nil {
+			return 0, err
+		}
+		n := bytes.Count(src, []byte("\n"))
+		st.Packages++
+		st.Files++
+		st.Lines += n
+		return n, nil
+	}
 	for i := 0; i < opt.Plain; i++ {
-		src, err := plainSource(opt, i)
+		n, err := pkg(plainName(i), plainSource, i)
 		if err != nil {
 			return st, err
 		}
-		if err := write(filepath.Join(plainName(i), plainName(i)+".go"), src); err != nil {
-			return st, err
-		}
-		st.Packages++
-		st.Files++
-		n := bytes.Count(src, []byte("\n"))
-		st.Lines += n
 		st.PlainLines += n
 	}
 	for i := 0; i < opt.Packages; i++ {
-		src, err := packageSource(opt, i)
-		if err != nil {
+		if _, err := pkg(pkgName(i), packageSource, i); err != nil {
 			return st, err
 		}
-		if err := write(filepath.Join(pkgName(i), pkgName(i)+".go"), src); err != nil {
-			return st, err
-		}
-		st.Packages++
-		st.Files++
-		st.Lines += bytes.Count(src, []byte("\n"))
 	}
 	return st, nil
 }

@@ -76,9 +76,9 @@
 // error) of an interface of the main module that a loop or recursion
 // retries by this rule, with no sending implementation in sight, is listed
 // in a package fact, also in a package that imports no NATS code. A
-// package importing that one which converts a type whose method of that
-// name sends into the interface reports the conversion, where the retried
-// send is chosen: "*natspub.JetStream flows into events.Publisher;
+// package importing that one directly which converts a type whose method
+// of that name sends into the interface reports the conversion, where the
+// retried send is chosen: "*natspub.JetStream flows into events.Publisher;
 // (*outbox.Relay).Deliver retries its Publish on failure at outbox.go:37"
 // (the command wiring both, a plugin registering itself). A "retry:"
 // directive on the retried call covers it.
@@ -336,8 +336,8 @@
 // value flows in, if in analyzed code; another package's exported field or
 // function result is not followed), including an interface whose sending
 // implementation is converted into it only in a package that does not
-// import the retrying one (facts flow only to importers: a constructor
-// returning the interface, wired in a third package);
+// import the retrying one directly (go vet passes package facts on only to
+// direct importers; a constructor returning the interface);
 // sends through reflection, maps and channels of functions; a retry spread
 // over goroutines in other shapes than the one above (go c.call(ch, req),
 // a channel that is a field or a parameter, a worker pool, a scheduler

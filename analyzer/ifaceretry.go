@@ -19,10 +19,10 @@ import (
 // in a package that imports it (the command wiring both, or a plugin
 // registering itself with the loop's package). Facts flow only to
 // importers, so the loop's package lists such retries in an
-// ifaceRetryFact, and a package converting an implementation whose method
-// sends into that interface reports the conversion: that is where the
-// retried send is chosen, as a raw send's flow is reported where it is
-// chosen (flows.go).
+// ifaceRetryFact, and a package importing it directly that converts an
+// implementation whose method sends into that interface reports the
+// conversion: that is where the retried send is chosen, as a raw send's
+// flow is reported where it is chosen (flows.go).
 
 // ifaceRetryFact lists the calls of interface methods that a package
 // retries on failure without seeing an implementation that sends.
@@ -212,7 +212,7 @@ func (rt *retryCheck) exportIfaceRetries() {
 
 // reportIfaceRetries reports each conversion of a concrete type into an
 // interface whose method is retried (in this package or, by a fact, in a
-// package it imports) when the type's method of that name sends.
+// package it imports directly) when the type's method of that name sends.
 func (st *state) reportIfaceRetries() {
 	convs := st.sends.impls.convs
 	if len(convs) == 0 {
@@ -222,8 +222,12 @@ func (st *state) reportIfaceRetries() {
 	for _, s := range st.retry.ifaceSites {
 		sites[s.Iface] = append(sites[s.Iface], s)
 	}
-	for _, pf := range st.pass.AllPackageFacts() {
-		if f, ok := pf.Fact.(*ifaceRetryFact); ok {
+	// Package facts come from direct imports only: go vet does not pass
+	// an imported package's package facts on, and both drivers must
+	// report the same.
+	for _, imp := range st.pass.Pkg.Imports() {
+		var f ifaceRetryFact
+		if st.pass.ImportPackageFact(imp, &f) {
 			for _, s := range f.Sites {
 				sites[s.Iface] = append(sites[s.Iface], s)
 			}

@@ -50,7 +50,7 @@ func New(cfg Config) (*analysis.Analyzer, error) {
 		Doc:       doc,
 		URL:       "https://pkg.go.dev/github.com/natssend/natssend/analyzer",
 		Run:       c.run,
-		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact), new(optionsFact), new(connectFact)},
+		FactTypes: []analysis.Fact{new(sendsFact), new(notDeliveredFact), new(retryHelperFact), new(noReturnFact), new(usesNATSFact), new(optionsFact), new(connectFact), new(ifaceRetryFact)},
 	}
 	bindFlags(&a.Flags, &c.cfg)
 	return a, nil
@@ -106,6 +106,7 @@ type state struct {
 	flows *flowCheck
 	retry *retryCheck
 	conn  *connOpts
+	std   map[*types.Package]bool // packages found in the Go root (userPackage)
 }
 
 // newState returns the parts of a pass with settings set, wired
@@ -125,12 +126,13 @@ func newState(pass *analysis.Pass, set *settings) *state {
 	st.noRet = newNoReturns(pass)
 	st.flow = newErrFlow(pass, st.vals)
 	st.ids = &idCheck{info: pass.TypesInfo, pkg: pass.Pkg, vals: st.vals}
-	st.sends.impls = &implIndex{}
+	st.sends.impls = &implIndex{user: st.userPackage}
 	st.flows = &flowCheck{info: pass.TypesInfo, pkg: pass.Pkg, rep: st.rep, impls: st.sends.impls}
 	st.conn = &connOpts{pass: pass, info: pass.TypesInfo, vals: st.vals}
 	st.retry = &retryCheck{
 		pass: pass, info: pass.TypesInfo, set: set, rep: st.rep,
 		vals: st.vals, sends: st.sends, graph: st.graph, flow: st.flow, noRet: st.noRet, ids: st.ids,
+		user: st.userPackage,
 	}
 	return st
 }
@@ -150,7 +152,11 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 	if infer {
 		st.noRet.infer()
 	}
-	if nats && !isNATSPackage(pass.Pkg.Path()) {
+	// A package without nats.go is scanned when it retries a method of
+	// an interface of the user's own: an importer may implement it with
+	// a send (ifaceretry.go).
+	full := nats || infer && st.hasIfaceLoops()
+	if full && !isNATSPackage(pass.Pkg.Path()) {
 		for _, f := range pass.Files {
 			st.scan(f)
 		}
@@ -163,10 +169,11 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 		st.flow.inferPredicates()
 		st.retry.inferHelpers()
 		if st.set.enabled[CategoryRetry] {
-			if len(st.sends.sendCalls) > 0 {
+			if len(st.sends.sendCalls) > 0 || st.retry.ifaceCalls > 0 {
 				st.retry.inferDeclined()
 				st.retry.checkRetries()
 			}
+			st.reportIfaceRetries()
 		} else {
 			// A directive on a send may be meant for the disabled retry
 			// check: keep it from being called unused.
@@ -175,7 +182,7 @@ func (c *checker) run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	if !nats && infer {
+	if !full && infer {
 		// A generic retry package needs no NATS import: look at its
 		// functions that take a function parameter only (not in the
 		// standard library, which has no retry helpers).

@@ -304,3 +304,14 @@ func TestHandlerConn(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryHandler}
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), newAnalyzer(t, cfg), "handlers")
 }
+
+// TestInterfaceRetries checks a retry through an interface whose sending
+// implementation is converted into it in an importing package: an outbox
+// relay retrying events.Publisher, wired to JetStream by the command, and
+// a sink retrying its Target, registered by a plugin. The auditor's and
+// the webhook's implementations do not send: nothing is reported there.
+func TestInterfaceRetries(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "ifaceretry/...")
+}

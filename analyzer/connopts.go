@@ -196,14 +196,22 @@ func (co *connOpts) judgeReturns(fn *types.Func) optSum {
 				bad = fn.Name() + " returns named results"
 				return false
 			}
+			var s optSum
 			if len(r.Results) == 1 && len(r.Results) < fb.typ.Results.NumFields() {
-				bad = fn.Name() + " returns another call's results"
-				return false
-			}
-			if isNil(co.info, r.Results[0]) {
+				// return nats.NkeyOptionFromSeed(path): the option of a
+				// call returning it with an error.
+				call, _ := ast.Unparen(r.Results[0]).(*ast.CallExpr)
+				k := tupleOptionKind(co.info, call)
+				if k == optNone {
+					bad = fn.Name() + " returns another call's results"
+					return false
+				}
+				s = co.callExprSum(fb, call, k)
+			} else if isNil(co.info, r.Results[0]) {
 				return false // return nil, err: a failed build, not a connect
+			} else {
+				s = co.exprSum(fb, r.Results[0])
 			}
-			s := co.exprSum(fb, r.Results[0])
 			switch {
 			case s.Buf == bufUnknown:
 				bad = s.Why
@@ -222,6 +230,19 @@ func (co *connOpts) judgeReturns(fn *types.Func) optSum {
 		return unknownSum(fn.Name() + " returns no options")
 	}
 	return sum
+}
+
+// tupleOptionKind returns the option kind of the first result of call, a
+// call of a function returning options and more (an error), or optNone.
+func tupleOptionKind(info *types.Info, call *ast.CallExpr) optKind {
+	if call == nil {
+		return optNone
+	}
+	t, ok := info.TypeOf(call).(*types.Tuple)
+	if !ok || t.Len() < 2 {
+		return optNone
+	}
+	return optionKind(t.At(0).Type())
 }
 
 // paramIndex returns the index of v among the parameters of the function

@@ -3,9 +3,8 @@
 // natssend" section is the Analyzer's Doc, and docs/checks.md, which
 // diagnostics link to, follows it section by section.
 //
-// Use [Analyzer] with a driver (cmd/natssend-lint, go vet -vettool,
-// go fix -fixtool=$(command -v natssend-lint) ./... for the suggested
-// fixes), or [New] with a [Config] (the golangci-lint plugin does).
+// Use [Analyzer] with a driver (cmd/natssend-lint, go vet -vettool, go fix
+// -fixtool), or [New] with a [Config] (the golangci-lint plugin does).
 //
 // # Analyzer natssend
 //
@@ -50,10 +49,9 @@
 //
 // Suggested fixes rewrite nc.Publish(s, d) to shim.Publish(nc, s, d),
 // nc.PublishMsg(m) to shim.PublishMsg(nc, m) and m.Respond(d) to
-// shim.Respond(m, d, nil), adding the shim import (or reusing it, or
-// importing it as natsshim when the name shim is taken). No fix is offered
-// where the rewrite would not be exact (a nats.Conn value rather than a
-// pointer, a method value, RespondMsg).
+// shim.Respond(m, d, nil), importing the shim (as natsshim when the name
+// is taken); none where the rewrite would not be exact (a nats.Conn
+// value, a method value, RespondMsg).
 //
 // # Retried sends (retry)
 //
@@ -73,6 +71,17 @@
 // the package has a sending method of that name (a Transport whose
 // implementations wrap a *nats.Conn); one that does not send (a logging
 // or HTTP one) makes the call no send.
+//
+// Interfaces implemented elsewhere. A call of a method (its last result an
+// error) of an interface of the main module that a loop or recursion
+// retries by this rule, with no sending implementation in sight, is listed
+// in a package fact, also in a package that imports no NATS code. A
+// package importing that one directly which converts a type whose method
+// of that name sends into the interface reports the conversion, where the
+// retried send is chosen: "*natspub.JetStream flows into events.Publisher;
+// (*outbox.Relay).Deliver retries its Publish on failure at outbox.go:37"
+// (the command wiring both, a plugin registering itself). A "retry:"
+// directive on the retried call covers it.
 //
 // The rule. A send is reported when a failure path from it reaches the
 // same operation again: the same body, to the same or another target, and
@@ -131,9 +140,7 @@
 //     Fatal/Exit functions of klog, glog, zap, logrus and zerolog, and
 //     functions inferred not to return (their body ends with such a call
 //     and has no return statement; facts, where facts are inferred). The
-//     list is in names.go, not x/tools ctrlflow facts (a CFG of every
-//     function of every dependency: about 15% more CPU than the floor,
-//     and blind to interface methods such as testing.TB.Fatal).
+//     list is in names.go, not x/tools ctrlflow facts (about 15% more CPU).
 //   - Loop conditions over flags are decided on the path: a local bool
 //     set to a constant (for !sent && tries < 3 { ...; sent = true }) ends
 //     the loop on the path that set it. Counters are not evaluated.
@@ -197,34 +204,31 @@
 // as a test that the error is that one.
 //
 // Declined requests. A package-level error variable that the package's
-// functions and literals return, after their one send, only where the
-// send worked and its reply was read (if ack.Error.Code == 10077 { return
+// functions and literals return, after their one send, only where it
+// worked and its reply was read (if ack.Error.Code == 10077 { return
 // errNoSlot }) is the responder's answer, like "busy": a loop repeating
-// only on it is not a finding. Returned on any other path (after a
-// timeout too), it is an error like any other.
+// only on it is not a finding. Returned on any other path, it is an error.
 //
 // Message IDs. A JetStream publish whose message ID is the same on every
 // attempt is not a finding: the stream de-duplicates it. The ID may be set
-// by jetstream.WithMsgID or nats.MsgId among the options (also in a slice
-// passed with opts...), or as the Nats-Msg-Id header (in the literal, by
-// Header.Set, Add or indexing, in a header map assigned whole, or by a
-// function of the package that builds the message, called before the
-// loop), made from constants, parameters, package-level variables and
-// variables not assigned on the retry path through pure functions
-// (fmt.Sprintf, strconv, hashes, hex and base64, slicing). A fresh ID per
-// attempt (a nuid, the attempt number) is still a retry; Core NATS has no
-// such protection.
+// by jetstream.WithMsgID or nats.MsgId among the options (also in opts...),
+// or as the Nats-Msg-Id header (in the literal, by Header.Set, Add or
+// indexing, a header map assigned whole, or a function of the package
+// building the message before the loop), made through pure functions
+// (fmt.Sprintf, strconv, hashes, hex, base64, slicing) from constants,
+// parameters, package-level variables and variables not assigned on the
+// retry path. A fresh ID per attempt (a nuid, the attempt number) is still
+// a retry; Core NATS has no such protection.
 //
 // Operation IDs. A (*shim.Client).Request or RequestMsg with a
 // shim.OperationID that is the same on every attempt (the same rules) is
-// not a finding, in a loop or a retry helper: a responder that keys its
-// effect on the ID runs it once. A loop around a request without one,
-// shim.Attempts or not, is a retry; a single call with OperationID and
-// Attempts is the shim's own retry, and shim.Retry runs its function again
-// only while the error says it did not run. The message says what to use:
-// a fixed OperationID with Attempts for requests (the responder's half,
-// shim.OperationIDFrom, is in docs/checks.md#operation-ids), a message ID
-// for JetStream, shim.Retry for the rest.
+// not a finding, in a loop or a retry helper: a responder keyed on the ID
+// runs it once. Without one, a loop around a request is a retry, with
+// shim.Attempts or not; one call with OperationID and Attempts is the
+// shim's own retry, and shim.Retry repeats only while the error says it
+// did not run. The message advises OperationID with Attempts for requests
+// (docs/checks.md#operation-ids), a message ID for JetStream, shim.Retry
+// for the rest.
 //
 // Retry helpers. A send in a function literal passed to a retry helper
 // (directly, converted to its function type, or through a variable) is
@@ -250,18 +254,14 @@
 // In-house helpers are found without configuration: a function that calls
 // a parameter of function type returning an error, and whose failure path
 // calls it again (the same rule as for sends), is a retry helper for its
-// callers, in its package and in others through a fact, even when the
-// helper's package imports no NATS code, if it is in the main module (see
-// "What the analyzer cannot see"): withRetry(3, func() error {
-// return nc.Publish(...) }) is reported. An integer argument of the
-// function parameter (op(attempt)) is the attempt number, not another
-// item: (pace.Steps).Until(ctx, func(attempt int) error { ... }) retries.
-// A function passing its function
-// parameter on to a retry helper at the retried position (checkFor(t, d,
-// f) calling checkForErr(d, f)) is a retry helper too.
-//
-// Not reported either: a send in a go statement, or one whose error and
-// reply are discarded.
+// callers, in its package and in others through a fact, even when its
+// package imports no NATS code, if it is in the main module:
+// withRetry(3, func() error { return nc.Publish(...) }) is reported. An
+// integer argument of the function parameter (op(attempt)) is the attempt
+// number, not another item. A function passing its function parameter on
+// to a retry helper at the retried position (checkFor(t, d, f) calling
+// checkForErr(d, f)) is a retry helper too. Not reported either: a send in
+// a go statement, or one whose error and reply are discarded.
 //
 // # Reconnect buffering (reconnectbuf)
 //
@@ -335,8 +335,9 @@
 // parameter whose concrete value is not visible (reported where a NATS
 // value flows in, if in analyzed code; another package's exported field or
 // function result is not followed), including an interface whose sending
-// implementation is converted into it only in another package (facts flow
-// only from a package to its importers; the conversion is a rawsend);
+// implementation is converted into it only in a package that does not
+// import the retrying one directly (go vet passes package facts on only to
+// direct importers; a constructor returning the interface);
 // sends through reflection, maps and channels of functions; a retry spread
 // over goroutines in other shapes than the one above (go c.call(ch, req),
 // a channel that is a field or a parameter, a worker pool, a scheduler
@@ -354,11 +355,11 @@
 // # Reviewed exceptions (directive)
 //
 // A statement carrying //natssend:reviewed <reason> on one of its lines,
-// or on its own line right above the statement (possibly heading a block of
-// comments), is not reported for raw sends and connections. A retry is a
-// different decision than a size or a connection setting, so it is covered
-// only by a directive whose reason starts with "retry:", which covers the
-// statement's other findings too:
+// or on its own line right above it (possibly heading a block of
+// comments), is not reported for raw sends and connections. A retry is
+// another decision than a size or a connection setting: only a directive
+// whose reason starts with "retry:" covers it (and the statement's other
+// findings):
 //
 //	//natssend:reviewed retry: idempotent upsert keyed by order ID
 //
@@ -387,15 +388,12 @@
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
 // It also lists each connect whose options the reconnectbuf check cannot
-// judge, as a diagnostic of category "unjudged" saying why:
-//
-//	unjudged nats.Connect: a non-constant ReconnectBufSize
+// judge (category "unjudged"): "unjudged nats.Connect: a non-constant
+// ReconnectBufSize".
 //
 // # Flags
 //
 // -shim-packages, -retry-helpers and -categories take comma-separated
-// lists; -skip-tests, -audit and -claim-checks are booleans. A list
-// replaces the default (list the [DefaultRetryHelpers] entries you use
-// with your own helper). An unknown category or a malformed entry is a
-// flag error.
+// lists, each replacing its default; -skip-tests, -audit and -claim-checks
+// are booleans. An unknown category or a malformed entry is an error.
 package analyzer

@@ -183,7 +183,7 @@ func rawMethods(src, dst types.Type) (string, rawSend, bool) {
 func (fc *flowCheck) into(src ast.Expr, dst types.Type) {
 	srcT := fc.info.TypeOf(src)
 	if srcT != nil && dst != nil && fc.impls != nil {
-		fc.impls.record(srcT, dst)
+		fc.impls.record(src, srcT, dst)
 	}
 	if srcT == nil || dst == nil || !isNATSCarrier(srcT) {
 		return

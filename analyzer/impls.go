@@ -13,11 +13,15 @@ import (
 // whose only implementation in the package wraps a *nats.Conn.
 type implIndex struct {
 	byIface map[*types.TypeName][]types.Type
+	// convs lists the conversions into interfaces of the user's own
+	// (user), for reportIfaceRetries.
+	convs []ifaceConv
+	user  func(*types.Package) bool
 }
 
 // record notes a value of type src converted into dst, when dst is a
 // named interface declared outside nats.go and src a concrete type.
-func (ix *implIndex) record(src, dst types.Type) {
+func (ix *implIndex) record(at ast.Expr, src, dst types.Type) {
 	named, ok := types.Unalias(dst).(*types.Named)
 	if !ok || named.Obj().Pkg() == nil || isNATSPackage(named.Obj().Pkg().Path()) {
 		return
@@ -30,6 +34,9 @@ func (ix *implIndex) record(src, dst types.Type) {
 		return
 	}
 	obj := named.Origin().Obj()
+	if ix.user != nil && ix.user(obj.Pkg()) && len(ix.convs) < maxConvs {
+		ix.convs = append(ix.convs, ifaceConv{at: at, src: src, iface: obj})
+	}
 	for _, t := range ix.byIface[obj] {
 		if types.Identical(t, src) {
 			return
@@ -40,6 +47,9 @@ func (ix *implIndex) record(src, dst types.Type) {
 	}
 	ix.byIface[obj] = append(ix.byIface[obj], src)
 }
+
+// maxConvs bounds the conversions kept for reportIfaceRetries.
+const maxConvs = 10000
 
 // implSend reports whether a call of the interface method fn sends because
 // every concrete type converted into the receiver's interface type in the

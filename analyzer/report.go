@@ -103,6 +103,26 @@ func (r *reporter) addRetry(call *ast.CallExpr, api, msg string) {
 	})
 }
 
+// reviewedRetry reports whether a retry directive covers the statement
+// of call, and then keeps a finding there that is not reported, so that
+// the directive, reviewing a retry reported elsewhere (ifaceretry.go), is
+// not called unused.
+func (r *reporter) reviewedRetry(call *ast.CallExpr) bool {
+	tf := r.pass.Fset.File(call.Pos())
+	fd := r.dirs[tf]
+	if fd == nil {
+		return false
+	}
+	sp := stmtSpan(fd.file, tf, call.Pos())
+	for _, d := range fd.list {
+		if d.malformed == "" && d.applies(sp) && d.covers(CategoryRetry) {
+			r.add(&finding{category: CategoryRetry, pos: call.Pos(), end: call.End()})
+			return true
+		}
+	}
+	return false
+}
+
 // unjudged lists, with -audit, a connect whose options the analyzer
 // cannot judge, and why.
 func (r *reporter) unjudged(call *ast.CallExpr, why string) {

@@ -33,6 +33,12 @@ type retryCheck struct {
 	// calls of functions of this package with arguments: retry helper
 	// calls if the callee turns out to retry a function parameter
 	helperCandidates []localCall
+	// user tells the packages of the user's own (state.userPackage);
+	// ifaceCalls counts the calls of their interfaces' methods
+	// (retriedIface), ifaceSites lists those retried (ifaceRetryFact).
+	user       func(*types.Package) bool
+	ifaceCalls int
+	ifaceSites []ifaceRetrySite
 }
 
 // addHelperCall records a call of a retry helper, configured or imported
@@ -59,10 +65,14 @@ func (rt *retryCheck) checkRetries() {
 	for _, h := range rt.helperCalls {
 		rt.checkHelper(h)
 	}
+	rt.exportIfaceRetries()
 }
 
 // checkBody checks the sends of one function body.
 func (rt *retryCheck) checkBody(fb *fnBody) {
+	if rt.ifaceCalls > 0 && (fb.loops || rt.graph.mayRecurse(fb)) {
+		rt.checkIfaceRetries(fb)
+	}
 	var sends []sendSite
 	for _, call := range fb.calls {
 		if s, ok := rt.sends.sendOf(call); ok {

@@ -87,6 +87,9 @@ func (st *state) call(call *ast.CallExpr, stack []ast.Node) {
 		// values (concreteSend).
 		fb.calls = append(fb.calls, call)
 	}
+	if fb != nil && retriedIface(st.info, call, fn, st.userPackage) != nil {
+		st.retry.ifaceCalls++
+	}
 	if st.set.helpers[funcKey(fn)] {
 		st.retry.addHelperCall(helperCall{call: call, key: funcKey(fn), name: helperName(fn)})
 	} else if ps, ok := importedHelper(st.pass, fn); ok {

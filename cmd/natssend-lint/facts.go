@@ -183,12 +183,11 @@ func (s *factStore) exportPackage(v *factView, fact analysis.Fact) {
 	s.mu.Unlock()
 }
 
-// all implements Pass.AllObjectFacts and Pass.AllPackageFacts. In the
-// named packages' universe a twinned package's objects and the package
-// itself are given as its twin's, which that universe holds; an object
-// without a path in the twin (none that the package can name) is left
-// out.
-func (s *factStore) all(v *factView) ([]analysis.ObjectFact, []analysis.PackageFact) {
+// allObjects implements Pass.AllObjectFacts. In the named packages'
+// universe a twinned package's objects are given as its twin's, which
+// that universe holds; an object without a path in the twin (none that
+// the package can name) is left out.
+func (s *factStore) allObjects(v *factView) []analysis.ObjectFact {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var objs []analysis.ObjectFact
@@ -204,6 +203,15 @@ func (s *factStore) all(v *factView) ([]analysis.ObjectFact, []analysis.PackageF
 		}
 		objs = append(objs, analysis.ObjectFact{Object: obj, Fact: f})
 	}
+	return objs
+}
+
+// allPackages implements Pass.AllPackageFacts, a twinned package given
+// as its twin in the named packages' universe. It does not walk the
+// object facts: the analyzer asks for package facts in many packages.
+func (s *factStore) allPackages(v *factView) []analysis.PackageFact {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	var pkgs []analysis.PackageFact
 	for k, f := range s.pkgs {
 		if !v.types[k.typ] || !s.sees(v.pkgView, k.pkg) {
@@ -215,7 +223,7 @@ func (s *factStore) all(v *factView) ([]analysis.ObjectFact, []analysis.PackageF
 		}
 		pkgs = append(pkgs, analysis.PackageFact{Package: pkg, Fact: f})
 	}
-	return objs, pkgs
+	return pkgs
 }
 
 // twinObject returns the object of twin that obj, a source object, stands

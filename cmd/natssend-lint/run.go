@@ -246,8 +246,8 @@ func (r *run) exec(act *action, a *analysis.Analyzer) *result {
 		ImportPackageFact: func(pkg *types.Package, fact analysis.Fact) bool {
 			return s.importPackage(d, pkg, fact)
 		},
-		AllObjectFacts:  func() []analysis.ObjectFact { objs, _ := s.all(d); return objs },
-		AllPackageFacts: func() []analysis.PackageFact { _, pkgs := s.all(d); return pkgs },
+		AllObjectFacts:  func() []analysis.ObjectFact { return s.allObjects(d) },
+		AllPackageFacts: func() []analysis.PackageFact { return s.allPackages(d) },
 	}
 	ran := false // as checker: exporting a fact after Run is a bug of the analyzer
 	pass.ExportObjectFact = func(obj types.Object, fact analysis.Fact) {

@@ -39,6 +39,11 @@ type Options struct {
 	// packages (net/http, crypto/tls, database/sql, encoding/json, ...), as
 	// real services do: dependencies that cannot send.
 	Stdlib bool
+	// Plain is the number of packages without nats.go (m000, m001, ...,
+	// each importing the one before): the main module's own code that the
+	// NATS packages import (package i imports m(i mod Plain)) and that
+	// natssend-lint type-checks from source for facts. Default 0.
+	Plain int
 }
 
 // RealNATSVersion is the nats.go version a RealNATS module requires.
@@ -76,6 +81,9 @@ type Stats struct {
 	Packages int // packages generated, not counting the nats.go stub
 	Files    int // Go files generated, not counting the stub
 	Lines    int // lines in those files
+	// PlainLines are the lines of the packages without nats.go
+	// (Options.Plain), included in Lines.
+	PlainLines int
 }
 
 func (o Options) withDefaults() Options {
@@ -139,17 +147,32 @@ func Generate(dir string, opt Options) (Stats, error) {
 			return st, err
 		}
 	}
-	for i := 0; i < opt.Packages; i++ {
-		src, err := packageSource(opt, i)
+	// pkg writes one generated package and counts its lines.
+	pkg := func(name string, source func(Options, int) ([]byte, error), i int) (int, error) {
+		src, err := source(opt, i)
+		if err != nil {
+			return 0, err
+		}
+		if err := write(filepath.Join(name, name+".go"), src); err != nil {
+			return 0, err
+		}
+		n := bytes.Count(src, []byte("\n"))
+		st.Packages++
+		st.Files++
+		st.Lines += n
+		return n, nil
+	}
+	for i := 0; i < opt.Plain; i++ {
+		n, err := pkg(plainName(i), plainSource, i)
 		if err != nil {
 			return st, err
 		}
-		if err := write(filepath.Join(pkgName(i), pkgName(i)+".go"), src); err != nil {
+		st.PlainLines += n
+	}
+	for i := 0; i < opt.Packages; i++ {
+		if _, err := pkg(pkgName(i), packageSource, i); err != nil {
 			return st, err
 		}
-		st.Packages++
-		st.Files++
-		st.Lines += bytes.Count(src, []byte("\n"))
 	}
 	return st, nil
 }
@@ -180,6 +203,9 @@ import (
 {{range .Deps}}
 	"{{$.Module}}/{{.}}"
 {{- end}}
+{{if .Plain}}
+	"{{$.Module}}/{{.Plain}}"
+{{end}}
 )
 
 var errBusy = errors.New("{{.Pkg}}: busy")
@@ -199,6 +225,26 @@ func Notify(nc *nats.Conn, subject string, data []byte) error {
 func Connect(url string) (*nats.Conn, error) {
 	return nats.Connect(url, nats.Name("{{.Pkg}}"))
 }
+{{if .Plain}}
+// natsStore is a {{.Plain}}.Store over Core NATS.
+type natsStore struct{ nc *nats.Conn }
+
+func (s natsStore) Put(ctx context.Context, key string, value []byte) error {
+	return s.nc.Publish("{{.Pkg}}.put."+key, value)
+}
+
+func (s natsStore) Get(ctx context.Context, key string) ([]byte, error) {
+	m, err := s.nc.RequestWithContext(ctx, "{{.Pkg}}.get."+key, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.Data, nil
+}
+
+// NewCache returns a cache publishing its writes: {{.Plain}}.Cache.Save
+// retries them.
+func NewCache(nc *nats.Conn) *{{.Plain}}.Cache { return {{.Plain}}.NewCache(natsStore{nc: nc}) }
+{{end}}
 {{range .Units}}{{$u := .}}
 type record{{.N}} struct {
 	ID    int
@@ -298,12 +344,16 @@ func packageSource(opt Options, i int) ([]byte, error) {
 	if opt.Stdlib {
 		std = stdlibImports
 	}
+	var plain string
+	if opt.Plain > 0 {
+		plain = plainName(i % opt.Plain)
+	}
 	err := pkgTemplate.Execute(&buf, struct {
-		Pkg, Module string
-		Deps        []string
-		Std         []struct{ Path, Use string }
-		Units       []unitData
-	}{pkgName(i), opt.Module, deps, std, units})
+		Pkg, Module, Plain string
+		Deps               []string
+		Std                []struct{ Path, Use string }
+		Units              []unitData
+	}{pkgName(i), opt.Module, plain, deps, std, units})
 	if err != nil {
 		return nil, err
 	}

@@ -95,3 +95,36 @@ func TestGenerateRealNATS(t *testing.T) {
 		t.Fatalf("go build of the generated module: %v\n%s", err, out)
 	}
 }
+
+// TestPlain: the packages without nats.go are generated, imported by the
+// NATS packages, and the module builds.
+func TestPlain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mod")
+	st, err := Generate(dir, Options{Packages: 4, Units: 1, Plain: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Packages != 6 || st.PlainLines == 0 || st.PlainLines >= st.Lines {
+		t.Errorf("stats = %+v, want 6 packages, 2 of them plain", st)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "m001", "m001.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(src), `"github.com/nats-io/`) || !strings.Contains(string(src), `"synth.example/bench/m000"`) {
+		t.Errorf("m001 imports nats.go or not m000:\n%s", src)
+	}
+	p3, err := os.ReadFile(filepath.Join(dir, "p003", "p003.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(p3), `"synth.example/bench/m001"`) {
+		t.Error("p003 does not import m001")
+	}
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+}

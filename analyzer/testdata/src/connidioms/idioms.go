@@ -6,6 +6,7 @@ package connidioms
 
 import (
 	"crypto/tls"
+	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -112,4 +113,50 @@ func usePool() {
 	p := newPool(nil)
 	p.withTimeout(time.Second)
 	_, _ = p.dial("nats://x")
+}
+
+// A helper returning a nats.go option built with an error, as jsm.go's
+// natscontext returns nats.NkeyOptionFromSeed(path): judged through the
+// call it returns.
+func nkeyOption(seed string) (nats.Option, error) {
+	if seed == "" {
+		return nil, errNoSeed
+	}
+	return nats.NkeyOptionFromSeed(seed)
+}
+
+var errNoSeed = errors.New("no seed")
+
+func connectWithSeed(url, seed string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("seeded")}
+	opt, err := nkeyOption(seed)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, opt)
+	return nats.Connect(url, opts...) // want `nats.Connect without nats.ReconnectBufSize\(-1\)`
+}
+
+// Near miss: the option returned through two helpers disables the buffer.
+func noBuffer() (nats.Option, error) { return nats.ReconnectBufSize(-1), nil }
+
+func noBufferAgain() (nats.Option, error) { return noBuffer() }
+
+func connectNoBuffer(url string) (*nats.Conn, error) {
+	opt, err := noBufferAgain()
+	if err != nil {
+		return nil, err
+	}
+	return nats.Connect(url, opt)
+}
+
+// Still unjudged: the other call's results are not options built here.
+func optionFromValue(f func() (nats.Option, error)) (nats.Option, error) { return f() }
+
+func connectFromValue(url string) (*nats.Conn, error) {
+	opt, err := optionFromValue(func() (nats.Option, error) { return nats.Name("x"), nil })
+	if err != nil {
+		return nil, err
+	}
+	return nats.Connect(url, opt) // want `unjudged nats.Connect: options from a function value`
 }

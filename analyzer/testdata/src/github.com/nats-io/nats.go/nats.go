@@ -92,13 +92,14 @@ func Connect(url string, options ...Option) (*Conn, error) {
 }
 func (o Options) Connect() (*Conn, error) { return nil, nil }
 
-func Name(name string) Option              { return nil }
-func Timeout(t time.Duration) Option       { return nil }
-func NoReconnect() Option                  { return nil }
-func MaxReconnects(max int) Option         { return nil }
-func ReconnectBufSize(size int) Option     { return nil }
-func ReconnectWait(t time.Duration) Option { return nil }
-func Token(token string) Option            { return nil }
+func Name(name string) Option                            { return nil }
+func NkeyOptionFromSeed(seedFile string) (Option, error) { return nil, nil }
+func Timeout(t time.Duration) Option                     { return nil }
+func NoReconnect() Option                                { return nil }
+func MaxReconnects(max int) Option                       { return nil }
+func ReconnectBufSize(size int) Option                   { return nil }
+func ReconnectWait(t time.Duration) Option               { return nil }
+func Token(token string) Option                          { return nil }
 
 type Conn struct {
 	Opts Options

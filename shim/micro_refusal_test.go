@@ -44,6 +44,9 @@ func TestMicroPermanentRefusals(t *testing.T) {
 	}), micro.WithEndpointSubject("adv2")); err != nil {
 		t.Fatal(err)
 	}
+	if err := rnc.Flush(); err != nil { // the endpoint's subscription is known to the server
+		t.Fatal(err)
+	}
 	pnc := connect(t, s.URL())
 	_ = pnc.Publish("adv2", []byte("noreply")) //natssend:reviewed a request without a reply subject, for the test
 	r := <-out

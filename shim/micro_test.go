@@ -51,6 +51,9 @@ func TestAddEndpoint(t *testing.T) {
 		return err
 	}))
 
+	if err := nc.Flush(); err != nil { // the endpoints' subscriptions are known to the server
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	c := shim.NewClient(connect(t, s.URL()), shim.WithTimeout(10*time.Second))
 	if r, err := c.Request(ctx, "echo", []byte("hi")); err != nil || string(r.Data) != "hi" {

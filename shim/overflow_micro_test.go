@@ -37,6 +37,9 @@ func TestOverflowMicro(t *testing.T) {
 	}), micro.WithEndpointSubject("svc.micro")); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.rnc.Flush(); err != nil { // the endpoint's subscription is known to the server
+		t.Fatal(err)
+	}
 	c := shim.NewClient(e.nc, shim.WithClaimChecks(e.cst), shim.WithTimeout(30*time.Second))
 	body := payload(10*overflowLimit, 5)
 	reply, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc.micro", Data: body, Header: nats.Header{"Want": {strconv.Itoa(10 * overflowLimit)}}})

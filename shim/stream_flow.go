@@ -74,11 +74,13 @@ func (s *streamOut) brokeLocked(what string) {
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
-// releaseLocked drops the frames the caller has received.
+// releaseLocked drops the frames the caller has received; a buffer the
+// digest is done with is kept for the next frame.
 func (s *streamOut) releaseLocked() {
 	i := 0
+	hashed := s.sum.Hashed()
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
-		if len(s.free) < 4 {
+		if len(s.free) < 4 && s.frames[i].end() <= hashed {
 			s.free = append(s.free, s.frames[i].body)
 		}
 		s.frames[i] = outFrame{}

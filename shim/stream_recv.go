@@ -85,7 +85,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			r.gapLocked()
 			return ""
 		}
-		if !bytes.Equal(r.sum.Sum(nil), payload) {
+		if sum := r.sum.Sum(nil); sum == nil || !bytes.Equal(sum, payload) { // Sum waits for the hashing
 			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
 		}
 		r.endLocked()
@@ -144,12 +144,12 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	// The credit check (frameLocked) bounds what is queued: recv never
 	// passes maxGrant, which is at most what was read plus the window.
 	data := payload[r.recv-off:]
-	r.sum.Write(data)
+	r.sum.Add(data) // hashed while the reader reads it (nothing writes to it)
 	r.q = append(r.q, data)
 	r.recv = end
 	r.want = -1
 	r.nAck++
-	if r.recv-r.ackRecv >= r.window/4 || r.nAck >= 64 {
+	if r.win.Grow(r.recv, r.consumed, r.maxGrant, len(data)) || r.recv-r.ackRecv >= xfer.Quantum(r.window) || r.nAck >= 64 {
 		r.ackLocked(false)
 	}
 }
@@ -221,9 +221,10 @@ func (r *ReplyStream) resendRetry() time.Duration {
 }
 
 // ackLocked acknowledges what was received and grants credit up to what
-// was read plus the window.
+// was read plus the current window (xfer.Window: it starts at
+// xfer.StartCredit and grows up to the window declared).
 func (r *ReplyStream) ackLocked(final bool) {
-	grant := r.consumed + r.window
+	grant := r.consumed + r.win.Cur
 	r.maxGrant = max(r.maxGrant, grant)
 	r.publishCtl(xfer.AckBody(r.recv, grant, final))
 	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0

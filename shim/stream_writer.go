@@ -2,9 +2,7 @@ package shim
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"hash"
 	"sync"
 	"time"
 
@@ -69,9 +67,9 @@ type streamOut struct {
 	granted   int64 // the caller's credit: data may be sent while sent < granted
 	acked     int64 // the caller has received [0, acked)
 	frames    []outFrame
-	start     *outFrame // the start frame, until the first ack
-	sum       hash.Hash
-	lastLimit int64 // the limit of the last frame buffer
+	start     *outFrame    // the start frame, until the first ack
+	sum       *xfer.Digest // of the frames sent, hashed on a goroutine of its own
+	lastLimit int64        // the limit of the last frame buffer
 	lastCtl   time.Time
 	lastSend  time.Time
 	goneAt    time.Time   // a no-responders status for our frames: the caller's inbox is gone
@@ -80,7 +78,7 @@ type streamOut struct {
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
-		window: window, granted: window, sum: sha256.New(), stop: make(chan struct{})}
+		window: window, granted: xfer.StartCredit(window), sum: xfer.NewDigest(), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	if first > 0 {
@@ -151,7 +149,6 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 		}
 		k := min(cap(s.buf)-len(s.buf), len(p))
 		s.buf = append(s.buf, p[:k]...)
-		s.sum.Write(p[:k])
 		p = p[k:]
 		n += k // in the stream's buffer: sent by this flush, a later one or the end
 		if len(s.buf) == cap(s.buf) {
@@ -284,10 +281,10 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	default:
 		return nil, sendError(s.ctx, err, false)
 	}
-	size := int(limit)
-	if size <= framePrefix {
+	if limit <= framePrefix {
 		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
 	}
+	size := framePrefix + int(xfer.FrameCap(s.window, limit))
 	for len(s.free) > 0 {
 		b := s.free[len(s.free)-1]
 		s.free = s.free[:len(s.free)-1]
@@ -300,24 +297,21 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 
 // flushLocked sends the buffered payload as data frames, each once the
 // caller's window allows it and none beyond the credit it granted (the
-// caller treats a frame past its credit as a broken stream). While it
-// waits for credit other goroutines may write and flush: it looks at the
-// buffer afresh after every wait. byWriter: see stoppedLocked.
+// caller treats a frame past its credit as a broken stream). A frame waits
+// for credit for all of the buffer or at least xfer.MinSend, so the
+// credit's edge never cuts a sliver off a frame. While it waits for credit
+// other goroutines may write and flush: it looks at the buffer afresh
+// after every wait. byWriter: see stoppedLocked.
 func (s *streamOut) flushLocked(byWriter bool) error {
 	for len(s.buf) > framePrefix {
-		for s.sent >= s.granted {
-			if err := s.stoppedLocked(byWriter); err != nil {
-				return err
-			}
-			s.cond.Wait()
-		}
 		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
-		if len(s.buf) <= framePrefix {
-			return nil // flushed by another goroutine meanwhile
-		}
 		have := len(s.buf) - framePrefix
+		if s.granted-s.sent < xfer.MinSend(s.window, have) {
+			s.cond.Wait()
+			continue
+		}
 		n := int(min(int64(have), s.granted-s.sent))
 		var body []byte
 		if n == have && len(s.buf) >= cap(s.buf)/2 {
@@ -331,6 +325,7 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 			s.buf = s.buf[:framePrefix+rest]
 		}
 		xfer.PutPrefix(body, frameData, s.sent)
+		s.sum.Add(body[framePrefix:]) // hashed while it travels
 		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
 		s.sent += int64(n)
 		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {

@@ -1,0 +1,79 @@
+package xfer
+
+// The credit window and its growth. The window a caller declares in its
+// stream request is the most it may ever grant past what it received (the
+// bound ParseCtl checks, and what either side may hold); a stream starts
+// with the credit StartCredit gives and the caller may widen it up to the
+// declared window, one step at a time, by Grow's rule. An honest caller
+// never grants more than the declared window past what it acknowledges,
+// so a responder's memory stays bounded by the declared window whatever
+// the caller does, and a caller's by the credit it granted whatever the
+// responder sends.
+
+// InitialWindow is the credit a stream starts with when its declared
+// window is larger: the responder may send that much before the caller's
+// first acknowledgement.
+const InitialWindow = 4 << 20
+
+// MinFrame is the smallest cap on a data frame's payload (FrameCap): frames
+// of a stream with a tiny window are not cut smaller than this.
+const MinFrame = 32 << 10
+
+// StartCredit returns the credit a stream with the declared window starts with:
+// the declared window, up to InitialWindow.
+func StartCredit(declared int64) int64 { return max(1, min(declared, InitialWindow)) }
+
+// Quantum returns how many bytes a caller receives, or its reader
+// consumes, between two acknowledgements at most (a quarter of the
+// starting credit): each acknowledgement after consuming Quantum more
+// bytes raises the credit by at least Quantum.
+func Quantum(declared int64) int64 { return max(1, StartCredit(declared)/4) }
+
+// MinSend returns the fewest bytes a responder holding have bytes to send
+// puts in a data frame: all of them, or at least Quantum. Waiting for
+// that much credit, never a sliver of the credit's edge, cannot stall an
+// honest caller: while the credit left is below Quantum, more than
+// Quantum bytes are in flight, and the caller acknowledges every Quantum
+// it consumes.
+func MinSend(declared int64, have int) int64 { return min(int64(have), Quantum(declared)) }
+
+// FrameCap returns the cap on a data frame's payload for a connection limit
+// of limit bytes per message (the frame prefix included): a frame no
+// larger than Quantum (at least MinFrame), so that credit arrives in
+// whole frames and a frame is never cut at the credit's edge.
+func FrameCap(declared, limit int64) int64 {
+	return min(limit-Prefix, max(Quantum(declared), MinFrame))
+}
+
+// Window is the caller's side of the credit window: the window it grants
+// now (Cur) and the declared window it may grow to (Max).
+type Window struct {
+	Cur, Max int64
+}
+
+// NewWindow returns the window of a caller that declared declared.
+func NewWindow(declared int64) Window {
+	return Window{Cur: StartCredit(declared), Max: max(1, declared)}
+}
+
+// Grow is the growth rule, applied when a data frame of n bytes arrived in
+// order: recv bytes received, consumed read, maxGrant the most credit
+// granted. The responder used up its credit (less than the frame left)
+// while the reader kept up (at most half the window waiting to be read):
+// the window, not the reader, bounds the transfer, as when bandwidth times
+// round trip exceeds it. The window then doubles, up to Max, and Grow
+// reports true: the caller grants the new credit at once (so the next
+// growth waits until that credit is used up too: at most one step per
+// round trip). A slow reader never widens the window.
+func (w *Window) Grow(recv, consumed, maxGrant int64, n int) bool {
+	switch {
+	case w.Cur >= w.Max:
+		return false
+	case maxGrant-recv >= int64(n) || n == 0:
+		return false // credit is left for another such frame
+	case recv-consumed > w.Cur/2:
+		return false // the reader is behind
+	}
+	w.Cur = min(2*w.Cur, w.Max)
+	return true
+}

@@ -1,0 +1,144 @@
+package xfer_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"sync"
+	"testing"
+
+	"github.com/natssend/natssend/internal/xfer"
+)
+
+func TestStartQuantumFrame(t *testing.T) {
+	for _, tc := range []struct {
+		declared, start, quantum int64
+	}{
+		{1, 1, 1},
+		{3, 3, 1},
+		{64 << 10, 64 << 10, 16 << 10},
+		{xfer.InitialWindow, xfer.InitialWindow, xfer.InitialWindow / 4},
+		{xfer.InitialWindow + 1, xfer.InitialWindow, xfer.InitialWindow / 4},
+		{1 << 30, xfer.InitialWindow, xfer.InitialWindow / 4},
+	} {
+		if got := xfer.StartCredit(tc.declared); got != tc.start {
+			t.Errorf("StartCredit(%d) = %d; want %d", tc.declared, got, tc.start)
+		}
+		if got := xfer.Quantum(tc.declared); got != tc.quantum {
+			t.Errorf("Quantum(%d) = %d; want %d", tc.declared, got, tc.quantum)
+		}
+	}
+	// A frame is the quantum (at least MinFrame), never above the limit.
+	for _, tc := range []struct {
+		declared, limit, frame int64
+	}{
+		{64 << 20, 1 << 20, 1<<20 - xfer.Prefix},
+		{64 << 20, 8 << 20, 1 << 20},
+		{64 << 10, 1 << 20, xfer.MinFrame},
+		{1 << 20, 1 << 20, 256 << 10},
+		{64 << 20, 1024, 1024 - xfer.Prefix},
+	} {
+		if got := xfer.FrameCap(tc.declared, tc.limit); got != tc.frame {
+			t.Errorf("FrameCap(%d, %d) = %d; want %d", tc.declared, tc.limit, got, tc.frame)
+		}
+	}
+	// All of a small buffer; otherwise at least the quantum.
+	if got := xfer.MinSend(64<<20, 100); got != 100 {
+		t.Errorf("MinSend(100 buffered) = %d; want 100", got)
+	}
+	if got := xfer.MinSend(64<<20, 1<<20); got != xfer.InitialWindow/4 {
+		t.Errorf("MinSend(a MiB buffered) = %d; want %d", got, xfer.InitialWindow/4)
+	}
+}
+
+// The window doubles only when the credit is used up and the reader keeps
+// up; never past the declared window; a slow reader never widens it.
+func TestWindowGrow(t *testing.T) {
+	const mib = 1 << 20
+	w := xfer.NewWindow(16 * mib)
+	if w.Cur != 4*mib || w.Max != 16*mib {
+		t.Fatalf("NewWindow(16 MiB) = %+v", w)
+	}
+	for _, tc := range []struct {
+		name                     string
+		recv, consumed, maxGrant int64
+		n                        int
+		grow                     bool
+		cur                      int64
+	}{
+		{"credit left for another frame", 2 * mib, 2 * mib, 4 * mib, mib, false, 4 * mib},
+		{"credit used up, reader behind by more than half", 4 * mib, 2*mib - 1, 4 * mib, mib, false, 4 * mib},
+		{"an empty frame", 4 * mib, 4 * mib, 4 * mib, 0, false, 4 * mib},
+		{"credit used up, reader behind by half", 4 * mib, 2 * mib, 4 * mib, mib, true, 8 * mib},
+		{"less than a frame of credit left", 11*mib + 1, 11 * mib, 12 * mib, mib, true, 16 * mib},
+		{"at the declared window", 28 * mib, 28 * mib, 28 * mib, mib, false, 16 * mib},
+	} {
+		if got := w.Grow(tc.recv, tc.consumed, tc.maxGrant, tc.n); got != tc.grow || w.Cur != tc.cur {
+			t.Errorf("%s: Grow = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)
+		}
+	}
+	// A declared window below InitialWindow is fixed.
+	small := xfer.NewWindow(64 << 10)
+	if small.Grow(64<<10, 64<<10, 64<<10, 1024) || small.Cur != 64<<10 {
+		t.Errorf("a 64 KiB window grew: %+v", small)
+	}
+	// A window that is not a power of two stops at the declared one.
+	odd := xfer.NewWindow(5 * mib)
+	if !odd.Grow(4*mib, 4*mib, 4*mib, mib) || odd.Cur != 5*mib {
+		t.Errorf("a 5 MiB window after growing: %+v", odd)
+	}
+}
+
+// The digest of pieces added in order is SHA-256 of their concatenation,
+// whatever their sizes (more than the queue holds at once included);
+// Hashed reaches the total.
+func TestDigest(t *testing.T) {
+	var all []byte
+	d := xfer.NewDigest()
+	for i := range 1000 {
+		p := bytes.Repeat([]byte{byte(i)}, i%97)
+		all = append(all, p...)
+		d.Add(p)
+	}
+	want := sha256.Sum256(all)
+	got := d.Sum([]byte("prefix"))
+	if !bytes.Equal(got, append([]byte("prefix"), want[:]...)) {
+		t.Fatalf("Sum = %x; want prefix + %x", got, want)
+	}
+	if h := d.Hashed(); h != int64(len(all)) {
+		t.Errorf("Hashed = %d; want %d", h, len(all))
+	}
+	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
+		t.Errorf("a second Sum = %x", again)
+	}
+	d.Add([]byte("late")) // after Sum: nothing
+	d.Stop()
+	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
+		t.Errorf("Sum after Add and Stop = %x", again)
+	}
+	// Nothing added: the digest of nothing, no goroutine.
+	empty := sha256.Sum256(nil)
+	if got := xfer.NewDigest().Sum(nil); !bytes.Equal(got, empty[:]) {
+		t.Errorf("empty Sum = %x", got)
+	}
+}
+
+// Stop from other goroutines while pieces are added ends the digest:
+// Add never blocks for good, Sum reports nil when pieces were left
+// unhashed, and Stop may come any number of times.
+func TestDigestStop(t *testing.T) {
+	for range 50 {
+		d := xfer.NewDigest()
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(d.Stop)
+		}
+		p := make([]byte, 4096)
+		for range 2000 {
+			d.Add(p)
+		}
+		wg.Wait()
+		if sum := d.Sum(nil); sum != nil && d.Hashed() != 2000*4096 {
+			t.Fatalf("Sum after Stop = %x with %d of %d bytes hashed", sum, d.Hashed(), 2000*4096)
+		}
+	}
+}

@@ -129,13 +129,31 @@ func (s *streamOut) beat() {
 			s.cancel(ErrCallerGone)
 			s.cond.Broadcast()
 		} else if now.Sub(s.lastSend) >= every {
-			body := make([]byte, framePrefix+1)
-			xfer.PutPrefix(body, frameHeartbeat, s.sent)
+			var flag byte
 			if s.ended {
-				body[framePrefix] = 1
+				flag = xfer.BeatEnded
 			}
-			_ = s.publishLocked(&outFrame{off: s.sent, body: body})
+			s.heartbeatLocked(flag)
 		}
 		s.mu.Unlock()
+	}
+}
+
+// heartbeatLocked sends a heartbeat: how far the responder has sent, and
+// flag (xfer.BeatEnded, xfer.BeatStalled or none).
+func (s *streamOut) heartbeatLocked(flag byte) {
+	body := make([]byte, framePrefix+1)
+	xfer.PutPrefix(body, frameHeartbeat, s.sent)
+	body[framePrefix] = flag
+	_ = s.publishLocked(&outFrame{off: s.sent, body: body})
+}
+
+// stalledLocked tells the caller that the writer waited d for credit, when
+// that is long enough to matter (xfer.StallMin) and the caller's window
+// may grow (it declared more than it started with): the caller widens its
+// window when its reader keeps up (xfer.Window.Stalled).
+func (s *streamOut) stalledLocked(d time.Duration) {
+	if d >= xfer.StallMin && s.window > xfer.StartCredit(s.window) && !s.ended && s.failErr == nil {
+		s.heartbeatLocked(xfer.BeatStalled)
 	}
 }

@@ -100,8 +100,15 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 		}
 		r.endLocked()
 	case frameHeartbeat:
-		if off > r.recv || (len(payload) > 0 && payload[0] == 1) {
+		var flag byte
+		if len(payload) > 0 {
+			flag = payload[0]
+		}
+		switch {
+		case off > r.recv || flag == xfer.BeatEnded:
 			r.gapLocked() // frames (or the end) were lost at the tail
+		case flag == xfer.BeatStalled && r.win.Stalled(off, r.recv, r.consumed):
+			r.ackLocked(false) // the wider window's credit, now
 		}
 	}
 	return ""
@@ -149,7 +156,7 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	r.recv = end
 	r.want = -1
 	r.nAck++
-	if r.win.Grow(r.recv, r.consumed, r.maxGrant, len(data)) || r.recv-r.ackRecv >= xfer.Quantum(r.window) || r.nAck >= 64 {
+	if r.recv-r.ackRecv >= xfer.Quantum(r.window) || r.nAck >= 64 {
 		r.ackLocked(false)
 	}
 }

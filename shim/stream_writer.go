@@ -303,14 +303,22 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 // other goroutines may write and flush: it looks at the buffer afresh
 // after every wait. byWriter: see stoppedLocked.
 func (s *streamOut) flushLocked(byWriter bool) error {
+	var waited time.Time // when the wait for credit began
 	for len(s.buf) > framePrefix {
 		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
 		have := len(s.buf) - framePrefix
 		if s.granted-s.sent < xfer.MinSend(s.window, have) {
+			if waited.IsZero() {
+				waited = time.Now()
+			}
 			s.cond.Wait()
 			continue
+		}
+		if !waited.IsZero() {
+			s.stalledLocked(time.Since(waited))
+			waited = time.Time{}
 		}
 		n := int(min(int64(have), s.granted-s.sent))
 		var body []byte

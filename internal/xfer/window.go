@@ -1,5 +1,7 @@
 package xfer
 
+import "time"
+
 // The credit window and its growth. The window a caller declares in its
 // stream request is the most it may ever grant past what it received (the
 // bound ParseCtl checks, and what either side may hold); a stream starts
@@ -45,10 +47,28 @@ func FrameCap(declared, limit int64) int64 {
 	return min(limit-Prefix, max(Quantum(declared), MinFrame))
 }
 
+// StallMin is the shortest wait for credit a responder reports
+// (BeatStalled): a wait shorter than this is a round trip too short for a
+// wider window to matter.
+const StallMin = 2 * time.Millisecond
+
+// Heartbeat flags: the heartbeat frame's one-byte payload. A caller that
+// does not know a flag ignores it.
+const (
+	// BeatEnded: the end (or error) frame went out; the caller asks for
+	// it again if it did not arrive.
+	BeatEnded byte = 1
+	// BeatStalled: the responder had to wait for credit, at the
+	// heartbeat's offset, for at least StallMin: the window, not the
+	// writer, bounded the transfer there.
+	BeatStalled byte = 2
+)
+
 // Window is the caller's side of the credit window: the window it grants
 // now (Cur) and the declared window it may grow to (Max).
 type Window struct {
 	Cur, Max int64
+	next     int64 // a stall below this offset does not widen the window again
 }
 
 // NewWindow returns the window of a caller that declared declared.
@@ -56,24 +76,24 @@ func NewWindow(declared int64) Window {
 	return Window{Cur: StartCredit(declared), Max: max(1, declared)}
 }
 
-// Grow is the growth rule, applied when a data frame of n bytes arrived in
-// order: recv bytes received, consumed read, maxGrant the most credit
-// granted. The responder used up its credit (less than the frame left)
-// while the reader kept up (at most half the window waiting to be read):
-// the window, not the reader, bounds the transfer, as when bandwidth times
-// round trip exceeds it. The window then doubles, up to Max, and Grow
-// reports true: the caller grants the new credit at once (so the next
-// growth waits until that credit is used up too: at most one step per
-// round trip). A slow reader never widens the window.
-func (w *Window) Grow(recv, consumed, maxGrant int64, n int) bool {
+// Stalled is the growth rule, applied when the responder reports
+// (BeatStalled) that it waited for credit at offset off, with recv bytes
+// received in order and consumed read. When the reader keeps up (at most
+// half the window waiting to be read), the window, not the reader, bounds
+// the transfer, as on a path whose bandwidth times round trip exceeds it:
+// the window doubles, up to Max, and Stalled reports true; the caller
+// grants the new credit at once (consumed + Cur). It does not grow again
+// until the responder stalls past that credit, so at most once per round
+// trip. A slow reader never widens the window, nor does a stall report
+// ahead of what was received.
+func (w *Window) Stalled(off, recv, consumed int64) bool {
 	switch {
-	case w.Cur >= w.Max:
+	case w.Cur >= w.Max, off > recv, off < w.next:
 		return false
-	case maxGrant-recv >= int64(n) || n == 0:
-		return false // credit is left for another such frame
 	case recv-consumed > w.Cur/2:
 		return false // the reader is behind
 	}
 	w.Cur = min(2*w.Cur, w.Max)
+	w.next = consumed + w.Cur
 	return true
 }

@@ -50,40 +50,41 @@ func TestStartQuantumFrame(t *testing.T) {
 	}
 }
 
-// The window doubles only when the credit is used up and the reader keeps
-// up; never past the declared window; a slow reader never widens it.
-func TestWindowGrow(t *testing.T) {
+// The window doubles only when the responder reports a stall at what was
+// received and the reader keeps up; once per credit granted with the
+// current window; never past the declared window; a slow reader never
+// widens it.
+func TestWindowStalled(t *testing.T) {
 	const mib = 1 << 20
 	w := xfer.NewWindow(16 * mib)
 	if w.Cur != 4*mib || w.Max != 16*mib {
 		t.Fatalf("NewWindow(16 MiB) = %+v", w)
 	}
 	for _, tc := range []struct {
-		name                     string
-		recv, consumed, maxGrant int64
-		n                        int
-		grow                     bool
-		cur                      int64
+		name                string
+		off, recv, consumed int64
+		grow                bool
+		cur                 int64
 	}{
-		{"credit left for another frame", 2 * mib, 2 * mib, 4 * mib, mib, false, 4 * mib},
-		{"credit used up, reader behind by more than half", 4 * mib, 2*mib - 1, 4 * mib, mib, false, 4 * mib},
-		{"an empty frame", 4 * mib, 4 * mib, 4 * mib, 0, false, 4 * mib},
-		{"credit used up, reader behind by half", 4 * mib, 2 * mib, 4 * mib, mib, true, 8 * mib},
-		{"less than a frame of credit left", 11*mib + 1, 11 * mib, 12 * mib, mib, true, 16 * mib},
-		{"at the declared window", 28 * mib, 28 * mib, 28 * mib, mib, false, 16 * mib},
+		{"a stall ahead of what was received", 5 * mib, 4 * mib, 4 * mib, false, 4 * mib},
+		{"the reader behind by more than half", 4 * mib, 4 * mib, 2*mib - 1, false, 4 * mib},
+		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, true, 8 * mib},
+		{"a stall within the credit granted at the growth", 10*mib - 1, 10*mib - 1, 10*mib - 1, false, 8 * mib},
+		{"a stall past it", 10 * mib, 10 * mib, 10 * mib, true, 16 * mib},
+		{"at the declared window", 30 * mib, 30 * mib, 30 * mib, false, 16 * mib},
 	} {
-		if got := w.Grow(tc.recv, tc.consumed, tc.maxGrant, tc.n); got != tc.grow || w.Cur != tc.cur {
-			t.Errorf("%s: Grow = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)
+		if got := w.Stalled(tc.off, tc.recv, tc.consumed); got != tc.grow || w.Cur != tc.cur {
+			t.Errorf("%s: Stalled = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)
 		}
 	}
-	// A declared window below InitialWindow is fixed.
+	// A declared window up to InitialWindow is fixed.
 	small := xfer.NewWindow(64 << 10)
-	if small.Grow(64<<10, 64<<10, 64<<10, 1024) || small.Cur != 64<<10 {
+	if small.Stalled(64<<10, 64<<10, 64<<10) || small.Cur != 64<<10 {
 		t.Errorf("a 64 KiB window grew: %+v", small)
 	}
 	// A window that is not a power of two stops at the declared one.
 	odd := xfer.NewWindow(5 * mib)
-	if !odd.Grow(4*mib, 4*mib, 4*mib, mib) || odd.Cur != 5*mib {
+	if !odd.Stalled(4*mib, 4*mib, 4*mib) || odd.Cur != 5*mib {
 		t.Errorf("a 5 MiB window after growing: %+v", odd)
 	}
 }

@@ -80,6 +80,7 @@ func (s *streamOut) releaseLocked() {
 	i := 0
 	hashed := s.sum.Hashed()
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
+		s.sampleLocked(&s.frames[i])
 		if len(s.free) < 4 && s.frames[i].end() <= hashed {
 			s.free = append(s.free, s.frames[i].body)
 		}
@@ -87,6 +88,19 @@ func (s *streamOut) releaseLocked() {
 		i++
 	}
 	s.frames = s.frames[i:]
+}
+
+// sampleLocked takes a round-trip sample from f, a frame the caller has
+// just acknowledged, sent when little of the stream was in transit ahead
+// of it: the least one is the path's round trip (a frame acknowledged
+// late, or sent again, only gives a larger sample).
+func (s *streamOut) sampleLocked(f *outFrame) {
+	if f.at.IsZero() {
+		return
+	}
+	if d := time.Since(f.at); s.rtt == 0 || d < s.rtt {
+		s.rtt = d
+	}
 }
 
 // resendLocked sends again every unacknowledged frame from offset from.
@@ -149,11 +163,12 @@ func (s *streamOut) heartbeatLocked(flag byte) {
 }
 
 // stalledLocked tells the caller that the writer waited d for credit, when
-// that is long enough to matter (xfer.StallMin) and the caller's window
-// may grow (it declared more than it started with): the caller widens its
-// window when its reader keeps up (xfer.Window.Stalled).
+// that matters (xfer.Stall: a large part of a round trip on a long path)
+// and the caller's window may grow (it declared more than it started
+// with): the caller widens its window when its reader keeps up
+// (xfer.Window.Stalled).
 func (s *streamOut) stalledLocked(d time.Duration) {
-	if d >= xfer.StallMin && s.window > xfer.StartCredit(s.window) && !s.ended && s.failErr == nil {
+	if xfer.Stall(d, s.rtt) && s.window > xfer.StartCredit(s.window) && !s.ended && s.failErr == nil {
 		s.heartbeatLocked(xfer.BeatStalled)
 	}
 }

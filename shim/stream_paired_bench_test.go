@@ -101,8 +101,9 @@ func coreTransfer(b *testing.B, nc *nats.Conn, subject string, size int64) int64
 	}
 }
 
-// streamTransfer reads a stream of size bytes from subject to its end.
-func streamTransfer(b *testing.B, c *shim.Client, subject string, size int64, opts ...shim.StreamOption) {
+// streamTransfer reads a stream of size bytes from subject to its end and
+// returns the window the caller had reached.
+func streamTransfer(b *testing.B, c *shim.Client, subject string, size int64, opts ...shim.StreamOption) int64 {
 	rs, err := c.RequestStream(context.Background(), subject, []byte(strconv.FormatInt(size, 10)), opts...)
 	if err != nil {
 		b.Fatal(err)
@@ -112,6 +113,16 @@ func streamTransfer(b *testing.B, c *shim.Client, subject string, size int64, op
 	if err != nil || n != size {
 		b.Fatal(n, err)
 	}
+	return shim.StreamWindowNow(rs)
+}
+
+// windowWatch keeps the widest window streams reached, for window-MiB.
+type windowWatch struct{ widest int64 }
+
+func (w *windowWatch) take(n int64) { w.widest = max(w.widest, n) }
+
+func (w *windowWatch) report(b *testing.B) {
+	b.ReportMetric(float64(w.widest)/(1<<20), "window-MiB")
 }
 
 // BenchmarkStreamPaired is BenchmarkStreamTransfer's stream against core
@@ -139,7 +150,9 @@ func BenchmarkStreamPaired(b *testing.B) {
 		opts = append(opts, shim.StreamWindow(*streamBenchWindow))
 	}
 	b.Run("caller", func(b *testing.B) {
-		pairedTransfer(b, size, child.Pid, core, func() { streamTransfer(b, c, "push", size, opts...) })
+		var w windowWatch
+		pairedTransfer(b, size, child.Pid, core, func() { w.take(streamTransfer(b, c, "push", size, opts...)) })
+		w.report(b)
 	})
 	b.Run("responder", func(b *testing.B) {
 		sub, err := nc.Subscribe("stream.up", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
@@ -202,11 +215,15 @@ func BenchmarkStreamGateway(b *testing.B) {
 	size := *streamBenchSize
 	core := func() int64 { return coreTransfer(b, wnc, "gw.core", size) }
 	b.Run("stream", func(b *testing.B) {
-		pairedTransfer(b, size, 0, core, func() { streamTransfer(b, c, "gw.push", size) })
+		var w windowWatch
+		pairedTransfer(b, size, 0, core, func() { w.take(streamTransfer(b, c, "gw.push", size)) })
+		w.report(b)
 	})
 	if *streamBenchWindow > 0 {
 		b.Run("window="+strconv.Itoa(*streamBenchWindow), func(b *testing.B) {
-			pairedTransfer(b, size, 0, core, func() { streamTransfer(b, c, "gw.push", size, shim.StreamWindow(*streamBenchWindow)) })
+			var w windowWatch
+			pairedTransfer(b, size, 0, core, func() { w.take(streamTransfer(b, c, "gw.push", size, shim.StreamWindow(*streamBenchWindow))) })
+			w.report(b)
 		})
 	}
 }

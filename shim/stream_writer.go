@@ -28,6 +28,7 @@ type outFrame struct {
 	off  int64
 	body []byte // prefix + payload
 	hdr  nats.Header
+	at   time.Time // a data frame's first publication, when it samples the round trip (see flushLocked)
 }
 
 // end is the stream offset after f.
@@ -72,8 +73,9 @@ type streamOut struct {
 	lastLimit int64        // the limit of the last frame buffer
 	lastCtl   time.Time
 	lastSend  time.Time
-	goneAt    time.Time   // a no-responders status for our frames: the caller's inbox is gone
-	firstBy   *time.Timer // ends ctx when the caller's wait for the first frame is over; nil: not said
+	rtt       time.Duration // the least round trip sampled (sampleLocked); 0: none yet
+	goneAt    time.Time     // a no-responders status for our frames: the caller's inbox is gone
+	firstBy   *time.Timer   // ends ctx when the caller's wait for the first frame is over; nil: not said
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
@@ -334,7 +336,13 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 		}
 		xfer.PutPrefix(body, frameData, s.sent)
 		s.sum.Add(body[framePrefix:]) // hashed while it travels
-		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+		f := outFrame{off: s.sent, body: body}
+		if s.sent-s.acked <= xfer.Quantum(s.window) {
+			// Hardly anything of the stream ahead of it in transit: its
+			// acknowledgement times the path, not the stream's own queue.
+			f.at = time.Now()
+		}
+		s.frames = append(s.frames, f)
 		s.sent += int64(n)
 		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {
 			return err

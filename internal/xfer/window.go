@@ -47,10 +47,21 @@ func FrameCap(declared, limit int64) int64 {
 	return min(limit-Prefix, max(Quantum(declared), MinFrame))
 }
 
-// StallMin is the shortest wait for credit a responder reports
-// (BeatStalled): a wait shorter than this is a round trip too short for a
-// wider window to matter.
-const StallMin = 2 * time.Millisecond
+// LongPath is the shortest round trip on which a responder reports its
+// waits for credit: below it the starting credit (InitialWindow) already
+// allows more than 800 MB/s, beyond what one NATS connection moves, so a
+// wait there is the reader's or the server's pace, not the window's.
+const LongPath = 5 * time.Millisecond
+
+// Stall reports whether a responder that waited wait for credit, on a
+// path whose least round trip it measured as rtt (a data frame's
+// publication to the acknowledgement that covers it; 0: not measured
+// yet), tells the caller (BeatStalled): the path is long (LongPath) and the
+// wait a large part of a round trip (a quarter or more), as when the
+// window is below bandwidth times round trip.
+func Stall(wait, rtt time.Duration) bool {
+	return rtt >= LongPath && wait >= rtt/4
+}
 
 // Heartbeat flags: the heartbeat frame's one-byte payload. A caller that
 // does not know a flag ignores it.
@@ -58,9 +69,9 @@ const (
 	// BeatEnded: the end (or error) frame went out; the caller asks for
 	// it again if it did not arrive.
 	BeatEnded byte = 1
-	// BeatStalled: the responder had to wait for credit, at the
-	// heartbeat's offset, for at least StallMin: the window, not the
-	// writer, bounded the transfer there.
+	// BeatStalled: the responder had to wait for credit at the
+	// heartbeat's offset for a large part of a round trip on a long path
+	// (Stall): the window, not the writer, bounded the transfer there.
 	BeatStalled byte = 2
 )
 

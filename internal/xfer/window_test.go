@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/natssend/natssend/internal/xfer"
 )
@@ -140,6 +141,28 @@ func TestDigestStop(t *testing.T) {
 		wg.Wait()
 		if sum := d.Sum(nil); sum != nil && d.Hashed() != 2000*4096 {
 			t.Fatalf("Sum after Stop = %x with %d of %d bytes hashed", sum, d.Hashed(), 2000*4096)
+		}
+	}
+}
+
+// A wait for credit is reported only on a long path, and only when it is a
+// quarter of a round trip or more.
+func TestStall(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		wait, rtt time.Duration
+		want      bool
+	}{
+		{10 * ms, 0, false},                 // no round trip measured yet
+		{10 * ms, xfer.LongPath - 1, false}, // a short path: the start window suffices
+		{xfer.LongPath / 4, xfer.LongPath, true},
+		{xfer.LongPath/4 - 1, xfer.LongPath, false},
+		{5 * ms, 20 * ms, true},
+		{4 * ms, 20 * ms, false},
+		{time.Second, 20 * ms, true},
+	} {
+		if got := xfer.Stall(tc.wait, tc.rtt); got != tc.want {
+			t.Errorf("Stall(wait %v, rtt %v) = %v; want %v", tc.wait, tc.rtt, got, tc.want)
 		}
 	}
 }

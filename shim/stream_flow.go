@@ -74,15 +74,15 @@ func (s *streamOut) brokeLocked(what string) {
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
-// releaseLocked drops the frames the caller has received; a buffer the
-// digest is done with is kept for the next frame.
+// releaseLocked drops the frames the caller has received, keeping a few
+// buffers for the next frames (filled again once the digest is done with
+// them).
 func (s *streamOut) releaseLocked() {
 	i := 0
-	hashed := s.sum.Hashed()
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
 		s.sampleLocked(&s.frames[i])
-		if len(s.free) < 4 && s.frames[i].end() <= hashed {
-			s.free = append(s.free, s.frames[i].body)
+		if len(s.free) < 4 {
+			s.free = append(s.free, spareBuf{body: s.frames[i].body, end: s.frames[i].end()})
 		}
 		s.frames[i] = outFrame{}
 		i++

@@ -83,11 +83,14 @@ type extOpts struct {
 //
 // The window grows like TCP's receive window: a stream starts with
 // InitialStreamWindow of credit (n when n is smaller: a window of at most
-// InitialStreamWindow is fixed), and the caller doubles it, up to n,
-// whenever the responder used up its credit while the caller's reader
-// kept up (at most half the window unread), which is what a path whose
-// bandwidth times round trip exceeds the window does; at most once per
-// round trip. A slow reader never widens it, so the responder's Write
+// InitialStreamWindow is fixed), and the caller doubles it, up to n, when
+// the responder reports that it waited for credit for a quarter of a round
+// trip or more on a path whose round trip, as the responder measures it,
+// is 10 ms or more (a gateway, a WAN link: there a window below bandwidth
+// times round trip bounds the transfer) while the caller's reader kept up
+// (at most half the window unread); at most once per round trip. On a
+// shorter path the starting window already allows 400 MB/s or more and
+// stays as it is. A slow reader never widens it, so the responder's Write
 // blocks while the reader is behind; nothing is dropped.
 //
 // n must be 1 to MaxStreamWindow. Other calls ignore it.

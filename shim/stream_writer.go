@@ -31,6 +31,13 @@ type outFrame struct {
 	at   time.Time // a data frame's first publication, when it samples the round trip (see flushLocked)
 }
 
+// spareBuf is the buffer of a frame the caller acknowledged, to be filled
+// again once the digest is past end (its bytes hashed).
+type spareBuf struct {
+	body []byte
+	end  int64
+}
+
 // end is the stream offset after f.
 func (f *outFrame) end() int64 {
 	if f.body[0] == frameData {
@@ -62,11 +69,11 @@ type streamOut struct {
 	final     bool // the caller acknowledged the end
 	ackLate   bool // the wait for the final acknowledgement is over
 	failErr   error
-	buf       []byte // prefix + payload being filled; nil when none
-	free      [][]byte
-	sent      int64 // stream offset after the last data frame
-	granted   int64 // the caller's credit: data may be sent while sent < granted
-	acked     int64 // the caller has received [0, acked)
+	buf       []byte     // prefix + payload being filled; nil when none
+	free      []spareBuf // frame buffers to fill again, once hashed
+	sent      int64      // stream offset after the last data frame
+	granted   int64      // the caller's credit: data may be sent while sent < granted
+	acked     int64      // the caller has received [0, acked)
 	frames    []outFrame
 	start     *outFrame    // the start frame, until the first ack
 	sum       *xfer.Digest // of the frames sent, hashed on a goroutine of its own
@@ -287,11 +294,14 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
 	}
 	size := framePrefix + int(xfer.FrameCap(s.window, limit))
-	for len(s.free) > 0 {
-		b := s.free[len(s.free)-1]
-		s.free = s.free[:len(s.free)-1]
-		if cap(b) == size {
-			return b[:framePrefix], nil
+	// Oldest first: the digest takes frames in order, so a spare buffer
+	// it has not finished with is followed only by others.
+	for hashed := s.sum.Hashed(); len(s.free) > 0 && s.free[0].end <= hashed; {
+		b := s.free[0]
+		s.free[0] = spareBuf{}
+		s.free = s.free[1:]
+		if cap(b.body) == size { // one of another size (the limit changed) is dropped
+			return b.body[:framePrefix], nil
 		}
 	}
 	return make([]byte, framePrefix, size), nil

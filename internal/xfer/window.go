@@ -49,9 +49,10 @@ func FrameCap(declared, limit int64) int64 {
 
 // LongPath is the shortest round trip on which a responder reports its
 // waits for credit: below it the starting credit (InitialWindow) already
-// allows more than 800 MB/s, beyond what one NATS connection moves, so a
-// wait there is the reader's or the server's pace, not the window's.
-const LongPath = 5 * time.Millisecond
+// allows 400 MB/s or more, so a wait there is most likely the reader's,
+// the server's or the machine's pace (a busy machine's scheduling delays
+// alone reach a few milliseconds), not the window's.
+const LongPath = 10 * time.Millisecond
 
 // Stall reports whether a responder that waited wait for credit, on a
 // path whose least round trip it measured as rtt (a data frame's

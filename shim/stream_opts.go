@@ -83,7 +83,7 @@ type extOpts struct {
 //
 // The window grows like TCP's receive window: a stream starts with
 // InitialStreamWindow of credit (n when n is smaller: a window of at most
-// InitialStreamWindow is fixed), and the caller doubles it, up to n, when
+// InitialStreamWindow is fixed), and the caller quadruples it, up to n, when
 // the responder reports that it waited for credit for a quarter of a round
 // trip or more on a path whose round trip, as the responder measures it,
 // is 10 ms or more (a gateway, a WAN link: there a window below bandwidth

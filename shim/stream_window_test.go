@@ -142,7 +142,7 @@ func (s *rawSender) widest() int64 {
 	return w
 }
 
-// A caller whose reader keeps up widens its window, by doubling, each time
+// A caller whose reader keeps up widens its window (xfer.Growth times) each time
 // the responder reports a stall at the credit's edge, up to the window it
 // declared and never past it. The raw responder sends all its credit,
 // waits until the caller's acknowledgements show that the reader took it
@@ -162,8 +162,9 @@ func TestStreamWindowGrowsWhileTheReaderKeepsUp(t *testing.T) {
 		if cur == declared {
 			break
 		}
-		a := raw.waitAck("with the doubled window", func(a ack) bool { return a.grant >= raw.sent+2*cur })
-		cur, edge = 2*cur, a.grant
+		next := min(xfer.Growth*cur, declared)
+		a := raw.waitAck("with the wider window", func(a ack) bool { return a.grant >= raw.sent+next })
+		cur, edge = next, a.grant
 	}
 	// At the declared window the last stall widened nothing.
 	raw.end()

@@ -64,6 +64,11 @@ func Stall(wait, rtt time.Duration) bool {
 	return rtt >= LongPath && wait >= rtt/4
 }
 
+// Growth is the factor by which a stall widens the window: four, so that
+// 4 MiB reaches 64 MiB in two round trips (a transfer of a few times the
+// window is over in a few round trips; doubling took four).
+const Growth = 4
+
 // Heartbeat flags: the heartbeat frame's one-byte payload. A caller that
 // does not know a flag ignores it.
 const (
@@ -93,7 +98,7 @@ func NewWindow(declared int64) Window {
 // received in order and consumed read. When the reader keeps up (at most
 // half the window waiting to be read), the window, not the reader, bounds
 // the transfer, as on a path whose bandwidth times round trip exceeds it:
-// the window doubles, up to Max, and Stalled reports true; the caller
+// the window grows Growth times, up to Max, and Stalled reports true; the caller
 // grants the new credit at once (consumed + Cur). It does not grow again
 // until the responder stalls past that credit, so at most once per round
 // trip. A slow reader never widens the window, nor does a stall report
@@ -105,7 +110,7 @@ func (w *Window) Stalled(off, recv, consumed int64) bool {
 	case recv-consumed > w.Cur/2:
 		return false // the reader is behind
 	}
-	w.Cur = min(2*w.Cur, w.Max)
+	w.Cur = min(Growth*w.Cur, w.Max)
 	w.next = consumed + w.Cur
 	return true
 }

@@ -51,15 +51,15 @@ func TestStartQuantumFrame(t *testing.T) {
 	}
 }
 
-// The window doubles only when the responder reports a stall at what was
+// The window grows (Growth times) only when the responder reports a stall at what was
 // received and the reader keeps up; once per credit granted with the
 // current window; never past the declared window; a slow reader never
 // widens it.
 func TestWindowStalled(t *testing.T) {
 	const mib = 1 << 20
-	w := xfer.NewWindow(16 * mib)
-	if w.Cur != 4*mib || w.Max != 16*mib {
-		t.Fatalf("NewWindow(16 MiB) = %+v", w)
+	w := xfer.NewWindow(64 * mib)
+	if w.Cur != 4*mib || w.Max != 64*mib {
+		t.Fatalf("NewWindow(64 MiB) = %+v", w)
 	}
 	for _, tc := range []struct {
 		name                string
@@ -69,10 +69,10 @@ func TestWindowStalled(t *testing.T) {
 	}{
 		{"a stall ahead of what was received", 5 * mib, 4 * mib, 4 * mib, false, 4 * mib},
 		{"the reader behind by more than half", 4 * mib, 4 * mib, 2*mib - 1, false, 4 * mib},
-		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, true, 8 * mib},
-		{"a stall within the credit granted at the growth", 10*mib - 1, 10*mib - 1, 10*mib - 1, false, 8 * mib},
-		{"a stall past it", 10 * mib, 10 * mib, 10 * mib, true, 16 * mib},
-		{"at the declared window", 30 * mib, 30 * mib, 30 * mib, false, 16 * mib},
+		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, true, 16 * mib},
+		{"a stall within the credit granted at the growth", 18*mib - 1, 18*mib - 1, 18*mib - 1, false, 16 * mib},
+		{"a stall past it", 18 * mib, 18 * mib, 18 * mib, true, 64 * mib},
+		{"at the declared window", 90 * mib, 90 * mib, 90 * mib, false, 64 * mib},
 	} {
 		if got := w.Stalled(tc.off, tc.recv, tc.consumed); got != tc.grow || w.Cur != tc.cur {
 			t.Errorf("%s: Stalled = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)

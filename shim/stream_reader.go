@@ -2,7 +2,9 @@ package shim
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"hash"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -44,13 +46,13 @@ type ReplyStream struct {
 	consumed int64    // bytes read
 	maxGrant int64    // the most credit granted: no frame may go past it
 	win      xfer.Window
-	ackRecv  int64        // recv at the last ack
-	ackUsed  int64        // consumed at the last ack
-	nAck     int          // frames since the last ack
-	sum      *xfer.Digest // of the bytes received in order, hashed on a goroutine of its own
-	ended    bool         // the end or error frame arrived in order
-	endErr   error        // nil: the digest matched
-	err      error        // the stream failed here
+	ackRecv  int64     // recv at the last ack
+	ackUsed  int64     // consumed at the last ack
+	nAck     int       // frames since the last ack
+	sum      hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader)
+	ended    bool      // the end or error frame arrived in order
+	endErr   error     // nil: the digest matched
+	err      error     // the stream failed here
 	closed   bool
 	eof      bool
 	lastRx   time.Time
@@ -73,7 +75,7 @@ var errNoStart = errors.New("no first frame")
 func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
 	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: xfer.StartCredit(window), win: xfer.NewWindow(window),
 		idle: idle, done: make(chan struct{}), wake: make(chan struct{}, 1), startCh: make(chan struct{}),
-		sum: xfer.NewDigest(), want: -1}
+		sum: sha256.New(), want: -1}
 }
 
 // begin runs once the wait for the first frame is over: it starts the
@@ -366,7 +368,6 @@ func (r *ReplyStream) failLocked(err error) {
 func (r *ReplyStream) cleanup() {
 	r.once.Do(func() {
 		close(r.done)
-		r.sum.Stop() // after Sum at the end, or the stream failed
 		if stop := r.stopCtx.Load(); stop != nil {
 			(*stop)()
 		}

@@ -85,7 +85,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			r.gapLocked()
 			return ""
 		}
-		if sum := r.sum.Sum(nil); sum == nil || !bytes.Equal(sum, payload) { // Sum waits for the hashing
+		if !bytes.Equal(r.sum.Sum(nil), payload) {
 			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
 		}
 		r.endLocked()
@@ -151,7 +151,10 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	// The credit check (frameLocked) bounds what is queued: recv never
 	// passes maxGrant, which is at most what was read plus the window.
 	data := payload[r.recv-off:]
-	r.sum.Add(data) // hashed while the reader reads it (nothing writes to it)
+	// Hashed here, on the subscription's goroutine, while nats.go's read
+	// loop takes the next frame and the reader the ones before: the
+	// payload was just copied, so it is still in the cache.
+	r.sum.Write(data)
 	r.q = append(r.q, data)
 	r.recv = end
 	r.want = -1

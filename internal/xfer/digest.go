@@ -13,9 +13,10 @@ const digestQueue = 256
 
 // Digest is the SHA-256 of a stream's body, computed on a goroutine of its
 // own in the order Add is given the pieces, so that hashing overlaps with
-// sending and receiving instead of lengthening every frame's path. Add and
-// Sum must not be called concurrently with each other (the stream's lock
-// orders them); Stop may be called from anywhere, any number of times.
+// sending (the responder's copy and publish) instead of lengthening every
+// frame's path. Add and Sum must not be called concurrently with each
+// other (the stream's lock orders them); Stop may be called from anywhere,
+// any number of times.
 // The goroutine starts at the first Add and ends at Sum or Stop.
 type Digest struct {
 	ch     chan []byte

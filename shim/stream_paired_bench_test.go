@@ -125,6 +125,31 @@ func (w *windowWatch) report(b *testing.B) {
 	b.ReportMetric(float64(w.widest)/(1<<20), "window-MiB")
 }
 
+// serveStreamUp serves "stream.up" on nc with a StreamHandler writing the
+// requested number of bytes (what the child's "pull" reads) and returns
+// the unsubscribe.
+func serveStreamUp(b *testing.B, nc *nats.Conn) func() {
+	sub, err := nc.Subscribe("stream.up", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+		n, _ := strconv.ParseInt(string(req.Data), 10, 64)
+		return writeN(w, n)
+	}, shim.Conn(nc)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = nc.Flush()
+	return func() { _ = sub.Unsubscribe() }
+}
+
+// pullStream asks the child's "pull" to read a stream of size bytes from
+// this process's "stream.up" and waits until it has.
+func pullStream(b *testing.B, c *shim.Client, size int64) {
+	req := []byte(strconv.FormatInt(size, 10))
+	reply, err := c.Request(context.Background(), "pull", req, shim.Timeout(10*time.Minute))
+	if err != nil || string(reply.Data) != string(req) {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkStreamPaired is BenchmarkStreamTransfer's stream against core
 // NATS in ABBA cycles (pairedTransfer), -streambench.size bytes at a 1 MiB
 // max_payload, the server in a child process (TestChildStreamServer):
@@ -155,22 +180,8 @@ func BenchmarkStreamPaired(b *testing.B) {
 		w.report(b)
 	})
 	b.Run("responder", func(b *testing.B) {
-		sub, err := nc.Subscribe("stream.up", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
-			n, _ := strconv.ParseInt(string(req.Data), 10, 64)
-			return writeN(w, n)
-		}, shim.Conn(nc)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = sub.Unsubscribe() }() // -count runs this again
-		_ = nc.Flush()
-		req := []byte(strconv.FormatInt(size, 10))
-		pairedTransfer(b, size, child.Pid, core, func() {
-			reply, err := c.Request(context.Background(), "pull", req, shim.Timeout(10*time.Minute))
-			if err != nil || string(reply.Data) != string(req) {
-				b.Fatal(err)
-			}
-		})
+		defer serveStreamUp(b, nc)() // -count runs this again
+		pairedTransfer(b, size, child.Pid, core, func() { pullStream(b, c, size) })
 	})
 }
 

@@ -16,6 +16,9 @@
 #                   then each publish call interleaved with the raw call (BenchmarkFastPathPaired)
 #   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3),
 #                   and against JetStream's own store and read (tuned, and nats.go's ordered default)
+#   make bench-stream  a 64 MiB transfer stream against core NATS in ABBA cycles: one server in a
+#                   child process (caller and responder side), then across a gateway with a 20 ms
+#                   round trip (STREAM_BENCH_COUNT=3 runs of each)
 #   make gateway-reads  4 MiB claim-check reads (Resolve, Open) across a gateway with a 20 ms round
 #                   trip (a natstest supercluster with a delay line), 20 rounds, times logged
 #   make bench-lint natssend-lint against the no-op and go vet floors on real dependency graphs
@@ -32,7 +35,7 @@ FUZZTIME ?= 20s
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc gateway-reads bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults
 
 all: build test
 
@@ -108,6 +111,15 @@ bench-cc:
 	$(GO) test -c -o $(BIN)/claimcheck.test ./claimcheck/
 	cd claimcheck && for i in $$(seq $(BENCH_CC_COUNT)); do $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTripFloor$$' -test.benchtime 10x -test.benchmem; done
 	cd claimcheck && $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTrip$$/maxpayload=1024KiB' -test.benchtime 5x -test.benchmem
+
+# A 64 MiB stream against the same bytes as raw core messages, ABBA cycles
+# (stream/core and the median cycle's ratio), one server in a child
+# process, then across a supercluster's gateway with a 20 ms round trip.
+STREAM_BENCH_COUNT ?= 3
+bench-stream:
+	$(GO) test -c -o $(BIN)/shim.test ./shim/
+	cd shim && $(BIN)/shim.test -test.run '^$$' -test.bench '^BenchmarkStreamPaired$$' -test.benchtime 8x -test.count $(STREAM_BENCH_COUNT) -test.benchmem
+	cd shim && $(BIN)/shim.test -test.run '^$$' -test.bench '^BenchmarkStreamGateway$$' -test.benchtime 6x -test.count $(STREAM_BENCH_COUNT) -test.benchmem
 
 gateway-reads:
 	CLAIMCHECK_GATEWAY_ROUNDS=20 $(GO) test ./claimcheck/ -run '^TestGatewayReadsDoNotStall$$' -count=1 -v

@@ -175,38 +175,15 @@ func BenchmarkStreamTransfer(b *testing.B) {
 		allocsPerMiB(b, &ms, n)
 	}
 	b.Run("caller", func(b *testing.B) {
-		measure(b, func() {
-			var opts []shim.StreamOption
-			if *streamBenchWindow > 0 {
-				opts = append(opts, shim.StreamWindow(*streamBenchWindow))
-			}
-			rs, err := c.RequestStream(context.Background(), "push", req, opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, err := io.Copy(io.Discard, rs)
-			_ = rs.Close()
-			if err != nil || n != size {
-				b.Fatal(n, err)
-			}
-		})
+		var opts []shim.StreamOption
+		if *streamBenchWindow > 0 {
+			opts = append(opts, shim.StreamWindow(*streamBenchWindow))
+		}
+		measure(b, func() { streamTransfer(b, c, "push", size, opts...) })
 	})
 	b.Run("responder", func(b *testing.B) {
-		sub, err := nc.Subscribe("stream.up", shim.StreamHandler(func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
-			n, _ := strconv.ParseInt(string(req.Data), 10, 64)
-			return writeN(w, n)
-		}, shim.Conn(nc)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = sub.Unsubscribe() }() // -count runs this again
-		_ = nc.Flush()
-		measure(b, func() {
-			reply, err := c.Request(context.Background(), "pull", req, shim.Timeout(10*time.Minute))
-			if err != nil || string(reply.Data) != string(req) {
-				b.Fatal(err)
-			}
-		})
+		defer serveStreamUp(b, nc)() // -count runs this again
+		measure(b, func() { pullStream(b, c, size) })
 	})
 	b.Run("core", func(b *testing.B) {
 		// Without flow control the server may cut the reader off as a slow

@@ -72,6 +72,7 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 		s.mu.Lock()
 	}
 	s.cancel(ErrStreamClosed)
+	s.sum.Stop()
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 	return err
 }
@@ -128,7 +129,7 @@ func (s *streamOut) sendLastLocked(fnErr error) error {
 	if fnErr == nil {
 		body = make([]byte, framePrefix, framePrefix+sha256.Size)
 		xfer.PutPrefix(body, frameEnd, s.sent)
-		body = s.sum.Sum(body)
+		body = s.sum.Sum(body) // waits for the frames still being hashed
 	} else {
 		body = make([]byte, framePrefix)
 		xfer.PutPrefix(body, frameError, s.sent)

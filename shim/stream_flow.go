@@ -74,17 +74,33 @@ func (s *streamOut) brokeLocked(what string) {
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
-// releaseLocked drops the frames the caller has received.
+// releaseLocked drops the frames the caller has received, keeping a few
+// buffers for the next frames (filled again once the digest is done with
+// them).
 func (s *streamOut) releaseLocked() {
 	i := 0
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
+		s.sampleLocked(&s.frames[i])
 		if len(s.free) < 4 {
-			s.free = append(s.free, s.frames[i].body)
+			s.free = append(s.free, spareBuf{body: s.frames[i].body, end: s.frames[i].end()})
 		}
 		s.frames[i] = outFrame{}
 		i++
 	}
 	s.frames = s.frames[i:]
+}
+
+// sampleLocked takes a round-trip sample from f, a frame the caller has
+// just acknowledged, sent when little of the stream was in transit ahead
+// of it: the least one is the path's round trip (a frame acknowledged
+// late, or sent again, only gives a larger sample).
+func (s *streamOut) sampleLocked(f *outFrame) {
+	if f.at.IsZero() {
+		return
+	}
+	if d := time.Since(f.at); s.rtt == 0 || d < s.rtt {
+		s.rtt = d
+	}
 }
 
 // resendLocked sends again every unacknowledged frame from offset from.
@@ -127,13 +143,32 @@ func (s *streamOut) beat() {
 			s.cancel(ErrCallerGone)
 			s.cond.Broadcast()
 		} else if now.Sub(s.lastSend) >= every {
-			body := make([]byte, framePrefix+1)
-			xfer.PutPrefix(body, frameHeartbeat, s.sent)
+			var flag byte
 			if s.ended {
-				body[framePrefix] = 1
+				flag = xfer.BeatEnded
 			}
-			_ = s.publishLocked(&outFrame{off: s.sent, body: body})
+			s.heartbeatLocked(flag)
 		}
 		s.mu.Unlock()
+	}
+}
+
+// heartbeatLocked sends a heartbeat: how far the responder has sent, and
+// flag (xfer.BeatEnded, xfer.BeatStalled or none).
+func (s *streamOut) heartbeatLocked(flag byte) {
+	body := make([]byte, framePrefix+1)
+	xfer.PutPrefix(body, frameHeartbeat, s.sent)
+	body[framePrefix] = flag
+	_ = s.publishLocked(&outFrame{off: s.sent, body: body})
+}
+
+// stalledLocked tells the caller that the writer waited d for credit, when
+// that matters (xfer.Stall: a large part of a round trip on a long path)
+// and the caller's window may grow (it declared more than it started
+// with): the caller widens its window when its reader keeps up
+// (xfer.Window.Stalled).
+func (s *streamOut) stalledLocked(d time.Duration) {
+	if xfer.Stall(d, s.rtt) && s.window > xfer.StartCredit(s.window) && !s.ended && s.failErr == nil {
+		s.heartbeatLocked(xfer.BeatStalled)
 	}
 }

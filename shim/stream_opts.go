@@ -5,13 +5,22 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // Transfer stream defaults.
 const (
-	// DefaultStreamWindow is the caller's flow-control window: the bytes a
-	// responder may send beyond what the caller's reader has consumed.
-	DefaultStreamWindow = 4 << 20
+	// DefaultStreamWindow is the caller's flow-control window when
+	// StreamWindow is not set: the most a responder may send beyond what
+	// the caller's reader has consumed. A stream starts with
+	// InitialStreamWindow of credit and widens toward it as the transfer
+	// needs (see StreamWindow), so a stream holds at most this much in
+	// the caller and as much in the responder (for resends), plus a frame.
+	DefaultStreamWindow = 64 << 20
+	// InitialStreamWindow is the credit every stream starts with (its
+	// window, when that is smaller).
+	InitialStreamWindow = xfer.InitialWindow
 	// MaxStreamWindow is the largest window StreamWindow accepts.
 	MaxStreamWindow = 1 << 30
 	// DefaultStreamIdle is how long either side of a stream waits without
@@ -67,10 +76,23 @@ type extOpts struct {
 	sentinel func(*nats.Msg) bool
 }
 
-// StreamWindow sets a RequestStream's flow-control window in bytes
-// (DefaultStreamWindow if not set): the responder's Write blocks while it
-// has sent n bytes more than the caller's reader consumed. The caller holds
-// at most about n bytes plus one frame, the responder as much for resends.
+// StreamWindow sets a RequestStream's flow-control window in bytes, the
+// most the responder may send beyond what the caller's reader consumed
+// (DefaultStreamWindow if not set): it bounds memory, as the caller holds
+// at most n bytes plus one frame, the responder as much for resends.
+//
+// The window grows like TCP's receive window: a stream starts with
+// InitialStreamWindow of credit (n when n is smaller: a window of at most
+// InitialStreamWindow is fixed), and the caller quadruples it, up to n, when
+// the responder reports that it waited for credit for a quarter of a round
+// trip or more on a path whose round trip, as the responder measures it,
+// is 10 ms or more (a gateway, a WAN link: there a window below bandwidth
+// times round trip bounds the transfer) while the caller's reader kept up
+// (at most half the window unread); at most once per round trip. On a
+// shorter path the starting window already allows 400 MB/s or more and
+// stays as it is. A slow reader never widens it, so the responder's Write
+// blocks while the reader is behind; nothing is dropped.
+//
 // n must be 1 to MaxStreamWindow. Other calls ignore it.
 func StreamWindow(n int) StreamOption {
 	return streamOpt(func(o *callOpts) error {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // ReplyStream is the caller's side of a transfer stream: an io.ReadCloser
@@ -23,7 +25,7 @@ type ReplyStream struct {
 	nc      *nats.Conn
 	sub     atomic.Pointer[nats.Subscription]
 	ctx     context.Context
-	window  int64
+	window  int64 // the window declared: the most win grows to
 	idle    time.Duration
 	done    chan struct{} // closed by cleanup
 	once    sync.Once
@@ -43,13 +45,14 @@ type ReplyStream struct {
 	recv     int64    // bytes received in order
 	consumed int64    // bytes read
 	maxGrant int64    // the most credit granted: no frame may go past it
-	ackRecv  int64    // recv at the last ack
-	ackUsed  int64    // consumed at the last ack
-	nAck     int      // frames since the last ack
-	sum      hash.Hash
-	ended    bool  // the end or error frame arrived in order
-	endErr   error // nil: the digest matched
-	err      error // the stream failed here
+	win      xfer.Window
+	ackRecv  int64     // recv at the last ack
+	ackUsed  int64     // consumed at the last ack
+	nAck     int       // frames since the last ack
+	sum      hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader)
+	ended    bool      // the end or error frame arrived in order
+	endErr   error     // nil: the digest matched
+	err      error     // the stream failed here
 	closed   bool
 	eof      bool
 	lastRx   time.Time
@@ -70,8 +73,9 @@ var streamResends atomic.Int64
 var errNoStart = errors.New("no first frame")
 
 func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
-	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: window, idle: idle, done: make(chan struct{}),
-		wake: make(chan struct{}, 1), startCh: make(chan struct{}), sum: sha256.New(), want: -1}
+	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: xfer.StartCredit(window), win: xfer.NewWindow(window),
+		idle: idle, done: make(chan struct{}), wake: make(chan struct{}, 1), startCh: make(chan struct{}),
+		sum: sha256.New(), want: -1}
 }
 
 // begin runs once the wait for the first frame is over: it starts the
@@ -186,7 +190,7 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 				}
 			}
 			r.consumed += int64(n)
-			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
 				r.ackLocked(false)
 			}
 			r.mu.Unlock()
@@ -266,7 +270,7 @@ func (r *ReplyStream) next() ([]byte, error) {
 			r.q[0] = nil
 			r.q = r.q[1:]
 			r.consumed += int64(len(chunk))
-			if !r.ended && r.consumed-r.ackUsed >= r.window/4 {
+			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
 				r.ackLocked(false)
 			}
 			r.mu.Unlock()

@@ -100,8 +100,15 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 		}
 		r.endLocked()
 	case frameHeartbeat:
-		if off > r.recv || (len(payload) > 0 && payload[0] == 1) {
+		var flag byte
+		if len(payload) > 0 {
+			flag = payload[0]
+		}
+		switch {
+		case off > r.recv || flag == xfer.BeatEnded:
 			r.gapLocked() // frames (or the end) were lost at the tail
+		case flag == xfer.BeatStalled && r.win.Stalled(off, r.recv, r.consumed):
+			r.ackLocked(false) // the wider window's credit, now
 		}
 	}
 	return ""
@@ -144,12 +151,15 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	// The credit check (frameLocked) bounds what is queued: recv never
 	// passes maxGrant, which is at most what was read plus the window.
 	data := payload[r.recv-off:]
+	// Hashed here, on the subscription's goroutine, while nats.go's read
+	// loop takes the next frame and the reader the ones before: the
+	// payload was just copied, so it is still in the cache.
 	r.sum.Write(data)
 	r.q = append(r.q, data)
 	r.recv = end
 	r.want = -1
 	r.nAck++
-	if r.recv-r.ackRecv >= r.window/4 || r.nAck >= 64 {
+	if r.recv-r.ackRecv >= xfer.Quantum(r.window) || r.nAck >= 64 {
 		r.ackLocked(false)
 	}
 }
@@ -221,9 +231,10 @@ func (r *ReplyStream) resendRetry() time.Duration {
 }
 
 // ackLocked acknowledges what was received and grants credit up to what
-// was read plus the window.
+// was read plus the current window (xfer.Window: it starts at
+// xfer.StartCredit and grows up to the window declared).
 func (r *ReplyStream) ackLocked(final bool) {
-	grant := r.consumed + r.window
+	grant := r.consumed + r.win.Cur
 	r.maxGrant = max(r.maxGrant, grant)
 	r.publishCtl(xfer.AckBody(r.recv, grant, final))
 	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0

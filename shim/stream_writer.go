@@ -2,9 +2,7 @@ package shim
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"hash"
 	"sync"
 	"time"
 
@@ -30,6 +28,14 @@ type outFrame struct {
 	off  int64
 	body []byte // prefix + payload
 	hdr  nats.Header
+	at   time.Time // a data frame's first publication, when it samples the round trip (see flushLocked)
+}
+
+// spareBuf is the buffer of a frame the caller acknowledged, to be filled
+// again once the digest is past end (its bytes hashed).
+type spareBuf struct {
+	body []byte
+	end  int64
 }
 
 // end is the stream offset after f.
@@ -63,24 +69,25 @@ type streamOut struct {
 	final     bool // the caller acknowledged the end
 	ackLate   bool // the wait for the final acknowledgement is over
 	failErr   error
-	buf       []byte // prefix + payload being filled; nil when none
-	free      [][]byte
-	sent      int64 // stream offset after the last data frame
-	granted   int64 // the caller's credit: data may be sent while sent < granted
-	acked     int64 // the caller has received [0, acked)
+	buf       []byte     // prefix + payload being filled; nil when none
+	free      []spareBuf // frame buffers to fill again, once hashed
+	sent      int64      // stream offset after the last data frame
+	granted   int64      // the caller's credit: data may be sent while sent < granted
+	acked     int64      // the caller has received [0, acked)
 	frames    []outFrame
-	start     *outFrame // the start frame, until the first ack
-	sum       hash.Hash
-	lastLimit int64 // the limit of the last frame buffer
+	start     *outFrame    // the start frame, until the first ack
+	sum       *xfer.Digest // of the frames sent, hashed on a goroutine of its own
+	lastLimit int64        // the limit of the last frame buffer
 	lastCtl   time.Time
 	lastSend  time.Time
-	goneAt    time.Time   // a no-responders status for our frames: the caller's inbox is gone
-	firstBy   *time.Timer // ends ctx when the caller's wait for the first frame is over; nil: not said
+	rtt       time.Duration // the least round trip sampled (sampleLocked); 0: none yet
+	goneAt    time.Time     // a no-responders status for our frames: the caller's inbox is gone
+	firstBy   *time.Timer   // ends ctx when the caller's wait for the first frame is over; nil: not said
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
-		window: window, granted: window, sum: sha256.New(), stop: make(chan struct{})}
+		window: window, granted: xfer.StartCredit(window), sum: xfer.NewDigest(), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	if first > 0 {
@@ -151,7 +158,6 @@ func (w *StreamWriter) Write(p []byte) (int, error) {
 		}
 		k := min(cap(s.buf)-len(s.buf), len(p))
 		s.buf = append(s.buf, p[:k]...)
-		s.sum.Write(p[:k])
 		p = p[k:]
 		n += k // in the stream's buffer: sent by this flush, a later one or the end
 		if len(s.buf) == cap(s.buf) {
@@ -284,15 +290,18 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	default:
 		return nil, sendError(s.ctx, err, false)
 	}
-	size := int(limit)
-	if size <= framePrefix {
+	if limit <= framePrefix {
 		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
 	}
-	for len(s.free) > 0 {
-		b := s.free[len(s.free)-1]
-		s.free = s.free[:len(s.free)-1]
-		if cap(b) == size {
-			return b[:framePrefix], nil
+	size := framePrefix + int(xfer.FrameCap(s.window, limit))
+	// Oldest first: the digest takes frames in order, so a spare buffer
+	// it has not finished with is followed only by others.
+	for hashed := s.sum.Hashed(); len(s.free) > 0 && s.free[0].end <= hashed; {
+		b := s.free[0]
+		s.free[0] = spareBuf{}
+		s.free = s.free[1:]
+		if cap(b.body) == size { // one of another size (the limit changed) is dropped
+			return b.body[:framePrefix], nil
 		}
 	}
 	return make([]byte, framePrefix, size), nil
@@ -300,24 +309,29 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 
 // flushLocked sends the buffered payload as data frames, each once the
 // caller's window allows it and none beyond the credit it granted (the
-// caller treats a frame past its credit as a broken stream). While it
-// waits for credit other goroutines may write and flush: it looks at the
-// buffer afresh after every wait. byWriter: see stoppedLocked.
+// caller treats a frame past its credit as a broken stream). A frame waits
+// for credit for all of the buffer or at least xfer.MinSend, so the
+// credit's edge never cuts a sliver off a frame. While it waits for credit
+// other goroutines may write and flush: it looks at the buffer afresh
+// after every wait. byWriter: see stoppedLocked.
 func (s *streamOut) flushLocked(byWriter bool) error {
+	var waited time.Time // when the wait for credit began
 	for len(s.buf) > framePrefix {
-		for s.sent >= s.granted {
-			if err := s.stoppedLocked(byWriter); err != nil {
-				return err
-			}
-			s.cond.Wait()
-		}
 		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
-		if len(s.buf) <= framePrefix {
-			return nil // flushed by another goroutine meanwhile
-		}
 		have := len(s.buf) - framePrefix
+		if s.granted-s.sent < xfer.MinSend(s.window, have) {
+			if waited.IsZero() {
+				waited = time.Now()
+			}
+			s.cond.Wait()
+			continue
+		}
+		if !waited.IsZero() {
+			s.stalledLocked(time.Since(waited))
+			waited = time.Time{}
+		}
 		n := int(min(int64(have), s.granted-s.sent))
 		var body []byte
 		if n == have && len(s.buf) >= cap(s.buf)/2 {
@@ -331,7 +345,14 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 			s.buf = s.buf[:framePrefix+rest]
 		}
 		xfer.PutPrefix(body, frameData, s.sent)
-		s.frames = append(s.frames, outFrame{off: s.sent, body: body})
+		s.sum.Add(body[framePrefix:]) // hashed while it travels
+		f := outFrame{off: s.sent, body: body}
+		if s.sent-s.acked <= xfer.Quantum(s.window) {
+			// Hardly anything of the stream ahead of it in transit: its
+			// acknowledgement times the path, not the stream's own queue.
+			f.at = time.Now()
+		}
+		s.frames = append(s.frames, f)
 		s.sent += int64(n)
 		if err := s.publishLocked(&s.frames[len(s.frames)-1]); err != nil {
 			return err

@@ -1,0 +1,116 @@
+package xfer
+
+import "time"
+
+// The credit window and its growth. The window a caller declares in its
+// stream request is the most it may ever grant past what it received (the
+// bound ParseCtl checks, and what either side may hold); a stream starts
+// with the credit StartCredit gives and the caller may widen it up to the
+// declared window, one step at a time, by Grow's rule. An honest caller
+// never grants more than the declared window past what it acknowledges,
+// so a responder's memory stays bounded by the declared window whatever
+// the caller does, and a caller's by the credit it granted whatever the
+// responder sends.
+
+// InitialWindow is the credit a stream starts with when its declared
+// window is larger: the responder may send that much before the caller's
+// first acknowledgement.
+const InitialWindow = 4 << 20
+
+// MinFrame is the smallest cap on a data frame's payload (FrameCap): frames
+// of a stream with a tiny window are not cut smaller than this.
+const MinFrame = 32 << 10
+
+// StartCredit returns the credit a stream with the declared window starts with:
+// the declared window, up to InitialWindow.
+func StartCredit(declared int64) int64 { return max(1, min(declared, InitialWindow)) }
+
+// Quantum returns how many bytes a caller receives, or its reader
+// consumes, between two acknowledgements at most (a quarter of the
+// starting credit): each acknowledgement after consuming Quantum more
+// bytes raises the credit by at least Quantum.
+func Quantum(declared int64) int64 { return max(1, StartCredit(declared)/4) }
+
+// MinSend returns the fewest bytes a responder holding have bytes to send
+// puts in a data frame: all of them, or at least Quantum. Waiting for
+// that much credit, never a sliver of the credit's edge, cannot stall an
+// honest caller: while the credit left is below Quantum, more than
+// Quantum bytes are in flight, and the caller acknowledges every Quantum
+// it consumes.
+func MinSend(declared int64, have int) int64 { return min(int64(have), Quantum(declared)) }
+
+// FrameCap returns the cap on a data frame's payload for a connection limit
+// of limit bytes per message (the frame prefix included): a frame no
+// larger than Quantum (at least MinFrame), so that credit arrives in
+// whole frames and a frame is never cut at the credit's edge.
+func FrameCap(declared, limit int64) int64 {
+	return min(limit-Prefix, max(Quantum(declared), MinFrame))
+}
+
+// LongPath is the shortest round trip on which a responder reports its
+// waits for credit: below it the starting credit (InitialWindow) already
+// allows 400 MB/s or more, so a wait there is most likely the reader's,
+// the server's or the machine's pace (a busy machine's scheduling delays
+// alone reach a few milliseconds), not the window's.
+const LongPath = 10 * time.Millisecond
+
+// Stall reports whether a responder that waited wait for credit, on a
+// path whose least round trip it measured as rtt (a data frame's
+// publication to the acknowledgement that covers it; 0: not measured
+// yet), tells the caller (BeatStalled): the path is long (LongPath) and the
+// wait a large part of a round trip (a quarter or more), as when the
+// window is below bandwidth times round trip.
+func Stall(wait, rtt time.Duration) bool {
+	return rtt >= LongPath && wait >= rtt/4
+}
+
+// Growth is the factor by which a stall widens the window: four, so that
+// 4 MiB reaches 64 MiB in two round trips (a transfer of a few times the
+// window is over in a few round trips; doubling took four).
+const Growth = 4
+
+// Heartbeat flags: the heartbeat frame's one-byte payload. A caller that
+// does not know a flag ignores it.
+const (
+	// BeatEnded: the end (or error) frame went out; the caller asks for
+	// it again if it did not arrive.
+	BeatEnded byte = 1
+	// BeatStalled: the responder had to wait for credit at the
+	// heartbeat's offset for a large part of a round trip on a long path
+	// (Stall): the window, not the writer, bounded the transfer there.
+	BeatStalled byte = 2
+)
+
+// Window is the caller's side of the credit window: the window it grants
+// now (Cur) and the declared window it may grow to (Max).
+type Window struct {
+	Cur, Max int64
+	next     int64 // a stall below this offset does not widen the window again
+}
+
+// NewWindow returns the window of a caller that declared declared.
+func NewWindow(declared int64) Window {
+	return Window{Cur: StartCredit(declared), Max: max(1, declared)}
+}
+
+// Stalled is the growth rule, applied when the responder reports
+// (BeatStalled) that it waited for credit at offset off, with recv bytes
+// received in order and consumed read. When the reader keeps up (at most
+// half the window waiting to be read), the window, not the reader, bounds
+// the transfer, as on a path whose bandwidth times round trip exceeds it:
+// the window grows Growth times, up to Max, and Stalled reports true; the caller
+// grants the new credit at once (consumed + Cur). It does not grow again
+// until the responder stalls past that credit, so at most once per round
+// trip. A slow reader never widens the window, nor does a stall report
+// ahead of what was received.
+func (w *Window) Stalled(off, recv, consumed int64) bool {
+	switch {
+	case w.Cur >= w.Max, off > recv, off < w.next:
+		return false
+	case recv-consumed > w.Cur/2:
+		return false // the reader is behind
+	}
+	w.Cur = min(Growth*w.Cur, w.Max)
+	w.next = consumed + w.Cur
+	return true
+}

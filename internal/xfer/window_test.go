@@ -1,0 +1,168 @@
+package xfer_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/natssend/natssend/internal/xfer"
+)
+
+func TestStartQuantumFrame(t *testing.T) {
+	for _, tc := range []struct {
+		declared, start, quantum int64
+	}{
+		{1, 1, 1},
+		{3, 3, 1},
+		{64 << 10, 64 << 10, 16 << 10},
+		{xfer.InitialWindow, xfer.InitialWindow, xfer.InitialWindow / 4},
+		{xfer.InitialWindow + 1, xfer.InitialWindow, xfer.InitialWindow / 4},
+		{1 << 30, xfer.InitialWindow, xfer.InitialWindow / 4},
+	} {
+		if got := xfer.StartCredit(tc.declared); got != tc.start {
+			t.Errorf("StartCredit(%d) = %d; want %d", tc.declared, got, tc.start)
+		}
+		if got := xfer.Quantum(tc.declared); got != tc.quantum {
+			t.Errorf("Quantum(%d) = %d; want %d", tc.declared, got, tc.quantum)
+		}
+	}
+	// A frame is the quantum (at least MinFrame), never above the limit.
+	for _, tc := range []struct {
+		declared, limit, frame int64
+	}{
+		{64 << 20, 1 << 20, 1<<20 - xfer.Prefix},
+		{64 << 20, 8 << 20, 1 << 20},
+		{64 << 10, 1 << 20, xfer.MinFrame},
+		{1 << 20, 1 << 20, 256 << 10},
+		{64 << 20, 1024, 1024 - xfer.Prefix},
+	} {
+		if got := xfer.FrameCap(tc.declared, tc.limit); got != tc.frame {
+			t.Errorf("FrameCap(%d, %d) = %d; want %d", tc.declared, tc.limit, got, tc.frame)
+		}
+	}
+	// All of a small buffer; otherwise at least the quantum.
+	if got := xfer.MinSend(64<<20, 100); got != 100 {
+		t.Errorf("MinSend(100 buffered) = %d; want 100", got)
+	}
+	if got := xfer.MinSend(64<<20, 1<<20); got != xfer.InitialWindow/4 {
+		t.Errorf("MinSend(a MiB buffered) = %d; want %d", got, xfer.InitialWindow/4)
+	}
+}
+
+// The window grows (Growth times) only when the responder reports a stall at what was
+// received and the reader keeps up; once per credit granted with the
+// current window; never past the declared window; a slow reader never
+// widens it.
+func TestWindowStalled(t *testing.T) {
+	const mib = 1 << 20
+	w := xfer.NewWindow(64 * mib)
+	if w.Cur != 4*mib || w.Max != 64*mib {
+		t.Fatalf("NewWindow(64 MiB) = %+v", w)
+	}
+	for _, tc := range []struct {
+		name                string
+		off, recv, consumed int64
+		grow                bool
+		cur                 int64
+	}{
+		{"a stall ahead of what was received", 5 * mib, 4 * mib, 4 * mib, false, 4 * mib},
+		{"the reader behind by more than half", 4 * mib, 4 * mib, 2*mib - 1, false, 4 * mib},
+		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, true, 16 * mib},
+		{"a stall within the credit granted at the growth", 18*mib - 1, 18*mib - 1, 18*mib - 1, false, 16 * mib},
+		{"a stall past it", 18 * mib, 18 * mib, 18 * mib, true, 64 * mib},
+		{"at the declared window", 90 * mib, 90 * mib, 90 * mib, false, 64 * mib},
+	} {
+		if got := w.Stalled(tc.off, tc.recv, tc.consumed); got != tc.grow || w.Cur != tc.cur {
+			t.Errorf("%s: Stalled = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)
+		}
+	}
+	// A declared window up to InitialWindow is fixed.
+	small := xfer.NewWindow(64 << 10)
+	if small.Stalled(64<<10, 64<<10, 64<<10) || small.Cur != 64<<10 {
+		t.Errorf("a 64 KiB window grew: %+v", small)
+	}
+	// A window that is not a power of two stops at the declared one.
+	odd := xfer.NewWindow(5 * mib)
+	if !odd.Stalled(4*mib, 4*mib, 4*mib) || odd.Cur != 5*mib {
+		t.Errorf("a 5 MiB window after growing: %+v", odd)
+	}
+}
+
+// The digest of pieces added in order is SHA-256 of their concatenation,
+// whatever their sizes (more than the queue holds at once included);
+// Hashed reaches the total.
+func TestDigest(t *testing.T) {
+	var all []byte
+	d := xfer.NewDigest()
+	for i := range 1000 {
+		p := bytes.Repeat([]byte{byte(i)}, i%97)
+		all = append(all, p...)
+		d.Add(p)
+	}
+	want := sha256.Sum256(all)
+	got := d.Sum([]byte("prefix"))
+	if !bytes.Equal(got, append([]byte("prefix"), want[:]...)) {
+		t.Fatalf("Sum = %x; want prefix + %x", got, want)
+	}
+	if h := d.Hashed(); h != int64(len(all)) {
+		t.Errorf("Hashed = %d; want %d", h, len(all))
+	}
+	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
+		t.Errorf("a second Sum = %x", again)
+	}
+	d.Add([]byte("late")) // after Sum: nothing
+	d.Stop()
+	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
+		t.Errorf("Sum after Add and Stop = %x", again)
+	}
+	// Nothing added: the digest of nothing, no goroutine.
+	empty := sha256.Sum256(nil)
+	if got := xfer.NewDigest().Sum(nil); !bytes.Equal(got, empty[:]) {
+		t.Errorf("empty Sum = %x", got)
+	}
+}
+
+// Stop from other goroutines while pieces are added ends the digest:
+// Add never blocks for good, Sum reports nil when pieces were left
+// unhashed, and Stop may come any number of times.
+func TestDigestStop(t *testing.T) {
+	for range 50 {
+		d := xfer.NewDigest()
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(d.Stop)
+		}
+		p := make([]byte, 4096)
+		for range 2000 {
+			d.Add(p)
+		}
+		wg.Wait()
+		if sum := d.Sum(nil); sum != nil && d.Hashed() != 2000*4096 {
+			t.Fatalf("Sum after Stop = %x with %d of %d bytes hashed", sum, d.Hashed(), 2000*4096)
+		}
+	}
+}
+
+// A wait for credit is reported only on a long path, and only when it is a
+// quarter of a round trip or more.
+func TestStall(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		wait, rtt time.Duration
+		want      bool
+	}{
+		{10 * ms, 0, false},                 // no round trip measured yet
+		{10 * ms, xfer.LongPath - 1, false}, // a short path: the start window suffices
+		{xfer.LongPath / 4, xfer.LongPath, true},
+		{xfer.LongPath/4 - 1, xfer.LongPath, false},
+		{5 * ms, 20 * ms, true},
+		{4 * ms, 20 * ms, false},
+		{time.Second, 20 * ms, true},
+	} {
+		if got := xfer.Stall(tc.wait, tc.rtt); got != tc.want {
+			t.Errorf("Stall(wait %v, rtt %v) = %v; want %v", tc.wait, tc.rtt, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+package shim
+
+// StreamWindowNow returns the credit window r grants now (it grows from
+// InitialStreamWindow toward the window declared).
+func StreamWindowNow(r *ReplyStream) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.win.Cur
+}

@@ -279,10 +279,12 @@
 // HeaderStream. The responder's frames go to the caller's inbox, each
 // with the responder's control inbox as its reply subject and a stream
 // offset as its sequence number: a start frame with the StreamWriter's
-// headers, data frames sized to the responder connection's current limit,
-// and an end frame with the length and SHA-256 of the whole body (or an
-// error frame with the handler's error). The caller grants credit (a
-// window of StreamWindow bytes, DefaultStreamWindow by default) and
+// headers, data frames sized to the responder connection's current limit
+// (at most a quarter of the starting credit), and an end frame with the
+// length and SHA-256 of the whole body (or an error frame with the
+// handler's error). The caller grants credit (a window that starts at
+// InitialStreamWindow and grows up to StreamWindow, DefaultStreamWindow by
+// default, when a long path rather than the reader bounds the transfer) and
 // acknowledges what it received; Write blocks while the window is full,
 // so a slow reader slows the writer and nothing is dropped for being
 // slow. The writer keeps unacknowledged frames: a gap in the offsets (a

@@ -23,7 +23,8 @@ const streamVersion = 1
 //	D off   payload            data
 //	E off=total [sha256]       end: the whole body's length and digest
 //	X off=total                error: micro error headers, like an error reply
-//	B off=sent [ended]         heartbeat: how far the responder has sent
+//	B off=sent [flag]          heartbeat: how far the responder has sent; flag 1: the end
+//	                           went out, 2: it waited for credit (the caller may widen its window)
 //
 // The caller sends to the control inbox:
 //

@@ -88,8 +88,9 @@ const (
 	// asks for a Store of that bucket.
 	HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
 	// HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
-	// the protocol version, the caller's initial credit window and its idle
-	// bound. StreamHandler answers only requests that carry it.
+	// the protocol version, the most credit the caller may grant past what
+	// it received (the responder starts with at most InitialStreamWindow of
+	// it) and its idle bound. StreamHandler answers only requests that carry it.
 	HeaderStream = "Natssend-Stream"
 
 	outcomeRejected = "rejected" // HeaderOutcome's value

@@ -153,6 +153,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			o.pending = slices.DeleteFunc(o.pending, func(q *pendingStream) bool { return q == p })
 			err := p.rs.begin() // a stream that started, or why there is none
 			if err == nil {
+				p.rs.watchDenials(o.c.st, o.c.inboxes)
 				return p.rs, nil
 			}
 			earlier := slices.ContainsFunc(o.pending, func(q *pendingStream) bool { return q.attempt < attempt })

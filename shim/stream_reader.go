@@ -30,8 +30,11 @@ type ReplyStream struct {
 	done    chan struct{} // closed by cleanup
 	once    sync.Once
 	stopCtx atomic.Pointer[func() bool]
-	onEnd   atomic.Pointer[func(err error, read int64)] // telemetry: the stream's end, once
-	endOnce sync.Once
+	// unlisten ends the watch for denials of the stream's control
+	// messages (see watchDenials).
+	unlisten atomic.Pointer[func()]
+	onEnd    atomic.Pointer[func(err error, read int64)] // telemetry: the stream's end, once
+	endOnce  sync.Once
 
 	mu       sync.Mutex
 	wake     chan struct{}
@@ -370,6 +373,9 @@ func (r *ReplyStream) cleanup() {
 		close(r.done)
 		if stop := r.stopCtx.Load(); stop != nil {
 			(*stop)()
+		}
+		if f := r.unlisten.Swap(nil); f != nil {
+			(*f)()
 		}
 		if sub := r.sub.Load(); sub != nil {
 			_ = sub.Unsubscribe()

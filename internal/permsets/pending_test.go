@@ -6,11 +6,6 @@ package permsets
 // that are skipped, with the reason. A row the runtime cannot satisfy yet
 // goes here with what it lacks, never silently.
 var pending = map[string]string{
-	// The stream protocol needs the caller to publish credits and the end
-	// acknowledgement to the responder's inbox: a protocol whose controls
-	// stay in the service's namespace is not built yet, and the caller's
-	// reader does not watch its control publishes (issue 34).
-	"orders-stream-caller/without publish _INBOX.>": "the caller's credit is dropped: the stream fails at its idle bound, not at once",
 	// A call that succeeded keeps its result when deleting its payloads
 	// afterwards is refused: they stay until the bucket's TTL. How such a
 	// failed clean-up is reported (not as the call's error) is not decided.

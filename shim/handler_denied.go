@@ -41,11 +41,14 @@ func newReplyWatch(st *connlimit.State, report func(*nats.Msg, error), onError b
 	return w
 }
 
-// add remembers req, whose reply is about to be sent.
+// add remembers req, whose reply is about to be sent: its subject, reply
+// subject and headers, for OnError, not its body (a thousand large
+// requests would otherwise stay in memory).
 func (w *replyWatch) add(req *nats.Msg) {
 	if w == nil || req.Reply == "" {
 		return
 	}
+	req = &nats.Msg{Subject: req.Subject, Reply: req.Reply, Header: req.Header}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.reqs[req.Reply]; !ok {

@@ -195,3 +195,40 @@ func TestServePermissionDenied(t *testing.T) {
 		t.Errorf("the allowed service answered %v, %v", r, err)
 	}
 }
+
+// TestReplyRefusedGoesToOnError: a responder whose user may not publish
+// its reply (no allow_responses) hears of it through OnError, as
+// PERMISSION_DENIED naming the reply subject, once per refused reply; the
+// caller gets no reply. Other requests' replies are not blamed.
+func TestReplyRefusedGoesToOnError(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t,
+		natstest.WithUser(natstest.User{Name: "svc", Password: "p", Publish: []string{"nothing"}, Subscribe: []string{"svc.>"}}))
+	reported := make(chan error, 16)
+	srv := connect(t, s.UserURL("svc"))
+	if _, err := shim.Serve(srv, "svc.echo", shim.Unary(func(_ context.Context, m *nats.Msg) ([]byte, error) { return m.Data, nil },
+		shim.OnError(func(_ *nats.Msg, err error) { reported <- err }))); err != nil {
+		t.Fatal(err)
+	}
+	c := shim.NewClient(connect(t, s.URL()), shim.WithTimeout(500*time.Millisecond))
+	for i := range 3 {
+		_, err := c.Request(context.Background(), "svc.echo", []byte("x"))
+		if shim.Describe(err).Code != shim.CodeDeadlineExceeded {
+			t.Fatalf("request %d: %v; want the deadline (the reply was dropped)", i, err)
+		}
+		select {
+		case err := <-reported:
+			if shim.Describe(err).Code != shim.CodePermissionDenied || !errors.Is(err, nats.ErrPermissionViolation) ||
+				!strings.Contains(err.Error(), "_INBOX") || shim.Classify(err) != shim.OutcomeUnknown {
+				t.Errorf("request %d: OnError got %v; want PERMISSION_DENIED naming the reply subject", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("request %d: OnError was not told of the refused reply", i)
+		}
+	}
+	select {
+	case err := <-reported:
+		t.Errorf("an extra report: %v", err)
+	default:
+	}
+}

@@ -50,12 +50,24 @@ func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 	case err != nil:
 		return nil, err
 	}
-	var info jetstream.ObjectInfo
-	if err := json.Unmarshal(m.Data, &info); err != nil {
+	v, err := r.rd.Decoded(subj, m.Data, decodeMeta)
+	if err != nil {
 		return nil, r.fail(ErrCorrupt, "malformed meta data: %v", err)
 	}
+	info := v.(*jetstream.ObjectInfo) // shared with other reads of the same meta data: read only
 	if info.Deleted {
 		return nil, r.fail(ErrMissing, "deleted from bucket %q%s", r.ref.bucket, r.inDomain())
+	}
+	return info, nil
+}
+
+// decodeMeta decodes an object's meta data. Reads of one object share
+// the result (objstore's Decoded), so that a claim check resolved by many
+// subscribers decodes it once.
+func decodeMeta(data []byte) (any, error) {
+	var info jetstream.ObjectInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, err
 	}
 	return &info, nil
 }
@@ -112,7 +124,12 @@ func (r *objReader) room() bool {
 // received. A failure to send (a reconnect) is tried again.
 func (r *objReader) ask() error {
 	n := min(r.batch(), int(r.info.Chunks-r.got))
-	maxBytes := min(n*r.chunkSize(), maxBatchBytes)
+	// The bytes the meta data says are left, not n whole chunks: the last
+	// chunk is mostly short, and what a batch asks for is held in the
+	// Store's read budget until it arrives. The server counts each
+	// message's subject too, and stops once it has sent max_bytes.
+	left := int(min(int64(r.info.Size)-r.read, int64(maxBatchBytes)))
+	maxBytes := min(min(n*r.chunkSize(), left)+n*len(r.chunkSubj), maxBatchBytes)
 	for {
 		b, err := r.rd.Batch(r.ctx, r.chunkSubj, r.lastSeq+1, n, maxBytes) //natssend:reviewed retry: a read, no effect to repeat
 		if err == nil {

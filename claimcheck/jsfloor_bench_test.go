@@ -26,6 +26,7 @@ type jsTransfer struct {
 	chunk   int
 	buf     []byte
 	ordered bool
+	stored  time.Duration // how long the last run's store took, until every acknowledgement
 }
 
 func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
@@ -65,6 +66,7 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 			b.Fatal(ctx.Err())
 		}
 	}
+	t.stored = time.Since(t0)
 	if t.ordered {
 		t.readOrdered(ctx, b, len(data))
 		d := time.Since(t0)

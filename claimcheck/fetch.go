@@ -140,7 +140,7 @@ func (r *objReader) ask() error {
 	// chunk is mostly short, and what a batch asks for is held in the
 	// Store's read budget until it arrives. The server counts each
 	// message's subject too, and stops once it has sent max_bytes.
-	left := int(min(int64(r.info.Size)-r.read, int64(maxBatchBytes)))
+	left := int(max(min(int64(r.info.Size)-r.read, int64(maxBatchBytes)), 0))
 	maxBytes := min(min(n*r.chunkSize(), left)+n*len(r.chunkSubj), maxBatchBytes)
 	for {
 		b, err := r.rd.Batch(r.ctx, r.chunkSubj, r.lastSeq+1, n, maxBytes) //natssend:reviewed retry: a read, no effect to repeat

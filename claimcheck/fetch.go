@@ -136,12 +136,7 @@ func (r *objReader) room() bool {
 // received. A failure to send (a reconnect) is tried again.
 func (r *objReader) ask() error {
 	n := min(r.batch(), int(r.info.Chunks-r.got))
-	// The bytes the meta data says are left, not n whole chunks: the last
-	// chunk is mostly short, and what a batch asks for is held in the
-	// Store's read budget until it arrives. The server counts each
-	// message's subject too, and stops once it has sent max_bytes.
-	left := int(max(min(int64(r.info.Size)-r.read, int64(maxBatchBytes)), 0))
-	maxBytes := min(min(n*r.chunkSize(), left)+n*len(r.chunkSubj), maxBatchBytes)
+	maxBytes := min(n*r.chunkSize(), maxBatchBytes)
 	for {
 		b, err := r.rd.Batch(r.ctx, r.chunkSubj, r.lastSeq+1, n, maxBytes) //natssend:reviewed retry: a read, no effect to repeat
 		if err == nil {

@@ -15,7 +15,9 @@
 #   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7),
 #                   then each publish call interleaved with the raw call (BenchmarkFastPathPaired)
 #   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3),
-#                   and against JetStream's own store and read (tuned, and nats.go's ordered default)
+#                   and against JetStream's own store and read (tuned, and nats.go's ordered default),
+#                   each leg the faster of two runs per iteration; then 200 concurrent Resolves against
+#                   ObjectStore.GetBytes, both legs in every iteration
 #   make bench-stream  a 64 MiB transfer stream against core NATS in ABBA cycles: one server in a
 #                   child process (caller and responder side), then across a gateway with a 20 ms
 #                   round trip (STREAM_BENCH_COUNT=3 runs of each)
@@ -105,12 +107,14 @@ bench-fast:
 
 # The 64 MiB claim-check round trip at 1 MiB max_payload against its floor
 # (the core NATS transfer plus two SHA-256 passes), paired in every
-# iteration, BENCH_CC_COUNT runs; then the raw object store and the legs.
+# iteration, BENCH_CC_COUNT runs; then the raw object store and the legs;
+# then 200 concurrent Resolves against GetBytes, paired, BENCH_CC_COUNT runs.
 BENCH_CC_COUNT ?= 3
 bench-cc:
 	$(GO) test -c -o $(BIN)/claimcheck.test ./claimcheck/
 	cd claimcheck && for i in $$(seq $(BENCH_CC_COUNT)); do $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTripFloor$$' -test.benchtime 10x -test.benchmem; done
 	cd claimcheck && $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkRoundTrip$$/maxpayload=1024KiB' -test.benchtime 5x -test.benchmem
+	cd claimcheck && $(BIN)/claimcheck.test -test.run '^$$' -test.bench '^BenchmarkConcurrentResolvePaired$$' -test.benchtime 20x -test.count $(BENCH_CC_COUNT)
 
 # A 64 MiB stream against the same bytes as raw core messages, ABBA cycles
 # (stream/core and the median cycle's ratio), one server in a child

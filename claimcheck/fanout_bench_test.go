@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,11 +26,88 @@ import (
 // others (GetBytes creates a consumer per read: past the stream's 1,000
 // consumers it fails).
 func BenchmarkConcurrentResolve(b *testing.B) {
+	f := newFanOutBench(b)
+	for _, readers := range []int{1, 200, 2000} {
+		b.Run(fmt.Sprintf("readers=%d/claimcheck", readers), func(b *testing.B) {
+			defer reportCPU(b, f.pid)()
+			fanOut(b, readers, f.resolve, f.data)
+		})
+		b.Run(fmt.Sprintf("readers=%d/objectstore-getbytes", readers), func(b *testing.B) {
+			defer reportCPU(b, f.pid)()
+			fanOut(b, readers, f.getBytes, f.data)
+		})
+	}
+}
+
+// BenchmarkConcurrentResolvePaired is BenchmarkConcurrentResolve's 200
+// readers with both legs in every iteration: a round of 200 concurrent
+// Resolves and a round of 200 concurrent GetBytes, in turn (the order
+// alternates), so that each ratio compares rounds that met the same
+// load on a shared machine. Reported: cc/getbytes, the median over the
+// iterations of the claim check's throughput over GetBytes' (the target
+// is at least 3); cc-resolves/s and getbytes-resolves/s, the medians of
+// each leg; cc-cpu-ms and getbytes-cpu-ms, the CPU time of one round in
+// both processes (client and server: totals over the iterations, per
+// round, at the 10 ms resolution of /proc), and getbytes/cc-cpu, their
+// ratio, which the machine's other load does not skew.
+func BenchmarkConcurrentResolvePaired(b *testing.B) {
+	const readers = 200
+	f := newFanOutBench(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	legs := [2]func(context.Context) ([]byte, error){f.resolve, f.getBytes}
+	var rates [2][]float64
+	var ratios []float64
+	var cpu [2]time.Duration
+	i := 0
+	for b.Loop() {
+		var rate [2]float64
+		for k := range 2 {
+			leg := (i + k) % 2
+			c0 := f.cpu()
+			t0 := time.Now()
+			ok, failed, err := fanOutRound(ctx, readers, legs[leg], f.data)
+			d := time.Since(t0)
+			cpu[leg] += f.cpu() - c0
+			if failed > 0 {
+				b.Fatalf("leg %d: %d of %d reads failed: %v", leg, failed, readers, err)
+			}
+			rate[leg] = float64(ok) / d.Seconds()
+			rates[leg] = append(rates[leg], rate[leg])
+		}
+		ratios = append(ratios, rate[0]/rate[1])
+		i++
+	}
+	b.ReportMetric(median(ratios), "cc/getbytes")
+	b.ReportMetric(median(rates[0]), "cc-resolves/s")
+	b.ReportMetric(median(rates[1]), "getbytes-resolves/s")
+	b.ReportMetric(float64(cpu[0].Microseconds())/1e3/float64(b.N), "cc-cpu-ms")
+	b.ReportMetric(float64(cpu[1].Microseconds())/1e3/float64(b.N), "getbytes-cpu-ms")
+	if cpu[0] > 0 {
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "getbytes/cc-cpu")
+	}
+}
+
+// fanOutBench is the set-up of the concurrent-reader benchmarks: a 65
+// KiB claim check (two chunks at the 64 KiB max_payload of the
+// child-process server) in a file-storage bucket, the Store's default,
+// and the same bytes stored with nats.go's object store, same chunk
+// size and storage.
+type fanOutBench struct {
+	data []byte
+	ref  *nats.Msg
+	st   *claimcheck.Store
+	raw  jetstream.ObjectStore
+	pid  int // the server's
+}
+
+func newFanOutBench(b *testing.B) *fanOutBench {
 	const size = limit + 1000
-	data := payload(size, 31)
+	f := &fanOutBench{data: payload(size, 31)}
 	url, pid := helperServerProcess(b)
+	f.pid = pid
 	nc, js := connect(b, url)
-	st := newStore(b, js, claimcheck.WithStorage(jetstream.FileStorage))
+	f.st = newStore(b, js, claimcheck.WithStorage(jetstream.FileStorage))
 	ch := make(chan *nats.Msg, 1)
 	if _, err := nc.ChanSubscribe("fanbench", ch); err != nil {
 		b.Fatal(err)
@@ -37,12 +115,11 @@ func BenchmarkConcurrentResolve(b *testing.B) {
 	if err := nc.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.PublishMsg(context.Background(), &nats.Msg{Subject: "fanbench", Data: data}); err != nil {
+	if err := f.st.PublishMsg(context.Background(), &nats.Msg{Subject: "fanbench", Data: f.data}); err != nil {
 		b.Fatal(err)
 	}
-	var ref *nats.Msg
 	select {
-	case ref = <-ch:
+	case f.ref = <-ch:
 	case <-time.After(10 * time.Second):
 		b.Fatal("no reference")
 	}
@@ -50,20 +127,25 @@ func BenchmarkConcurrentResolve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	f.raw = raw
 	chunk := uint32(limit - min(limit/16, 512))
-	if _, err := raw.Put(context.Background(), jetstream.ObjectMeta{Name: "obj", Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data)); err != nil {
+	if _, err := raw.Put(context.Background(), jetstream.ObjectMeta{Name: "obj", Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(f.data)); err != nil {
 		b.Fatal(err)
 	}
-	for _, readers := range []int{1, 200, 2000} {
-		b.Run(fmt.Sprintf("readers=%d/claimcheck", readers), func(b *testing.B) {
-			defer reportCPU(b, pid)()
-			fanOut(b, readers, func(ctx context.Context) ([]byte, error) { return st.Resolve(ctx, ref) }, data)
-		})
-		b.Run(fmt.Sprintf("readers=%d/objectstore-getbytes", readers), func(b *testing.B) {
-			defer reportCPU(b, pid)()
-			fanOut(b, readers, func(ctx context.Context) ([]byte, error) { return raw.GetBytes(ctx, "obj") }, data)
-		})
-	}
+	return f
+}
+
+func (f *fanOutBench) resolve(ctx context.Context) ([]byte, error) { return f.st.Resolve(ctx, f.ref) }
+
+func (f *fanOutBench) getBytes(ctx context.Context) ([]byte, error) {
+	return f.raw.GetBytes(ctx, "obj")
+}
+
+// cpu returns the CPU time used so far by this process and the server's.
+func (f *fanOutBench) cpu() time.Duration {
+	c, _ := processCPU(os.Getpid())
+	s, _ := processCPU(f.pid)
+	return c + s
 }
 
 // fanOut runs readers concurrent reads per operation and reports
@@ -71,33 +153,50 @@ func BenchmarkConcurrentResolve(b *testing.B) {
 func fanOut(b *testing.B, readers int, read func(context.Context) ([]byte, error), want []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var okN, failed atomic.Int64
-	var firstErr atomic.Value
+	var okN, failed int64
+	var firstErr error
 	t0 := time.Now()
 	for b.Loop() {
-		var wg sync.WaitGroup
-		for range readers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
-				defer rcancel()
-				got, err := read(rctx)
-				if err == nil && bytes.Equal(got, want) {
-					okN.Add(1)
-					return
-				}
-				failed.Add(1)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}()
+		ok, bad, err := fanOutRound(ctx, readers, read, want)
+		okN, failed = okN+ok, failed+bad
+		if firstErr == nil {
+			firstErr = err
 		}
-		wg.Wait()
 	}
-	b.ReportMetric(float64(okN.Load())/time.Since(t0).Seconds(), "resolves/s")
-	b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
-	if e := firstErr.Load(); e != nil {
-		b.Logf("first failure: %s", e)
+	b.ReportMetric(float64(okN)/time.Since(t0).Seconds(), "resolves/s")
+	b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
+	if firstErr != nil {
+		b.Logf("first failure: %v", firstErr)
 	}
+}
+
+// fanOutRound has readers goroutines read once each, at once, and
+// returns how many read want, how many did not, and the first error.
+func fanOutRound(ctx context.Context, readers int, read func(context.Context) ([]byte, error), want []byte) (ok, failed int64, firstErr error) {
+	var okN, bad atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer rcancel()
+			got, err := read(rctx)
+			if err == nil && bytes.Equal(got, want) {
+				okN.Add(1)
+				return
+			}
+			bad.Add(1)
+			if err == nil {
+				err = fmt.Errorf("read %d bytes, not the payload", len(got))
+			}
+			first.CompareAndSwap(nil, err)
+		}()
+	}
+	wg.Wait()
+	if e, _ := first.Load().(error); e != nil {
+		firstErr = e
+	}
+	return okN.Load(), bad.Load(), firstErr
 }

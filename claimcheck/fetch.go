@@ -3,6 +3,7 @@ package claimcheck
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -50,14 +51,37 @@ func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 	case err != nil:
 		return nil, err
 	}
-	var info jetstream.ObjectInfo
-	if err := json.Unmarshal(m.Data, &info); err != nil {
+	v, err := r.rd.Decoded(subj, m.Data, decodeMeta)
+	if err != nil {
 		return nil, r.fail(ErrCorrupt, "malformed meta data: %v", err)
 	}
-	if info.Deleted {
+	md := v.(*metaData) // shared with other reads of the same meta data: read only
+	if md.info.Deleted {
 		return nil, r.fail(ErrMissing, "deleted from bucket %q%s", r.ref.bucket, r.inDomain())
 	}
-	return &info, nil
+	r.wantDigest = md.digest
+	return &md.info, nil
+}
+
+// metaData is an object's decoded meta data and its digest's bytes (nil
+// when malformed: checkDigest says so once the chunks are read).
+type metaData struct {
+	info   jetstream.ObjectInfo
+	digest []byte
+}
+
+// decodeMeta decodes an object's meta data. Reads of one object share
+// the result (objstore's Decoded), so that a claim check resolved by many
+// subscribers decodes it once.
+func decodeMeta(data []byte) (any, error) {
+	md := &metaData{}
+	if err := json.Unmarshal(data, &md.info); err != nil {
+		return nil, err
+	}
+	if d, err := jetstream.DecodeObjectDigest(md.info.Digest); err == nil {
+		md.digest = d
+	}
+	return md, nil
 }
 
 // next returns the next chunk, asking for a batch when none is in
@@ -276,15 +300,18 @@ func (r *objReader) checkSize() error {
 
 // checkDigest checks the hash of the chunks against the stored digest.
 func (r *objReader) checkDigest() error {
-	want, err := jetstream.DecodeObjectDigest(r.info.Digest)
-	if err != nil {
+	want := r.wantDigest
+	if want == nil {
 		return r.fail(ErrCorrupt, "malformed digest %q", r.info.Digest)
 	}
-	if !bytes.Equal(r.digest.Sum(nil), want) {
+	var sum [sha256.Size]byte
+	if !bytes.Equal(r.digest.Sum(sum[:0]), want) {
 		return r.fail(ErrCorrupt, "SHA-256 digest mismatch")
 	}
 	return nil
 }
+
+var errReadAfterClose = errors.New("claimcheck: read after Close")
 
 // Close stops reading: replies still on their way are dropped. Nothing
 // on the server is left to release.
@@ -293,7 +320,7 @@ func (r *objReader) Close() error {
 	r.cancel()
 	r.queue, r.cur = nil, nil
 	if r.err == nil {
-		r.err = errors.New("claimcheck: read after Close")
+		r.err = errReadAfterClose
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ type jsTransfer struct {
 	chunk   int
 	buf     []byte
 	ordered bool
+	stored  time.Duration // how long the last run's store took, until every acknowledgement
 }
 
 func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
@@ -50,7 +51,7 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 	t0 := time.Now()
 	var futures []jetstream.PubAckFuture
 	for off := 0; off < len(data); off += t.chunk {
-		f, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry)
+		f, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry, stallWait)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,6 +66,7 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 			b.Fatal(ctx.Err())
 		}
 	}
+	t.stored = time.Since(t0)
 	if t.ordered {
 		t.readOrdered(ctx, b, len(data))
 		d := time.Since(t0)
@@ -104,6 +106,12 @@ func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Du
 
 // noRetry: as a Store's upload, no publish is retried.
 var noRetry = jetstream.WithRetryAttempts(0)
+
+// stallWait: a publish that finds 32 unacknowledged waits for room, as a
+// Store's upload does, however long a loaded machine takes; nats.go's
+// default gives up after 200 ms (ErrTooManyStalledMsgs), which failed
+// the benchmark on a machine with a load of 28.
+var stallWait = jetstream.WithStallWait(time.Minute)
 
 // readOrdered reads size bytes of chunks back with nats.go's defaults: an
 // ordered consumer and Messages without options.

@@ -30,6 +30,9 @@ type objReader struct {
 	info      *jetstream.ObjectInfo
 	chunkSubj string
 	digest    hash.Hash
+	// wantDigest is the meta data's SHA-256 digest, decoded (nil when
+	// malformed).
+	wantDigest []byte
 
 	cur    []byte   // the chunk being read out (Read)
 	queue  [][]byte // chunks received and checked, not yet read

@@ -104,6 +104,30 @@ type batchRequest struct {
 	MaxBytes int    `json:"max_bytes,omitempty"`
 }
 
+// batchRequestJSON encodes a batch request. A subject of plain characters
+// (the object store's are) is written directly, which a read does for
+// every batch; anything else goes through encoding/json.
+func batchRequestJSON(from uint64, subject string, n, maxBytes int) ([]byte, error) {
+	for i := 0; i < len(subject); i++ {
+		if c := subject[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return json.Marshal(batchRequest{Seq: from, NextFor: subject, Batch: n, MaxBytes: maxBytes})
+		}
+	}
+	b := make([]byte, 0, 64+len(subject))
+	if from != 0 {
+		b = strconv.AppendUint(append(b, `{"seq":`...), from, 10)
+		b = append(b, ',')
+	} else {
+		b = append(b, '{')
+	}
+	b = append(append(append(b, `"next_by_subj":"`...), subject...), `","batch":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	if maxBytes != 0 {
+		b = strconv.AppendInt(append(b, `,"max_bytes":`...), int64(maxBytes), 10)
+	}
+	return append(b, '}'), nil
+}
+
 // Batch is one batch request's replies, read with Next.
 type Batch struct {
 	r       *Reader
@@ -135,7 +159,7 @@ func (r *Reader) Batch(ctx context.Context, subject string, from uint64, n, maxB
 		r.budget.Release(held)
 		return nil, err
 	}
-	req, err := json.Marshal(batchRequest{Seq: from, NextFor: subject, Batch: n, MaxBytes: maxBytes})
+	req, err := batchRequestJSON(from, subject, n, maxBytes)
 	if err == nil {
 		r.requests.Add(1)
 		err = r.nc.PublishRequest(r.direct, inbox, req) //natssend:reviewed a direct get request: a few hundred bytes, asked again when unanswered
@@ -157,9 +181,15 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 	if b.ended {
 		return nil, io.EOF
 	}
+	var raw *nats.Msg
+	select {
+	case raw = <-b.f.ch:
+		// Already there (a busy reader): no timer.
+		return b.take(raw)
+	default:
+	}
 	t := time.NewTimer(stall)
 	defer t.Stop()
-	var raw *nats.Msg
 	select {
 	case raw = <-b.f.ch:
 	case <-ctx.Done():

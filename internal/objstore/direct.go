@@ -27,6 +27,8 @@ type Reader struct {
 	msgGet string // <prefix>STREAM.MSG.GET.<stream>
 	info   string // <prefix>STREAM.INFO.<stream>
 
+	memo memo // decoded meta data (Decoded)
+
 	requests atomic.Uint64 // requests sent
 	lost     atomic.Uint64 // batches given up for lost replies (ErrGap, ErrStalled)
 }

@@ -27,4 +27,8 @@
 // exceeds its max_pending (64 MiB by default) as a slow consumer, and many
 // readers on one connection would otherwise ask for more than that at
 // once.
+//
+// Many reads of one object (a claim check fanned out to every subscriber)
+// read the same meta message: Reader.Decoded keeps what was decoded from
+// it and hands it out only for the very same bytes.
 package objstore

@@ -78,6 +78,7 @@ func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 // read) is an unknown outcome: Attempts sends the call again under an
 // OperationID, and without one the call ends with it.
 func TestAttemptsResendLostReply(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	var runs atomic.Int64
 	var badReq atomic.Value

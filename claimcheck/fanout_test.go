@@ -20,7 +20,7 @@ import (
 // stream takes at most 1,000 consumers: reads create none. The stream's
 // consumer count is watched while they read and must stay 0.
 func TestFanOutReadersBeyondConsumerLimit(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: 10000 readers, each with a deadline, need the CPU.
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)

@@ -130,7 +130,7 @@ func TestCloseWaitsForUpload(t *testing.T) {
 // cannot reach the server): it does not wait for the acknowledgement or
 // cleanup timeouts. The error says nothing was published.
 func TestUploadOnClosedConnectionReturnsAtOnce(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: it bounds how long the failing publish takes.
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js, claimcheck.WithCleanupTimeout(time.Minute))

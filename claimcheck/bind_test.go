@@ -17,6 +17,7 @@ import (
 // once (no responders), not when its context ends, although its requests
 // are otherwise made again after a transient failure.
 func TestNewWithoutJetStream(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	_, js := connect(t, s.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -32,6 +33,7 @@ func TestNewWithoutJetStream(t *testing.T) {
 // (the link drops as it comes back; the client reconnects at once): New
 // looks again and binds well within its context.
 func TestNewAcrossLostReply(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p := s.Proxy(t)
 	_, js := connect(t, p.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond), nats.ReconnectBufSize(-1))
@@ -49,6 +51,7 @@ func TestNewAcrossLostReply(t *testing.T) {
 // without it gets an API error (JetStream not enabled for the account):
 // New returns it at once, not when its context ends.
 func TestNewAccountWithoutJetStream(t *testing.T) {
+	t.Parallel()
 	acc := server.NewAccount("NOJS")
 	s := startOpts(t, func(o *server.Options) {
 		o.Accounts = []*server.Account{acc}

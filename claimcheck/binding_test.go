@@ -22,6 +22,7 @@ import (
 // Nak'd, stays in the stream, is redelivered, and a receiver with the
 // binding off (or relaxed for exactly this transform) resolves it.
 func TestSubjectTransformNakNotTerm(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)

@@ -36,6 +36,7 @@ func sendAndReceive(t *testing.T, nc *nats.Conn, st *claimcheck.Store, m *nats.M
 }
 
 func TestFitsUnchangedAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -56,6 +57,7 @@ func TestFitsUnchangedAndStoresNothing(t *testing.T) {
 // TestLimitBoundary checks the exact byte: header block + body == limit
 // goes unchanged, one byte more goes as a claim check.
 func TestLimitBoundary(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -96,6 +98,7 @@ func TestLimitBoundary(t *testing.T) {
 }
 
 func TestRoundTripFiveTimesLimit(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -140,6 +143,7 @@ func TestRoundTrip100MiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 MiB round trip skipped with -short")
 	}
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -164,6 +168,7 @@ func TestRoundTrip100MiB(t *testing.T) {
 }
 
 func TestAboveMaxRefusedBeforeStoring(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -198,6 +203,7 @@ func TestAboveMaxRefusedBeforeStoring(t *testing.T) {
 }
 
 func TestFanOutEachSubscriberResolves(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -242,6 +248,7 @@ func TestFanOutEachSubscriberResolves(t *testing.T) {
 }
 
 func TestQueueSubscribeDeleteAfterRead(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)

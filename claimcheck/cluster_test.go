@@ -169,6 +169,7 @@ func checkNoOrphans(t *testing.T, js jetstream.JetStream, st *claimcheck.Store) 
 }
 
 func TestClusterR3RoundTrip(t *testing.T) {
+	t.Parallel()
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	_, js := clusterConn(t, c.Servers[0].URL())
 	subNC, subJS := clusterConn(t, c.Servers[2].URL())
@@ -242,7 +243,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 		}
 	}()
 	<-started
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // into the second upload, not before it
 	killed.Shutdown()
 	<-done
 	_ = pubNC
@@ -262,6 +263,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 }
 
 func TestClusterStreamLeaderKilledMidUpload(t *testing.T) {
+	t.Parallel()
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	// Create the bucket first so that its stream has a leader to kill.
 	_, js := clusterConn(t, c.URLs())
@@ -282,6 +284,7 @@ func TestClusterStreamLeaderKilledMidUpload(t *testing.T) {
 }
 
 func TestClusterClientServerKilledMidUpload(t *testing.T) {
+	t.Parallel()
 	c := natstest.StartCluster(t, 3, clusterOpts...)
 	first := c.Servers[0]
 	killMidUpload(t, c, c.URLs(), func() *natstest.Server { return first })

@@ -23,6 +23,7 @@ import (
 // handler returned would never let the handler go (the test would time
 // out).
 func TestConsumeResolvesNextWhileHandling(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)

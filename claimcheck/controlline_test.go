@@ -18,6 +18,7 @@ import (
 // JetStream publish keeps room for its reply inbox (1 plus the inbox
 // prefix's length plus 64). The connection stays up.
 func TestControlLineRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	nc, js := connect(t, s.URL())
 	st := newStore(t, js)
@@ -52,6 +53,7 @@ func TestControlLineRefused(t *testing.T) {
 // records the subject, the claim check is refused before anything is
 // stored: ErrTooLarge, saying the subject is too long.
 func TestMetaTooLarge(t *testing.T) {
+	t.Parallel()
 	const small = 2048
 	s := natstest.Start(t, natstest.MaxPayload(small), natstest.JetStream())
 	_, js := connect(t, s.URL())

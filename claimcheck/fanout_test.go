@@ -20,6 +20,7 @@ import (
 // stream takes at most 1,000 consumers: reads create none. The stream's
 // consumer count is watched while they read and must stay 0.
 func TestFanOutReadersBeyondConsumerLimit(t *testing.T) {
+	// Not in parallel: 10000 readers, each with a deadline, need the CPU.
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -130,6 +131,7 @@ func (c *apiCounter) take(t *testing.T) []string {
 // batch of chunks), both direct gets, whatever the order of the reads;
 // an Open of the two-chunk one too.
 func TestSmallResolveTwoRequests(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)

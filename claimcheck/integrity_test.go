@@ -18,6 +18,7 @@ import (
 )
 
 func TestTTLExpiryGivesErrMissing(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js, claimcheck.WithBucket("short"), claimcheck.WithTTL(time.Second))
@@ -48,6 +49,7 @@ func TestTTLExpiryGivesErrMissing(t *testing.T) {
 }
 
 func TestForgedReferenceToAnotherSubjectRefused(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -88,6 +90,7 @@ func TestForgedReferenceToAnotherSubjectRefused(t *testing.T) {
 }
 
 func TestCorruptHeadersRefused(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -126,6 +129,7 @@ func TestCorruptHeadersRefused(t *testing.T) {
 }
 
 func TestDigestMismatchIsCorrupt(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -170,6 +174,7 @@ func TestDigestMismatchIsCorrupt(t *testing.T) {
 }
 
 func TestMissingObjectNamesIt(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -185,6 +190,7 @@ func TestMissingObjectNamesIt(t *testing.T) {
 }
 
 func TestPlainMessageResolvesToItsBody(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -207,6 +213,7 @@ func TestPlainMessageResolvesToItsBody(t *testing.T) {
 // stores first and never modifies the caller's message; Discard deletes
 // what a failed send left.
 func TestPrepareDiscard(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -258,6 +265,7 @@ func TestPrepareDiscard(t *testing.T) {
 }
 
 func TestCancelledUploadLeavesNothing(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -295,6 +303,7 @@ func TestCancelledUploadLeavesNothing(t *testing.T) {
 }
 
 func TestConcurrentNewBindsOneBucket(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -317,6 +326,7 @@ func TestConcurrentNewBindsOneBucket(t *testing.T) {
 }
 
 func TestReadTimeoutWithoutDeadline(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)

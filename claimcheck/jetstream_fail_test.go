@@ -19,6 +19,7 @@ import (
 // ID is de-duplicated by the stream; the payload stored for the repeat is
 // deleted since nothing refers to it.
 func TestDuplicateDeletesNewPayload(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -46,6 +47,7 @@ func TestDuplicateDeletesNewPayload(t *testing.T) {
 // reference (here a failed expectation), nothing refers to the payload and
 // it is deleted; the error is returned.
 func TestRefusedReferenceDeletesPayload(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -78,6 +80,7 @@ func TestRefusedReferenceDeletesPayload(t *testing.T) {
 // complete: then exactly one reference is published, it resolves
 // byte-exact, and the bucket holds that object and nothing else.
 func TestServerRestartDuringUpload(t *testing.T) {
+	t.Parallel()
 	t.Run("reconnect buffer", func(t *testing.T) { testRestartDuringUpload(t, false) })
 	// As shim.Connect configures connections: publishes fail at once while
 	// reconnecting instead of being buffered.
@@ -159,6 +162,7 @@ func testRestartDuringUpload(t *testing.T, mustFail bool, opts ...nats.Option) {
 // redelivered and each is handled exactly once. With nats.go's default
 // batch of 500 the waiting messages would time out and come again.
 func TestConsumeDoesNotPrefetch(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -207,12 +211,23 @@ func TestConsumeDoesNotPrefetch(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("not every message was handled")
 	}
-	time.Sleep(300 * time.Millisecond) // let a stray redelivery arrive
-	cc.Stop()
+	// Every message is acknowledged, so the server sends nothing more; its
+	// count of deliveries, redeliveries included, is what the handler is
+	// to have seen before it stops (a stray redelivery has arrived).
 	info, err := cons.Info(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		handled := 0
+		for _, k := range seen {
+			handled += k
+		}
+		return uint64(handled) >= info.Delivered.Consumer
+	}, "the handler to see every delivery the server made")
+	cc.Stop()
 	mu.Lock()
 	defer mu.Unlock()
 	for i := byte(0); i < n; i++ {

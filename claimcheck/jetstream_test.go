@@ -70,6 +70,7 @@ func objects(t *testing.T, st *claimcheck.Store) []string {
 // and the connection stays open; with room for those headers it goes
 // unchanged.
 func TestJetStreamHeadersTipTheBalance(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -111,6 +112,7 @@ func TestJetStreamHeadersTipTheBalance(t *testing.T) {
 // server turns a 2 KiB publish into a claim check instead of an error,
 // also when the limit was set after the Store cached the stream.
 func TestStreamMaxMsgSize(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -157,6 +159,7 @@ func TestStreamMaxMsgSize(t *testing.T) {
 }
 
 func TestWorkQueueConsumerResolves(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -206,6 +209,7 @@ func TestWorkQueueConsumerResolves(t *testing.T) {
 // Term'd and reported, never acked and never handed to the handler; the
 // Messages iterator returns it with a *ResolveError and goes on.
 func TestConsumeSettlesFailures(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)

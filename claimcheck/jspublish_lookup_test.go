@@ -22,6 +22,7 @@ import (
 // once. The lookup is a hint with a bound of its own: the publish of a
 // message that fits goes on without it, well within the caller's deadline.
 func TestJetStreamLookupReplyLost(t *testing.T) {
+	t.Parallel()
 	for _, buf := range []bool{true, false} {
 		t.Run(map[bool]string{true: "buf", false: "nobuf"}[buf], func(t *testing.T) {
 			srv := startServer(t)
@@ -91,6 +92,7 @@ func startMapped(t *testing.T, src, dst string) *server.Server {
 // none; the stream's refusal itself bounds its limit, so the message is
 // sent again as a claim check.
 func TestJetStreamMappedSubjectRefusedIsClaimChecked(t *testing.T) {
+	t.Parallel()
 	s := startMapped(t, "in.a", "st.a")
 	_, js := connect(t, s.ClientURL())
 	st := newStore(t, js)
@@ -128,6 +130,7 @@ func startNoNames(t *testing.T) *server.Server {
 // make no lookup, and a message too large for the stream still becomes a
 // claim check (the stream's refusal bounds its limit).
 func TestJetStreamNoLookupPermission(t *testing.T) {
+	t.Parallel()
 	s := startNoNames(t)
 	_, js := connect(t, s.ClientURL(), nats.UserInfo("u", "p"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	st := newStore(t, js)

@@ -22,6 +22,7 @@ import (
 // behind. After Close the publish methods refuse with ErrClosed (nothing
 // published) while Resolve keeps working.
 func TestCloseReleasesPublisher(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	ch := make(chan *nats.Msg, 4)
@@ -89,6 +90,7 @@ func TestCloseReleasesPublisher(t *testing.T) {
 // (the reference is published and resolves) and only then releases the
 // publisher.
 func TestCloseWaitsForUpload(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js)
@@ -128,6 +130,7 @@ func TestCloseWaitsForUpload(t *testing.T) {
 // cannot reach the server): it does not wait for the acknowledgement or
 // cleanup timeouts. The error says nothing was published.
 func TestUploadOnClosedConnectionReturnsAtOnce(t *testing.T) {
+	// Not in parallel: it bounds how long the failing publish takes.
 	srv := startServer(t)
 	nc, js := connect(t, srv.URL())
 	st := newStore(t, js, claimcheck.WithCleanupTimeout(time.Minute))
@@ -160,6 +163,7 @@ func TestUploadOnClosedConnectionReturnsAtOnce(t *testing.T) {
 // published match ErrNotPublished and keep their cause; ErrTooLarge says
 // which limit was exceeded.
 func TestNotPublishedClassification(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js, claimcheck.WithMaxObjectSize(1<<20))
@@ -238,6 +242,7 @@ func TestNotPublishedClassification(t *testing.T) {
 // error: not the body of a malformed claim check, and a nil message is a
 // *ResolveError.
 func TestResolveErrorsReturnNoData(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	st := newStore(t, js)

@@ -18,6 +18,7 @@ import (
 // after the read, the consumer's still up) is reported by Ack itself, not
 // dropped; the acknowledgement went through.
 func TestMessagesDeleteFailureReturned(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	nc, js := connect(t, s.URL())
 	_, cjs := connect(t, s.URL())

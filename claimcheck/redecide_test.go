@@ -23,6 +23,7 @@ import (
 // limit, and goes as a claim check, whose reference is sent through the
 // hook too. The receiver gets the whole body; the connection stays open.
 func TestStoreSendersDecideAgainOnALinkChange(t *testing.T) {
+	t.Parallel()
 	opts := func(account int32) []natstest.Option {
 		return []natstest.Option{natstest.MaxPayload(64 << 10), natstest.JetStream(),
 			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}

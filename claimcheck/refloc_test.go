@@ -20,6 +20,7 @@ import (
 // its stream, and refuses a reference of a domain it was not given
 // (ErrForeignDomain naming it) without a request to the server.
 func TestResolveOtherBucket(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.URL())
 	a := newStore(t, js, claimcheck.WithBucket("bucket_a"))
@@ -60,6 +61,7 @@ func TestResolveOtherBucket(t *testing.T) {
 // JetStream domain of its own is resolved on the hub by a Store that
 // names that domain (WithDomains), through the domain's JetStream API.
 func TestResolveOtherDomain(t *testing.T) {
+	t.Parallel()
 	hl := natstest.StartHubLeaf(t,
 		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("hub")},
 		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("edge")})

@@ -19,6 +19,7 @@ import (
 // ErrReservedHeader and ErrNotPublished) and leaves nothing stored; the
 // stored reply resolves to its own responder's bytes.
 func TestPrepareReplyStoresOnce(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	const conns, perConn, rounds = 4, 2, 8
 	stores := make([]*claimcheck.Store, conns)

@@ -12,6 +12,7 @@ import (
 // PrepareLimit decides against the lower of the connection's limit and the
 // caller's cap, at the exact byte, with the same input checks as Prepare.
 func TestPrepareLimit(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	nc, js := connect(t, s.URL())
 	st := newStore(t, js)

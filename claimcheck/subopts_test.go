@@ -20,6 +20,7 @@ import (
 // The JetStream helpers refuse an invalid option before anything is
 // consumed; a nil option is ignored.
 func TestJetStreamOptionsChecked(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	_, js := connect(t, s.URL())
 	st := newStore(t, js)
@@ -57,6 +58,7 @@ func TestIgnoredOptionsDoNotCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks with the go command")
 	}
+	t.Parallel()
 	cases := []string{
 		`st.Subscribe("s", h, e, claimcheck.NakDelay(time.Second))`,
 		`st.Messages(c, claimcheck.PullConsumeOpts())`,

@@ -13,6 +13,7 @@ import (
 // propagation.HeaderCarrier (canonical keys), and hand the handler a
 // message whose headers a HeaderCarrier consumer reads.
 func TestTraceSubscribeContinuesHeaderCarrierProducer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	pk := newKit(t)
 	pnc, _ := connect(t, s.URL())

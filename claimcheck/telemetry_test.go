@@ -118,6 +118,7 @@ func subscribedKit(t *testing.T, s *natstest.Server, subject string) (*kit, <-ch
 }
 
 func TestTelemetryClaimCheckPublishToSubscriber(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	pk := newKit(t)
 	_, pjs := connect(t, s.URL())
@@ -173,6 +174,7 @@ func TestTelemetryClaimCheckPublishToSubscriber(t *testing.T) {
 }
 
 func TestTelemetryJetStreamClaimCheckToConsume(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	pk, ck := newKit(t), newKit(t)
 	_, pjs := connect(t, s.URL())

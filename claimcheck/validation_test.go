@@ -19,6 +19,7 @@ import (
 // before anything is stored, by every method, and nothing is left in the
 // bucket.
 func TestInputCheckedBeforeUpload(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	_, js := connect(t, s.URL())
 	st := newStore(t, js)
@@ -106,6 +107,7 @@ func TestResolveForgedSizeAllocatesWhatItReads(t *testing.T) {
 // TestNilAndInvalidOptions: nil options are ignored, invalid ones are
 // errors wrapping ErrInvalidOption, nil handlers are typed errors.
 func TestNilAndInvalidOptions(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	_, js := connect(t, s.URL())
 	st, err := claimcheck.New(ctxT(t), js, nil, claimcheck.WithStorage(jetstream.MemoryStorage), nil)

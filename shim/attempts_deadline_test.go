@@ -16,6 +16,7 @@ import (
 // The per-call Timeout is the call's deadline, above and below the
 // Client's WithTimeout, with and without Attempts and claim checks.
 func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	const clientShort, slow = 300 * time.Millisecond, time.Second
 	slowFn := shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
@@ -78,6 +79,7 @@ func TestCallTimeoutAboveAndBelowClient(t *testing.T) {
 // read) is an unknown outcome: Attempts sends the call again under an
 // OperationID, and without one the call ends with it.
 func TestAttemptsResendLostReply(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	var runs atomic.Int64
 	var badReq atomic.Value

@@ -17,6 +17,7 @@ import (
 // nats.ErrTimeout / context.DeadlineExceeded identities ("errors.Is works
 // with nats.ErrTimeout and context.DeadlineExceeded (no reply in time)").
 func TestAttemptTimeoutErrorIdentity(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	rnc := connect(t, s.URL())
 	if _, err := rnc.Subscribe("silent", func(*nats.Msg) {}); err != nil {

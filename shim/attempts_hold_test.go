@@ -24,6 +24,7 @@ import (
 // taken whenever it comes within the deadline"; "So Attempts never fails
 // a call that one attempt would have completed within the same deadline").
 func TestAttemptsRepeatErrorWaitsForFirst(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var mu sync.Mutex
 	running := map[string]bool{}
@@ -37,7 +38,7 @@ func TestAttemptsRepeatErrorWaitsForFirst(t *testing.T) {
 			if busy {
 				return nil, errors.New("could not serialize access: concurrent operation on the same ID")
 			}
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond) // the slow work of the first delivery
 			return []byte("done"), nil
 		}, shim.Conn(rnc))
 	}

@@ -36,12 +36,13 @@ func (l *idLog) all() []string {
 }
 
 func TestAttemptsNoRespondersThenResponder(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
 	var log idLog
 	go func() {
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // the responder comes up later: the first attempts find none
 		serve(t, s, "svc", shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
 			log.add(shim.OperationIDFrom(ctx))
 			return []byte("ok"), nil
@@ -61,6 +62,7 @@ func TestAttemptsNoRespondersThenResponder(t *testing.T) {
 }
 
 func TestAttemptsTimeoutWithoutOperationID(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var runs counter
@@ -82,6 +84,7 @@ func TestAttemptsTimeoutWithoutOperationID(t *testing.T) {
 // AttemptTimeout is sent again; an earlier attempt's late error reply
 // does not end the call.
 func TestAttemptsTimeoutWithOperationID(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var log idLog
@@ -109,12 +112,13 @@ func TestAttemptsTimeoutWithOperationID(t *testing.T) {
 // deadline: a healthy responder slower than the attempt's wait answers the
 // call with its reply to the first attempt, whatever n is.
 func TestAttemptsNeverFailACallOneAttemptCompletes(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var runs counter
 	serve(t, s, "svc", shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
 		runs.inc()
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // slower than the 30 ms attempt wait
 		return []byte("ok"), nil
 	}))
 	c := shim.NewClient(nc)
@@ -136,6 +140,7 @@ func TestAttemptsNeverFailACallOneAttemptCompletes(t *testing.T) {
 }
 
 func TestAttemptsRejectionNotResent(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var runs counter
@@ -152,6 +157,7 @@ func TestAttemptsRejectionNotResent(t *testing.T) {
 }
 
 func TestAttemptsDeadlineBoundsAll(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
@@ -175,6 +181,7 @@ func TestAttemptsDeadlineBoundsAll(t *testing.T) {
 }
 
 func TestAttemptsMixedOutcomeIsUnknown(t *testing.T) {
+	t.Parallel()
 	// A timeout (it may have run) and then no responders: the call as a
 	// whole may have run.
 	s := natstest.Start(t)
@@ -204,6 +211,7 @@ func TestAttemptsMixedOutcomeIsUnknown(t *testing.T) {
 }
 
 func TestOperationIDValidation(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	var runs counter
@@ -228,6 +236,7 @@ func TestOperationIDValidation(t *testing.T) {
 }
 
 func TestOperationIDCountsInSize(t *testing.T) {
+	t.Parallel()
 	const limit = 2048
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	nc := connect(t, s.URL())
@@ -247,6 +256,7 @@ func TestOperationIDCountsInSize(t *testing.T) {
 }
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	notRun := func(context.Context) error {
 		return shim.Publish(nil, "s", nil) // INVALID_ARGUMENT: not retried
 	}
@@ -320,6 +330,7 @@ func TestRetry(t *testing.T) {
 }
 
 func TestAttemptsConnectionDownBeforeSend(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL(), nats.MaxReconnects(-1))
 	var runs counter
@@ -336,7 +347,7 @@ func TestAttemptsConnectionDownBeforeSend(t *testing.T) {
 	restarted := make(chan struct{})
 	go func() {
 		defer close(restarted)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // the server stays down while the call is being sent again
 		s.Restart()
 	}()
 	defer func() { <-restarted }()

@@ -84,6 +84,7 @@ func randomHeader(r *rand.Rand) nats.Header {
 // and lets the real server judge them: it must accept exactly those with
 // MsgSize <= max_payload.
 func TestServerAcceptsExactlyMsgSizeAtMostLimit(t *testing.T) {
+	t.Parallel()
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	r := rand.New(rand.NewPCG(1, 2))
@@ -140,6 +141,7 @@ func TestServerAcceptsExactlyMsgSizeAtMostLimit(t *testing.T) {
 // the shim: those that fit are delivered, the others are refused locally,
 // and the connection is never closed.
 func TestShimNeverGetsConnectionClosed(t *testing.T) {
+	t.Parallel()
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	nc, err := shim.Connect(s.URL())

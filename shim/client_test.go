@@ -17,6 +17,7 @@ import (
 )
 
 func TestRequestExactlyAtLimitWithAuthHeader(t *testing.T) {
+	t.Parallel()
 	const limit = 2048
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	var got counter
@@ -73,6 +74,7 @@ func TestRequestExactlyAtLimitWithAuthHeader(t *testing.T) {
 }
 
 func TestPayloadCapBelowServerLimit(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
 	nc := connect(t, s.URL())
@@ -90,6 +92,7 @@ func TestPayloadCapBelowServerLimit(t *testing.T) {
 }
 
 func TestAccountLimitKnownRightAfterConnect(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096),
 		natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: 512}))
 	// Plain nats.go shows the server-wide value until the INFO after the
@@ -123,6 +126,7 @@ func TestAccountLimitKnownRightAfterConnect(t *testing.T) {
 }
 
 func TestLimitAfterReconnectToLowerServer(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	responder := serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
 	nc := connect(t, s.URL())
@@ -150,6 +154,7 @@ func TestLimitAfterReconnectToLowerServer(t *testing.T) {
 }
 
 func TestLimitAfterReconnectToLowerAccountLimit(t *testing.T) {
+	t.Parallel()
 	acct := func(limit int32) natstest.Option {
 		return natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: limit})
 	}
@@ -185,6 +190,7 @@ func TestLimitAfterReconnectToLowerAccountLimit(t *testing.T) {
 }
 
 func TestSlowResponderTimesOutAndRunsOnce(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	release := make(chan struct{})
@@ -211,6 +217,7 @@ func TestSlowResponderTimesOutAndRunsOnce(t *testing.T) {
 }
 
 func TestCallerContextDeadlineWins(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	deadlines := make(chan time.Duration, 1)
 	serve(t, s, "svc", shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
@@ -240,6 +247,7 @@ func TestCallerContextDeadlineWins(t *testing.T) {
 }
 
 func TestNoRespondersIsNotRun(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	c := shim.NewClient(connect(t, s.URL()))
 	_, err := c.Request(context.Background(), "nobody.home", []byte("x"))
@@ -249,6 +257,7 @@ func TestNoRespondersIsNotRun(t *testing.T) {
 }
 
 func TestClosedConnectionIsNotRun(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
@@ -260,6 +269,7 @@ func TestClosedConnectionIsNotRun(t *testing.T) {
 }
 
 func TestCancelledContext(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	c := shim.NewClient(connect(t, s.URL()))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -278,6 +288,7 @@ func TestCancelledContext(t *testing.T) {
 }
 
 func TestServiceErrorHeadersWinOverBody(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "err", func(m *nats.Msg) {
 		_ = m.RespondMsg(&nats.Msg{Header: nats.Header{
@@ -301,6 +312,7 @@ func TestServiceErrorHeadersWinOverBody(t *testing.T) {
 }
 
 func TestRequestDoesNotModifyCallerMessage(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.Respond(m, nil, nil) })
 	c := shim.NewClient(connect(t, s.URL()), shim.WithHeader("Authorization", "t"))
@@ -315,6 +327,7 @@ func TestRequestDoesNotModifyCallerMessage(t *testing.T) {
 }
 
 func TestConcurrentCallsShareOneConnection(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "echo", func(m *nats.Msg) { _ = shim.Respond(m, m.Data, nil) })
 	nc := connect(t, s.URL())

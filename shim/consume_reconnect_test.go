@@ -20,6 +20,7 @@ import (
 // would refuse it, and the consumer would wait for its missed-heartbeat
 // timer (30 s by default) after every reconnect.
 func TestConsumeResumesAfterReconnect(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.JetStream())
 	nc := connect(t, s.URL())
 	js, err := jetstream.New(nc)

@@ -23,6 +23,7 @@ import (
 // the connection stays up. A reply to a request whose reply subject is
 // too long is refused the same way.
 func TestControlLineBoundary(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	subj := func(n int) string { return "a." + strings.Repeat("x", n-2) }
@@ -69,6 +70,7 @@ func TestControlLineBoundary(t *testing.T) {
 // the room kept for them grows with it, so a subject that would pass with
 // the default prefix is refused and the connection stays up.
 func TestControlLineCustomInboxPrefix(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	prefix := "p." + strings.Repeat("i", 206)
 	nc := connect(t, s.URL(), nats.CustomInboxPrefix(prefix))
@@ -92,6 +94,7 @@ func TestControlLineCustomInboxPrefix(t *testing.T) {
 // (INVALID_ARGUMENT, nats.ErrBadSubject) and the responder's connection
 // stays up.
 func TestReplyToLongReplySubject(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	rnc := connect(t, s.URL())
 	errs := make(chan error, 1)

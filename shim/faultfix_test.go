@@ -24,6 +24,7 @@ import (
 // large reply with PAYLOAD_TOO_LARGE, never with a reference the caller
 // cannot read.
 func TestPlainClientNeverAcceptsClaimChecks(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -60,6 +61,7 @@ func TestPlainClientNeverAcceptsClaimChecks(t *testing.T) {
 // responder that ignores the accept header) is REPLY_LOST with an unknown
 // outcome, never a success with the reference's empty body.
 func TestPlainClientClaimCheckedReplyIsLost(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	// A responder that answers with a claim check whatever the request says.
 	sub, err := e.rnc.Subscribe("svc", func(m *nats.Msg) {
@@ -89,6 +91,7 @@ func TestPlainClientClaimCheckedReplyIsLost(t *testing.T) {
 // nats.go returns the context's error without writing anything, and the
 // responder never sees the request.
 func TestContextDoneBeforeWriteIsNotRun(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	serve(t, s, "svc", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) { runs.inc(); return nil, nil }))
@@ -119,6 +122,7 @@ func TestContextDoneBeforeWriteIsNotRun(t *testing.T) {
 // Retry stops at once on a not-run refusal that would be the same again:
 // a local PAYLOAD_TOO_LARGE and a closed connection.
 func TestRetryStopsOnPermanentRefusals(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(1024))
 	nc := connect(t, s.URL())
 	closed := connect(t, s.URL())
@@ -147,6 +151,7 @@ func TestRetryStopsOnPermanentRefusals(t *testing.T) {
 // responder reads the request from there and the handler runs once with
 // the whole body.
 func TestRequestFromAnotherBucketResolves(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	js, err := jetstream.New(e.rnc)
 	if err != nil {

@@ -45,6 +45,7 @@ func TestPublishBadHeaderKeyNotSent(t *testing.T) {
 // plain connection, on one that skips nats.go's subject check, and a
 // message too large for the limit. Nothing is delivered, nothing stored.
 func TestPublishBadSubjectNotSent(t *testing.T) {
+	t.Parallel()
 	s, guarded, plain, sub := refusalEnv(t, ">")
 	skipping := connect(t, s.URL(), func(o *nats.Options) error { o.SkipSubjectValidation = true; return nil })
 	conns := map[string]*nats.Conn{"Connect": guarded, "SkipSubjectValidation": skipping, "plain": plain}

@@ -16,6 +16,7 @@ import (
 // budget, so any addition to it undoes this) and State.Exact into exact.
 // It asks the compiler (go build -gcflags=-m) for its inlining decisions.
 func TestHotPathInlines(t *testing.T) {
+	t.Parallel()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)

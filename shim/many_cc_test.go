@@ -18,6 +18,7 @@ import (
 // (an error, never the reference as if it were the reply) and stores
 // nothing; a reply that fits is yielded as it is.
 func TestManyRepliesNotClaimChecked(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	big := payload(2*overflowLimit, 3)
 	e.serveHandler(t, shim.Handler(func(_ context.Context, m *nats.Msg) ([]byte, error) {

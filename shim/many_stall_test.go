@@ -16,6 +16,7 @@ import (
 // busy meanwhile; one that arrived within it is yielded however long the
 // body took.
 func TestRequestManyStallFromArrival(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	resp := rawConn(t, s.URL())
 	const stall = 250 * time.Millisecond

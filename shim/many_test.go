@@ -26,7 +26,7 @@ func voters(t *testing.T, url, subject string, n int, got *atomic.Int64, delay f
 	for i := range n {
 		if _, err := nc.Subscribe(subject, func(req *nats.Msg) {
 			got.Add(1)
-			time.Sleep(delay(i))
+			time.Sleep(delay(i)) // each voter answers after its own delay
 			if r := reply(i, req); r != nil {
 				_ = req.RespondMsg(r) //natssend:reviewed test responder
 			}
@@ -52,6 +52,7 @@ func collect(seq func(func(*nats.Msg, error) bool)) (replies []string, errs []er
 }
 
 func TestRequestManyEnds(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	var got atomic.Int64
 	noDelay := func(int) time.Duration { return 0 }

@@ -18,6 +18,7 @@ import (
 // refusals (nats.ErrMsgNoReply for the former), as Respond's and
 // RespondError's are, so Retry does not repeat them.
 func TestMicroPermanentRefusals(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	rnc := connect(t, s.URL())
 	svc, err := micro.AddService(rnc, micro.Config{Name: "adv2", Version: "1.0.0"})

@@ -32,6 +32,7 @@ func notRun(t *testing.T, what string, err error, code string, target error) {
 // TestRefusedBeforeWritingIsNotRun: everything nats.go or the shim refuses
 // before anything is written is OutcomeNotRun with Sent false.
 func TestRefusedBeforeWritingIsNotRun(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
@@ -59,6 +60,7 @@ func TestRefusedBeforeWritingIsNotRun(t *testing.T) {
 // TestDoneContextSameResultEveryTime: a cancelled or expired context gives
 // the same result for the same call, whatever the connection did before.
 func TestDoneContextSameResultEveryTime(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc)
@@ -88,6 +90,7 @@ func TestDoneContextSameResultEveryTime(t *testing.T) {
 // size check; with the reconnect buffer disabled nothing is written then,
 // and after the connect the account's limit applies.
 func TestRetryOnFailedConnect(t *testing.T) {
+	t.Parallel()
 	opts := []natstest.Option{natstest.MaxPayload(64 << 10), natstest.JetStream(),
 		natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: 8 << 10})}
 	s := natstest.Start(t, opts...)
@@ -125,6 +128,7 @@ func TestRetryOnFailedConnect(t *testing.T) {
 // TestBoundResponderReportsItsLimit: a Handler given its connection says
 // in the error which limit the reply exceeded.
 func TestBoundResponderReportsItsLimit(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t, natstest.MaxPayload(4096))
 	srv := connect(t, s.URL())
 	// The handler reports after its error reply is on the wire, so the
@@ -209,6 +213,7 @@ func TestNothingPanicsOnNil(t *testing.T) {
 // and in claimcheck, is an error wrapping the same sentinel, and nil
 // options are ignored in both.
 func TestInvalidOptionsWrapOneSentinel(t *testing.T) {
+	t.Parallel()
 	if shim.ErrInvalidOption != claimcheck.ErrInvalidOption {
 		t.Fatal("shim and claimcheck have different option sentinels")
 	}

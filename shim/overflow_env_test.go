@@ -64,6 +64,26 @@ func (e *overflowEnv) stored(t testing.TB) uint64 {
 	return info.State.Msgs
 }
 
+// storedAfter is what the bucket holds once it is empty or d has passed,
+// whichever comes first: clean-up the caller does as late replies arrive
+// takes its time. poke, if not nil, runs between looks, every 200 ms.
+func (e *overflowEnv) storedAfter(t testing.TB, d time.Duration, poke func()) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		n := e.stored(t)
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		if poke != nil {
+			poke()
+			time.Sleep(200 * time.Millisecond)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
 // serveHandler subscribes h on "svc" on the responder connection.
 func (e *overflowEnv) serveHandler(t testing.TB, h nats.MsgHandler) {
 	t.Helper()
@@ -116,8 +136,21 @@ func newTap(t testing.TB, nc *nats.Conn, subjects ...string) *tap {
 // given prefix were claim checks and how many plain, and forgets them all.
 func (tp *tap) count(t testing.TB, prefix string, n int) (claim, plain int) {
 	t.Helper()
-	_ = tp.nc.Flush()
-	time.Sleep(20 * time.Millisecond)
+	// What the server delivered before the PONG is in the subscriptions'
+	// queues when Flush returns; the barrier runs once each queue has been
+	// handled up to it.
+	if err := tp.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan struct{})
+	if err := tp.nc.Barrier(func() { close(handled) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-handled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tap did not handle what it was delivered")
+	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	for _, r := range tp.seen {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestOverflowDeadlineDuringRequestUpload(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -35,6 +36,7 @@ func TestOverflowDeadlineDuringRequestUpload(t *testing.T) {
 }
 
 func TestOverflowDeadlineDuringResolve(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -66,6 +68,8 @@ func TestOverflowDeadlineDuringResolve(t *testing.T) {
 }
 
 func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
+	// Not in parallel: its rounds time the reply's download, which other
+	// tests' load makes miss its deadline margins.
 	e := newOverflowEnv(t)
 	// A responder that stores a 32 MiB reply and sends its reference a
 	// margin before the caller's deadline: the operation completed, and
@@ -102,7 +106,7 @@ func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 		if time.Until(at) < 0 {
 			t.Errorf("the responder stored the reply %v after the moment it was to answer", -time.Until(at))
 		}
-		time.Sleep(time.Until(at))
+		time.Sleep(time.Until(at)) // the reference goes out at the chosen moment
 		_ = m.RespondMsg(ref)
 	}); err != nil {
 		t.Fatal(err)
@@ -134,6 +138,7 @@ func TestOverflowDeadlineDuringReplyDownload(t *testing.T) {
 }
 
 func TestOverflowReplyMissing(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	// A reference whose payload is gone by the time the caller reads it.
 	if _, err := e.rnc.Subscribe("svc", func(m *nats.Msg) {
@@ -156,6 +161,7 @@ func TestOverflowReplyMissing(t *testing.T) {
 }
 
 func TestOverflowForgedReference(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))

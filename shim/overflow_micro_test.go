@@ -17,6 +17,7 @@ import (
 )
 
 func TestOverflowMicro(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	var runs atomic.Int64
 	var got atomic.Pointer[[]byte]

@@ -22,6 +22,7 @@ import (
 const overflowLimit = 64 << 10
 
 func TestOverflowRoundTrips(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -72,6 +73,8 @@ func TestOverflow100MiBReply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 MiB")
 	}
+	// Not in parallel: 100 MiB (through the race detector, with -race)
+	// needs the CPU its 60 s deadline assumes.
 	e := newOverflowEnv(t)
 	const size = 100 << 20
 	want := payload(size, 7)
@@ -99,6 +102,7 @@ func TestOverflow100MiBReply(t *testing.T) {
 }
 
 func TestOverflowExactLimit(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
 	e.serveHandler(t, shim.Handler(resp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -148,6 +152,7 @@ func TestOverflowExactLimit(t *testing.T) {
 }
 
 func TestOverflowMixedPeers(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	newResp, oldResp := &sizedResponder{}, &sizedResponder{}
 	e.serveHandler(t, shim.Handler(newResp.fn, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
@@ -202,6 +207,7 @@ func TestOverflowMixedPeers(t *testing.T) {
 // With WithPayloadCap below max_payload, the cap is the limit claim checks
 // start at: the Store's decision gets the Client's cap (the capped claim check).
 func TestOverflowPayloadCap(t *testing.T) {
+	t.Parallel()
 	const capBytes = 8 << 10
 	e := newOverflowEnv(t)
 	resp := &sizedResponder{}
@@ -225,6 +231,7 @@ func TestOverflowPayloadCap(t *testing.T) {
 }
 
 func TestOverflowJSONHandler(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	type doc struct {
 		Name string `json:"name"`
@@ -263,6 +270,7 @@ func TestOverflowJSONHandler(t *testing.T) {
 // Many callers at once, each with its own claim-checked request and reply:
 // every reply is the one for its request, and nothing is left behind.
 func TestOverflowConcurrent(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	var runs atomic.Int64
 	// The reply is the request reversed, so a mix-up shows.
@@ -315,6 +323,7 @@ func TestOverflowConcurrent(t *testing.T) {
 // second attempt may find it deleted (the call ended) and then does not
 // run. Either way nothing is left stored.
 func TestOverflowAttempts(t *testing.T) {
+	t.Parallel()
 	for _, large := range []bool{false, true} {
 		t.Run(map[bool]string{false: "small request", true: "claim-checked request"}[large], func(t *testing.T) {
 			e := newOverflowEnv(t)

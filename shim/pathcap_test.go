@@ -42,8 +42,17 @@ func TestCapPayloadKeepsTheLeafnodeLink(t *testing.T) {
 		m, err := got.NextMsg(50 * time.Millisecond)
 		return err == nil && m.Subject == "edge.probe"
 	}, "the leaf's interest on the hub")
+	// The probes still on their way arrive before a marker sent after them
+	// on the same connection.
+	if err := hub.Publish("edge.drained", nil); err != nil {
+		t.Fatal(err)
+	}
 	for {
-		if _, err := got.NextMsg(50 * time.Millisecond); err != nil {
+		m, err := got.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("the marker sent after the probes did not arrive: %v", err)
+		}
+		if m.Subject == "edge.drained" {
 			break
 		}
 	}

@@ -87,6 +87,7 @@ func TestPublishFitsOrRefusesNeverStores(t *testing.T) {
 }
 
 func TestPublishWithoutJetStreamRefuses(t *testing.T) {
+	t.Parallel()
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	nc := connect(t, s.URL())

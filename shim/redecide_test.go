@@ -20,6 +20,7 @@ import (
 // the sender decides again with the new limit and refuses the message
 // locally, and the connection stays open.
 func TestReconnectBetweenDecisionAndSend(t *testing.T) {
+	t.Parallel()
 	opts := func(account int32) []natstest.Option {
 		return []natstest.Option{natstest.MaxPayload(64 << 10),
 			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}
@@ -94,6 +95,7 @@ func TestReconnectBetweenDecisionAndSend(t *testing.T) {
 // refuse it unwritten, the Handler decides again against the new limit and
 // answers PAYLOAD_TOO_LARGE, stating that limit; the connection stays open.
 func TestReplyReconnectBetweenDecisionAndSend(t *testing.T) {
+	t.Parallel()
 	opts := func(account int32) []natstest.Option {
 		return []natstest.Option{natstest.MaxPayload(64 << 10),
 			natstest.WithAccount(natstest.Account{Name: "SMALL", User: "small", Password: "pw", MaxPayload: account})}

@@ -17,6 +17,7 @@ import (
 // connection is down times out for its caller and is still delivered after
 // the reconnect.
 func TestRawReconnectBufferReplays(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	raw, err := nats.Connect(s.URL(), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1))
@@ -47,6 +48,7 @@ func TestRawReconnectBufferReplays(t *testing.T) {
 // TestNoReplayAcrossReconnect: the same sequence through the shim fails at
 // once as not sent, and nothing arrives after the reconnect.
 func TestNoReplayAcrossReconnect(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	responder := serve(t, s, "pay", func(m *nats.Msg) { runs.inc(); _ = shim.Respond(m, []byte("ok"), nil) })
@@ -73,13 +75,14 @@ func TestNoReplayAcrossReconnect(t *testing.T) {
 // TestSlowResponderAcrossReconnect: the caller times out while the server
 // restarts; the responder ran once and nothing is delivered again.
 func TestSlowResponderAcrossReconnect(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	got := make(chan struct{}, 4)
 	responder := serve(t, s, "slow", func(m *nats.Msg) {
 		runs.inc()
 		got <- struct{}{}
-		time.Sleep(800 * time.Millisecond)
+		time.Sleep(800 * time.Millisecond) // slower than the caller's 500 ms
 		_ = shim.Respond(m, []byte("late"), nil)
 	})
 	nc := connect(t, s.URL())
@@ -105,13 +108,14 @@ func TestSlowResponderAcrossReconnect(t *testing.T) {
 // while the responder works: the caller gets an error and the request is
 // not delivered a second time.
 func TestConnectionDroppedMidCall(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var runs counter
 	got := make(chan struct{}, 4)
 	serve(t, s, "work", func(m *nats.Msg) {
 		runs.inc()
 		got <- struct{}{}
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond) // still working when the caller's link drops
 		_ = shim.Respond(m, []byte("done"), nil)
 	})
 	nc := connect(t, s.URL())
@@ -138,6 +142,7 @@ func TestConnectionDroppedMidCall(t *testing.T) {
 }
 
 func TestConnectRefusesReconnectBuffer(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	for _, size := range []int{0, 1024, nats.DefaultReconnectBufSize} {
 		nc, err := shim.Connect(s.URL(), nats.ReconnectBufSize(size))
@@ -156,6 +161,7 @@ func TestConnectRefusesReconnectBuffer(t *testing.T) {
 }
 
 func TestConnectChainsReconnectHandler(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	called := make(chan struct{}, 1)
 	nc := connect(t, s.URL(), nats.ReconnectHandler(func(*nats.Conn) { called <- struct{}{} }))

@@ -17,6 +17,7 @@ import (
 // ready while it is reconnecting. With ServeClaimChecks and a caller that
 // accepts claim checks, a small reply that fits gets the same treatment.
 func TestReplyDuringReconnect(t *testing.T) {
+	t.Parallel()
 	for _, withCC := range []bool{false, true} {
 		name := "plain"
 		if withCC {
@@ -62,7 +63,7 @@ func TestReplyDuringReconnect(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			close(gate)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // the link stays down while the reply is due
 			p.SetDown(false)
 			r := <-out
 			mu.Lock()

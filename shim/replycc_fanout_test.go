@@ -3,12 +3,14 @@ package shim_test
 import (
 	"bytes"
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/natstest"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -19,23 +21,28 @@ import (
 // stored per request; the one that comes late to an ended call is
 // deleted).
 func TestFanOutClaimCheckedReplies(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
 	rnc2 := connect(t, e.s.URL())
 	rst2 := newStore(t, rnc2)
 	sizes := []int{3 * overflowLimit, 5 * overflowLimit}
 	bodies := [][]byte{payload(sizes[0], 1), payload(sizes[1], 2)}
+	var answered atomic.Int64
 	for i, pair := range []struct {
 		nc *nats.Conn
 		st *claimcheck.Store
 	}{{e.rnc, e.rst}, {rnc2, rst2}} {
 		i := i
-		if _, err := pair.nc.Subscribe("svc", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) {
+		h := shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) {
 			return bodies[i], nil
 		}, shim.ServeClaimChecks(pair.st), shim.Conn(pair.nc), shim.OnError(func(_ *nats.Msg, err error) {
 			if err != shim.ErrNoConn {
 				t.Logf("responder %d: %v", i, err)
 			}
-		}))); err != nil {
+		}))
+		// answered counts the requests this responder is done with: its
+		// reply stored and sent, or refused.
+		if _, err := pair.nc.Subscribe("svc", func(m *nats.Msg) { h(m); answered.Add(1) }); err != nil {
 			t.Fatal(err)
 		}
 		_ = pair.nc.Flush()
@@ -53,8 +60,10 @@ func TestFanOutClaimCheckedReplies(t *testing.T) {
 			t.Errorf("call %d: reply of %d bytes is neither responder's", i, len(reply.Data))
 		}
 	}
-	time.Sleep(2 * time.Second)
-	if n := e.stored(t); n != 0 {
+	// Both responders are done with every call; then the caller deletes
+	// what the late replies stored as their references arrive.
+	natstest.Eventually(t, 30*time.Second, func() bool { return answered.Load() == 2*10 }, "both responders done with every call")
+	if n := e.storedAfter(t, 30*time.Second, nil); n != 0 {
 		t.Errorf("%d messages left in the bucket after %d calls", n, 10)
 	}
 }

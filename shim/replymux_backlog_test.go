@@ -22,13 +22,16 @@ import (
 // sweep ended registrations). Nobody crashed, so no payload may stay in the
 // bucket ("Only a crash of one side can leave a payload behind").
 func TestBacklogLeavesNoReplyPayloads(t *testing.T) {
+	t.Parallel()
 	e := newOverflowEnv(t)
-	var ran atomic.Int64
-	e.serveHandler(t, shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
-		time.Sleep(900 * time.Millisecond)
+	var ran, answered atomic.Int64
+	h := shim.Handler(func(ctx context.Context, _ *nats.Msg) ([]byte, error) {
+		time.Sleep(900 * time.Millisecond) // the slow handler the backlog builds behind
 		ran.Add(1)
 		return payload(4*overflowLimit, 3), nil
-	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc)))
+	}, shim.ServeClaimChecks(e.rst), shim.Conn(e.rnc))
+	// answered counts the requests whose reply has been stored and sent.
+	e.serveHandler(t, func(m *nats.Msg) { h(m); answered.Add(1) })
 	// A fast side service on the same caller connection.
 	if _, err := e.rnc.Subscribe("ping", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) {
 		return []byte("pong"), nil
@@ -50,22 +53,24 @@ func TestBacklogLeavesNoReplyPayloads(t *testing.T) {
 				ok.Add(1)
 			}
 		}()
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the calls come one after another
 	}
 	wg.Wait()
-	// Keep calling something else until the backlog has drained.
-	for ran.Load() < n {
+	// Keep calling something else (every 200 ms) until the backlog has
+	// drained: every reply stored and its reference sent.
+	for answered.Load() < n {
 		if _, err := c.Request(context.Background(), "ping", nil, shim.Timeout(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for i := 0; i < 10; i++ { // 2 s more for the last references and deletions
+	// Nothing is stored any more; keep calling until the caller has
+	// deleted what the late references name.
+	left := e.storedAfter(t, 30*time.Second, func() {
 		_, _ = c.Request(context.Background(), "ping", nil, shim.Timeout(time.Second))
-		time.Sleep(200 * time.Millisecond)
-	}
+	})
 	t.Logf("%d calls ok, %d failed; the handler ran %d times", ok.Load(), failed.Load(), ran.Load())
-	if left := e.stored(t); left != 0 {
+	if left != 0 {
 		t.Fatalf("%d messages (chunks and meta) left in the bucket", left)
 	}
 }

@@ -17,6 +17,7 @@ import (
 )
 
 func TestReplyExactlyAtLimitAndOneOver(t *testing.T) {
+	t.Parallel()
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	replyHdr := nats.Header{"Content-Type": {"application/octet-stream"}}
@@ -73,6 +74,7 @@ func TestReplyExactlyAtLimitAndOneOver(t *testing.T) {
 }
 
 func TestRespondSendsOnlyReplyHeaders(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "svc", func(m *nats.Msg) {
 		_ = shim.Respond(m, []byte("ok"), nats.Header{"X-Reply": {"1"}})
@@ -88,6 +90,7 @@ func TestRespondSendsOnlyReplyHeaders(t *testing.T) {
 }
 
 func TestRespondErrorIsMicroCompatible(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "svc", func(m *nats.Msg) { _ = shim.RespondError(m, "404", "no such order") })
 	nc := connect(t, s.URL())
@@ -119,6 +122,7 @@ func TestRespondRejectsBadInput(t *testing.T) {
 }
 
 func TestHandlerAdapter(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	var domainWork counter
 	type order struct {
@@ -197,6 +201,7 @@ func TestHandlerReportsWhatItCannotReturn(t *testing.T) {
 // then failed on a downstream call must not pass the downstream's code
 // through as if it had refused the request.
 func TestWrappedDownstreamErrorIsNotARejection(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	down := shim.NewClient(connect(t, s.URL()))
 	serve(t, s, "charge", shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
@@ -216,6 +221,7 @@ func TestWrappedDownstreamErrorIsNotARejection(t *testing.T) {
 }
 
 func TestRemoteCodesClassification(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	serve(t, s, "codes", func(m *nats.Msg) { _ = shim.RespondError(m, string(m.Data), "x") })
 	c := shim.NewClient(connect(t, s.URL()))
@@ -236,6 +242,7 @@ func TestRemoteCodesClassification(t *testing.T) {
 }
 
 func TestRespondMicroOversizeReachesCaller(t *testing.T) {
+	t.Parallel()
 	const limit = 1024
 	s := natstest.Start(t, natstest.MaxPayload(limit))
 	svcConn := connect(t, s.URL())

@@ -63,6 +63,7 @@ func stressSize(r *rand.Rand) int {
 // stress runs more). NATSSEND_STRESS_UNGUARDED=1 connects with nats.Connect
 // instead of Connect, as a negative control: the test then fails.
 func TestStressNoSendClosesTheConnection(t *testing.T) {
+	t.Parallel()
 	restarts := 20
 	if v := os.Getenv("NATSSEND_STRESS_RESTARTS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -310,10 +311,10 @@ func TestStressNoSendClosesTheConnection(t *testing.T) {
 			}
 			return true
 		}, "every connection reconnected")
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // traffic on the connected links between restarts
 		s.Restart(stressPhases[i%len(stressPhases)].options()...)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // traffic after the last restart
 	close(stop)
 	wg.Wait()
 

@@ -18,10 +18,11 @@ import (
 // milliseconds must not overflow) nor as a deadline already past (a
 // HeaderTimeout above what a time.Duration holds).
 func TestHugeTimeoutReachesResponder(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	rnc := connect(t, s.URL())
 	if _, err := rnc.Subscribe("svc", shim.Handler(func(ctx context.Context, m *nats.Msg) ([]byte, error) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // longer than a 1 ms timeout would allow
 		if err := ctx.Err(); err != nil {
 			return nil, shim.Reject("CTX", "handler context already done: "+err.Error()+" header "+m.Header.Get(shim.HeaderTimeout))
 		}

@@ -26,6 +26,7 @@ func validate(v string) *shim.Error {
 // JSONHandler and StreamHandler alike, and the error helpers take such a
 // value for no error instead of panicking on it.
 func TestTypedNilErrorIsNoError(t *testing.T) {
+	t.Parallel()
 	s := natstest.Start(t)
 	rnc := connect(t, s.URL())
 	subs := map[string]nats.MsgHandler{

@@ -46,6 +46,7 @@ func jsonDiags(t *testing.T, out string) []urlDiag {
 // driver reads it from the diagnostics, and with -vet, where go vet's JSON
 // has lost it and the driver derives it from the category.
 func TestURLs(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-json", "-audit", "./...")
@@ -95,6 +96,7 @@ func countCategory(diags []urlDiag, c string) int {
 // usage and the categories' links on stdout and exits 0; help with a
 // category prints its link; an unknown one is a usage error.
 func TestHelpCommand(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := t.TempDir()
 	code, stdout, stderr := run(t, dir, bin, "help")
@@ -121,6 +123,7 @@ func TestHelpCommand(t *testing.T) {
 // findings listed in examples/unsafe/findings.txt, and a link per
 // category.
 func TestUnsafeExample(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {

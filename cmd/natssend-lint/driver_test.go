@@ -95,6 +95,7 @@ var wantCross = regexp.MustCompile(`cross\.go:16:\d+: call of natslib\.Emit \(vi
 // deep in another module, makes its retry a finding, standalone and under
 // go vet.
 func TestWrapperInOtherModule(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, _, stderr := run(t, dir, bin, "./cross")
@@ -163,6 +164,7 @@ var docLink = regexp.MustCompile(`^\t[a-z]+: https://\S+#[a-z]+$`)
 // their tests (a non-test file belongs to the package and its test
 // variant).
 func TestSameAsVet(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	for _, flags := range [][]string{nil, {"-audit"}, {"-categories=retry,rawsend", "-skip-tests"}} {
@@ -215,6 +217,7 @@ func TestSameAsVet(t *testing.T) {
 // TestNoTestFiles: -test=false reports nothing in test files, as text or
 // JSON, and with -fix leaves them alone.
 func TestNoTestFiles(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-test=false", "-json", "./...")
@@ -258,6 +261,7 @@ func TestNoTestFiles(t *testing.T) {
 // TestEditedFile: after an edit, the cached results of the edited package
 // are not reused.
 func TestEditedFile(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	if code, _, stderr := run(t, dir, bin, "./app"); code != 3 || !wantRaw.MatchString(stderr) {
@@ -282,6 +286,7 @@ func TestEditedFile(t *testing.T) {
 // TestErrors: a package that does not type-check is an error (exit 1)
 // with the type error shown; so is a pattern matching no package.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	broken := filepath.Join(dir, "broken", "broken.go")

@@ -162,6 +162,7 @@ func Broadcast(nc *nats.Conn, body []byte) error {
 // through a package whose export data does not mention nats.go is checked
 // by both.
 func TestFactsOutsideNATS(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	want := map[string]*regexp.Regexp{
 		"util.Done ends the success path":  regexp.MustCompile(`^svc/svc\.go:18:\d+:.*\(\*nats\.Conn\)\.Publish.*retried`),

@@ -28,6 +28,7 @@ func Announce(nc *nats.Conn) error {
 // natssend changes nothing, prints the go get to run first and fails;
 // once the requirement is there, it fixes and the module builds.
 func TestFixWithoutRequirement(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := filepath.Join(filepath.Dir(setup(t)), "plain")
 	for name, content := range plainApp {
@@ -73,6 +74,7 @@ func TestFixWithoutRequirement(t *testing.T) {
 // accepts, from the top of the work tree, and applying it gives the
 // files -fix writes.
 func TestFixDiffGitApply(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git")

@@ -23,6 +23,7 @@ func TestLoadSourceOnlyWhereSendsCanBe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	write := func(name, content string) {
 		t.Helper()
@@ -130,6 +131,7 @@ func TestLoadMixedIdentity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]string{
 		"go.mod":         "module example.com/m\n\ngo 1.26\n",

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -121,7 +123,25 @@ func setup(t *testing.T) string {
 	return filepath.Join(root, "fixture")
 }
 
-// buildLint builds natssend-lint into a temporary directory.
+// built is the natssend-lint binary the tests run: built once per test
+// binary (each go build -o links anew), removed by TestMain.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildLint returns natssend-lint built into a temporary directory, once
+// for all the tests.
 func buildLint(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -131,12 +151,22 @@ func buildLint(t *testing.T) string {
 	if err != nil {
 		t.Skip("go command not found")
 	}
-	bin := filepath.Join(t.TempDir(), "natssend-lint")
-	cmd := exec.Command(goCmd, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "natssend-lint-test")
+		if built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "natssend-lint")
+		if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 // run runs name with args in dir, offline, and returns its exit code,
@@ -180,6 +210,7 @@ var (
 )
 
 func TestStandalone(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 
@@ -242,6 +273,7 @@ type jsonDiag struct {
 }
 
 func TestJSONAudit(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, stdout, stderr := run(t, dir, bin, "-json", "-audit", "./app")
@@ -276,6 +308,7 @@ func TestJSONAudit(t *testing.T) {
 }
 
 func TestFix(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, _, stderr := run(t, dir, bin, "-fix", "./app")
@@ -315,6 +348,7 @@ func TestFix(t *testing.T) {
 }
 
 func TestVetTool(t *testing.T) {
+	t.Parallel()
 	bin := buildLint(t)
 	dir := setup(t)
 	code, _, stderr := run(t, dir, "go", "vet", "-vettool="+bin, "./...")

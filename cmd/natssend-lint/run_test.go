@@ -136,6 +136,7 @@ func TestRunAsChecker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.26\n",
@@ -288,6 +289,7 @@ func TestSendThroughTwins(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list -export")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	stub, err := os.ReadFile("../../analyzer/testdata/src/github.com/nats-io/nats.go/nats.go")
 	if err != nil {

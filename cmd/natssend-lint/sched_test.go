@@ -84,7 +84,7 @@ func TestSlotsBound(t *testing.T) {
 					}
 				}
 				if i%7 == 0 {
-					time.Sleep(100 * time.Microsecond)
+					time.Sleep(100 * time.Microsecond) // some tasks hold their slot a while
 				}
 				held.Add(-1)
 				done.Add(1)

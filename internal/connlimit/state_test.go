@@ -180,7 +180,7 @@ func TestLimitSharedRoundTrip(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // time for the callers to gather in the window (none is observable)
 	close(release)
 	wg.Wait()
 	if n := connlimit.RoundTrips(st); n != 1 {

@@ -211,10 +211,13 @@ func TestProxyDelayAndDown(t *testing.T) {
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Fatalf("delivered after %v, before the 300ms delay", d)
 	}
+	r0 := nc.Stats().Reconnects
 	p.SetDown(true)
 	p.Cut()
 	natstest.Eventually(t, 5*time.Second, func() bool { return !nc.IsConnected() }, "the disconnect")
-	time.Sleep(100 * time.Millisecond) // several reconnect attempts, all refused
+	// nats.go counts a reconnect once its TCP connection is up, before the
+	// handshake the proxy (accepting, then resetting) makes fail.
+	natstest.Eventually(t, 10*time.Second, func() bool { return nc.Stats().Reconnects >= r0+3 }, "several reconnect attempts, all refused")
 	if nc.IsConnected() || p.Links() != 1 {
 		t.Fatalf("reconnected through a proxy that is down (links %d)", p.Links())
 	}

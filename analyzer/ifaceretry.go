@@ -136,7 +136,7 @@ func (st *state) hasIfaceLoops() bool {
 						calls = retriedIface(st.info, n, fn, st.userPackage) != nil
 					}
 				}
-				return !(loops && calls)
+				return !loops || !calls
 			})
 			if loops && calls {
 				return true

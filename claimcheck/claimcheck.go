@@ -85,6 +85,7 @@ type Store struct {
 	domainJS  map[string]jetstream.JetStream // WithDomains' domains, made on first use
 	streams   map[string]streamLimit         // subject -> cached max_msg_size of its stream
 	lookupOff time.Time                      // no stream lookups until then (one went unanswered)
+	delProbe  *deleteProbe                   // whether the user may delete payloads, once known (canDelete)
 
 	closeMu sync.RWMutex // held shared by every upload, exclusively by Close
 	closed  bool

@@ -25,6 +25,13 @@ func init() {
 	}
 	claimops.ReplyObjectName = replyObjectName
 	claimops.ErrReplyStored = errReplyStored
+	claimops.CanDelete = func(ctx context.Context, store any) error {
+		s, ok := store.(*Store)
+		if !ok || s == nil {
+			return nil
+		}
+		return s.canDelete(ctx)
+	}
 	claimops.Domains = func(store any) []string {
 		s, ok := store.(*Store)
 		if !ok || s == nil {

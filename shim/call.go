@@ -42,6 +42,14 @@ func AttemptTimeout(d time.Duration) AttemptOption {
 // request once and deletes it once at the end, and takes a reply to any
 // of its attempts.
 func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, co callOpts) (*nats.Msg, error) {
+	if c.store != nil {
+		// RPC overflow deletes both payloads of the call: a user who may
+		// not would leave them for the bucket's TTL behind a call that
+		// succeeds. The Store asks the server once.
+		if err := claimops.CanDelete(callCtx, c.store); err != nil {
+			return nil, notSent(CodePermissionDenied, err.Error()+"; not sent", err)
+		}
+	}
 	mux, err := muxFor(c.st)
 	if err != nil {
 		return nil, sendError(ctx, err, false)

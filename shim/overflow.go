@@ -31,7 +31,11 @@ import (
 //     the call ends (reply, error or deadline), the reply payload after it
 //     was read (or failed to be). A deletion that fails is left to the
 //     bucket's TTL; use a bucket with a short TTL (claimcheck.WithTTL, a
-//     few times the longest call) for RPC overflow.
+//     few times the longest call) for RPC overflow. On a connection made
+//     by Connect, st asks the server once, before the first call, whether
+//     its user may delete (purge the bucket's subjects): a refusal fails
+//     every call with PERMISSION_DENIED (not run), so that payloads are
+//     never left behind calls that succeed.
 //
 // The deadline of the call covers the upload, the call, the responder's
 // resolve and reply upload, and the download. A request that fits is sent

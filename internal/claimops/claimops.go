@@ -39,4 +39,8 @@ var (
 	// names them, so that a responder in one of them may store a reply
 	// there.
 	Domains func(store any) []string
+	// CanDelete reports whether a *claimcheck.Store's user may delete
+	// payloads (its refusal, errors.Is nats.ErrPermissionViolation), asking
+	// the server once: RPC overflow deletes both payloads of every call.
+	CanDelete func(ctx context.Context, store any) error
 )

@@ -32,6 +32,12 @@ func TestFanOutReadersBeyondConsumerLimit(t *testing.T) {
 	}
 	for _, readers := range []int{2000, 10000} {
 		t.Run(fmt.Sprint(readers), func(t *testing.T) {
+			if readers > 2000 && raceEnabled {
+				// Under -race the 10,000 readers' connection falls behind
+				// as a slow consumer on a 2-core machine: the detector's
+				// cost, not the read path's. make test runs them.
+				t.Skip("10,000 readers run without the race detector (make test)")
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			start := make(chan struct{})

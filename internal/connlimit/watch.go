@@ -14,7 +14,7 @@ var watches = sync.Pool{New: func() any { return new(Watch) }}
 
 // A Watch is one wait that the server's report of a permission violation
 // ends (see State.Watch): WatchDenied's form for the request path, which
-// makes no context of its own and one allocation.
+// makes no context of its own and, pooled, no allocation.
 type Watch struct {
 	pub    string // the publish subject watched
 	inbox  string // the subscription pattern watched

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -58,11 +57,7 @@ func bindFailed(bucket, step string, err error) error {
 // over; see connlimit.WatchDenied. Only connections made by shim.Connect
 // report violations.
 func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Context, context.CancelFunc) {
-	prefix := s.nc.Opts.InboxPrefix
-	if prefix == "" {
-		prefix = nats.InboxPrefix
-	}
-	return s.limit.WatchDenied(ctx, pubs, []string{strings.TrimSuffix(prefix, ".") + ".>"})
+	return s.limit.WatchDenied(ctx, pubs, []string{s.limit.Inboxes()})
 }
 
 // jsDomain returns the JetStream domain the Store's JetStream context

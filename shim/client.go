@@ -80,7 +80,7 @@ type Client struct {
 	payloadCap int64
 	static     nats.Header
 	st         *connlimit.State  // nil when nc is nil
-	inboxes    string            // the pattern of nc's inboxes (inboxPattern)
+	inboxes    string            // the pattern of nc's inboxes (connlimit.State.Inboxes)
 	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
@@ -94,7 +94,7 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	c := &Client{nc: nc, timeout: DefaultTimeout}
 	if nc != nil {
 		c.st = connlimit.For(nc)
-		c.inboxes = inboxPattern(nc)
+		c.inboxes = c.st.Inboxes()
 	}
 	if err := applyOptions(c, opts); err != nil {
 		c.optErr = err

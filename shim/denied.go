@@ -2,9 +2,6 @@ package shim
 
 import (
 	"context"
-	"strings"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
 )
@@ -15,16 +12,7 @@ import (
 // reply would need: a denied request ends within a round trip instead of
 // at its deadline. stop ends the watch.
 func (c *Client) watchDenied(callCtx context.Context, subject string) (context.Context, context.CancelFunc) {
-	return c.st.WatchDenied(callCtx, []string{subject}, []string{inboxPattern(c.nc)})
-}
-
-// inboxPattern is the subject pattern of every inbox of nc: under its
-// custom prefix, or nats.go's default _INBOX.
-func inboxPattern(nc *nats.Conn) string {
-	if p := strings.TrimSuffix(nc.Opts.InboxPrefix, "."); p != "" {
-		return p + ".>"
-	}
-	return "_INBOX.>"
+	return c.st.WatchDenied(callCtx, []string{subject}, []string{c.inboxes})
 }
 
 // deniedError returns err, the error of a call, as d, the permission

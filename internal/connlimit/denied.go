@@ -180,13 +180,7 @@ func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.C
 		return ctx, func() {}
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
-	s.denied.mu.Lock()
-	if s.denied.watchers == nil {
-		s.denied.watchers = make(map[int]func(*Denial))
-	}
-	id := s.denied.next
-	s.denied.next++
-	s.denied.watchers[id] = func(d *Denial) {
+	unlisten := s.Listen(func(d *Denial) {
 		patterns := pubs
 		if d.Op == "subscribe" {
 			patterns = subs
@@ -194,18 +188,26 @@ func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.C
 		if matchesAny(patterns, d.Subject) {
 			cancel(d)
 		}
-	}
+	})
+	s.denied.mu.Lock()
 	refused := s.refusedLocked(subs)
 	s.denied.mu.Unlock()
 	if refused != nil {
 		cancel(refused)
 	}
 	return wctx, func() {
-		s.denied.mu.Lock()
-		delete(s.denied.watchers, id)
-		s.denied.mu.Unlock()
+		unlisten()
 		cancel(context.Canceled)
 	}
+}
+
+// Inboxes is the subject pattern of every inbox of the connection: under
+// its custom inbox prefix, or nats.go's default _INBOX.
+func (s *State) Inboxes() string {
+	if p := strings.TrimSuffix(s.nc.Opts.InboxPrefix, "."); p != "" {
+		return p + ".>"
+	}
+	return "_INBOX.>"
 }
 
 // Listen calls f with every permission violation the server reports on

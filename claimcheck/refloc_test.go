@@ -57,27 +57,35 @@ func TestResolveOtherBucket(t *testing.T) {
 	}
 }
 
-// TestResolveOtherDomain: a claim check stored on a leafnode with a
-// JetStream domain of its own is resolved on the hub by a Store that
-// names that domain (WithDomains), through the domain's JetStream API.
-func TestResolveOtherDomain(t *testing.T) {
-	t.Parallel()
-	hl := natstest.StartHubLeaf(t,
+// edgeAndHub starts a hub (JetStream domain "hub") and a leaf ("edge"),
+// and returns them with a Store at the edge on bucket (a name of the
+// edge's own: $O subjects carry no domain, so a same-named bucket on the
+// hub could store, and acknowledge, the edge's upload first, which the
+// Store refuses: ownAck) and a Store on the hub that may read the edge's
+// domain (WithDomains).
+func edgeAndHub(t *testing.T, bucket string) (hl *natstest.HubLeaf, edge, hub *claimcheck.Store) {
+	t.Helper()
+	hl = natstest.StartHubLeaf(t,
 		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("hub")},
 		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("edge")})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	_, ljs := connect(t, hl.Leaf.URL())
-	// A bucket name of the edge's own: $O subjects carry no domain, so a
-	// same-named bucket on the hub could store (and acknowledge) the
-	// edge's upload first, which the Store refuses (ownAck).
-	edge := newStore(t, ljs, claimcheck.WithBucket("edge_checks"))
+	edge = newStore(t, ljs, claimcheck.WithBucket(bucket))
 	hnc, _ := connect(t, hl.Hub.URL())
 	hjs, err := jetstream.NewWithDomain(hnc, "hub")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := newStore(t, hjs, claimcheck.WithDomains("edge"))
+	return hl, edge, newStore(t, hjs, claimcheck.WithDomains("edge"))
+}
+
+// TestResolveOtherDomain: a claim check stored on a leafnode with a
+// JetStream domain of its own is resolved on the hub by a Store that
+// names that domain (WithDomains), through the domain's JetStream API.
+func TestResolveOtherDomain(t *testing.T) {
+	t.Parallel()
+	_, edge, hub := edgeAndHub(t, "edge_checks")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	want := payload(3*limit, 72)
 	ref, err := edge.Prepare(ctx, &nats.Msg{Subject: "edge.data", Data: want}, 0)
 	if err != nil {
@@ -180,19 +188,9 @@ func TestSameBucketNameAcrossDomains(t *testing.T) {
 // transient until its deadline; Discard fails the same way.
 func TestResolveMissingDomain(t *testing.T) {
 	t.Parallel()
-	hl := natstest.StartHubLeaf(t,
-		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("hub")},
-		[]natstest.Option{natstest.MaxPayload(limit), natstest.JetStream(), natstest.Domain("edge")})
+	hl, edge, hub := edgeAndHub(t, "edge_gone")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, ljs := connect(t, hl.Leaf.URL())
-	edge := newStore(t, ljs, claimcheck.WithBucket("edge_gone"))
-	hnc, _ := connect(t, hl.Hub.URL())
-	hjs, err := jetstream.NewWithDomain(hnc, "hub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := newStore(t, hjs, claimcheck.WithDomains("edge"))
 	ref, err := edge.Prepare(ctx, &nats.Msg{Subject: "edge.data", Data: payload(3*limit, 74)}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -114,12 +114,16 @@ func TestWatchRecycled(t *testing.T) {
 			if i%100 == 0 {
 				s.Denied(&Denial{Op: "publish", Subject: "denied"})
 			}
+			// ctx first: a Watch's denial is set before its cancel, so a
+			// cancelled call must see its denial (read after), not
+			// necessarily the other way round.
+			cancelled := ctx.Err() != nil
 			d := w.Denial()
 			s.Unwatch(w)
 			if d != nil && d.Subject != subject {
 				errs <- fmt.Errorf("call %d on %q ended by a denial of %q", i, subject, d.Subject)
 			}
-			if d == nil && ctx.Err() != nil {
+			if d == nil && cancelled {
 				errs <- fmt.Errorf("call %d cancelled without a denial", i)
 			}
 		}()

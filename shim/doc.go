@@ -272,7 +272,7 @@
 //	rs, err := c.RequestStream(ctx, "datasets.export", query)
 //	if err != nil { ... }  // no responders: OutcomeNotRun; an error before the first write: its *Error
 //	defer rs.Close()
-//	_, err = io.Copy(dst, rs) // nil only after the end frame and a matching SHA-256 digest
+//	_, err = io.Copy(dst, rs) // nil only after the end frame and a matching digest
 //
 // The request is sent once, as Request sends it (size check, headers,
 // claim checks with WithClaimChecks and ServeClaimChecks), with
@@ -281,8 +281,13 @@
 // offset as its sequence number: a start frame with the StreamWriter's
 // headers, data frames sized to the responder connection's current limit
 // (at most a quarter of the starting credit), and an end frame with the
-// length and SHA-256 of the whole body (or an error frame with the
-// handler's error). The caller grants credit (a window that starts at
+// length and digest of the whole body (or an error frame with the
+// handler's error). The digest is HighwayHash-256 under a fixed public
+// key (the hash nats-server checks its stored messages with, about five
+// times SHA-256's speed) when both sides are of this version, SHA-256
+// when either is older; it detects frames lost, doubled or reordered and
+// corrupted buffers, not a forger (the responder writes body and digest
+// alike; TLS is what protects a connection against an attacker). The caller grants credit (a window that starts at
 // InitialStreamWindow and grows up to StreamWindow, DefaultStreamWindow by
 // default, when a long path rather than the reader bounds the transfer) and
 // acknowledges what it received; Write blocks while the window is full,
@@ -347,9 +352,9 @@
 // tells the responder, the responder's context ends with
 // ErrStreamProtocol): from the responder, a frame beyond the credit
 // granted; an end, error or heartbeat frame whose offset is below the
-// bytes already delivered; a start frame not at offset 0; an end frame
-// whose digest is not a SHA-256; a frame shorter than its prefix or of no
-// known kind. From the caller, credit beyond the window it declared past
+// bytes already delivered; a start frame not at offset 0 or naming a
+// digest the caller did not offer; an end frame whose digest is not 32
+// bytes; a frame shorter than its prefix or of no known kind. From the caller, credit beyond the window it declared past
 // what it acknowledged; an acknowledgement of bytes never sent; a final
 // acknowledgement before the end; a resend request from beyond what was
 // sent; an empty, malformed or unknown control message. An end frame

@@ -50,6 +50,12 @@ func (s *streamOut) ctlLocked(b []byte) string {
 	}
 	switch c.Kind {
 	case ctlAck:
+		if s.start != nil && c.Recv == 0 && !s.startAt.IsZero() {
+			// The caller's acknowledgement of the start frame: the
+			// round trip of a small message, the path's own (a data
+			// frame's includes its size and whatever is ahead of it).
+			s.sampleRTTLocked(time.Since(s.startAt))
+		}
 		s.start = nil
 		s.granted = max(s.granted, c.Grant)
 		if c.Recv > s.acked {
@@ -98,7 +104,12 @@ func (s *streamOut) sampleLocked(f *outFrame) {
 	if f.at.IsZero() {
 		return
 	}
-	if d := time.Since(f.at); s.rtt == 0 || d < s.rtt {
+	s.sampleRTTLocked(time.Since(f.at))
+}
+
+// sampleRTTLocked takes d as a round trip of the path: the least is kept.
+func (s *streamOut) sampleRTTLocked(d time.Duration) {
+	if s.rtt == 0 || d < s.rtt {
 		s.rtt = d
 	}
 }

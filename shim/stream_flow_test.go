@@ -100,9 +100,9 @@ func TestStreamFrameBoundaries(t *testing.T) {
 	}
 
 	// The start frame carries the headers: the header block counts, to
-	// the byte.
+	// the byte. Its payload: the version and the digest's kind.
 	startSize := func(n int) int {
-		return shim.HeaderSize(nats.Header{"X-Pad": {strings.Repeat("p", n)}}) + shim.FramePrefix + 1
+		return shim.HeaderSize(nats.Header{"X-Pad": {strings.Repeat("p", n)}}) + shim.FramePrefix + 2
 	}
 	n := 1
 	for startSize(n) < limit {

@@ -84,7 +84,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		ctx, op := o.startHandler(ctx, req)
 		var opErr error = errUnresolved
 		defer func() { endOp(ctx, &op, opErr) }()
-		window, idle, first, ok := parseMarker(req.Header.Get(HeaderStream))
+		sr, ok := parseMarker(req.Header.Get(HeaderStream))
 		if !ok {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
 				fmt.Sprintf("not a stream request (no %s header of version %d): use Client.RequestStream", HeaderStream, streamVersion), true))
@@ -104,7 +104,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		// ends the stream at the server's report, as PERMISSION_DENIED.
 		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, []string{o.st.Inboxes()})
 		defer stop()
-		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, window, idle, first)
+		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, sr)
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)
 		ferr := s.finish(req, err)

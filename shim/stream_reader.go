@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"hash"
 	"io"
@@ -52,7 +51,8 @@ type ReplyStream struct {
 	ackRecv  int64     // recv at the last ack
 	ackUsed  int64     // consumed at the last ack
 	nAck     int       // frames since the last ack
-	sum      hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader)
+	sum      hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader); set by the start frame
+	digest   byte      // the digest's kind, from the start frame
 	ended    bool      // the end or error frame arrived in order
 	endErr   error     // nil: the digest matched
 	err      error     // the stream failed here
@@ -78,7 +78,7 @@ var errNoStart = errors.New("no first frame")
 func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
 	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: xfer.StartCredit(window), win: xfer.NewWindow(window),
 		idle: idle, done: make(chan struct{}), wake: make(chan struct{}, 1), startCh: make(chan struct{}),
-		sum: sha256.New(), want: -1}
+		want: -1}
 }
 
 // begin runs once the wait for the first frame is over: it starts the

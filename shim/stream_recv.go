@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -73,7 +74,17 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			r.gapLocked() // the start frame was lost
 			return ""
 		}
+		r.digest = xfer.DigestSHA256
+		if len(payload) > 1 {
+			r.digest = payload[1]
+		}
+		if r.sum = xfer.NewHash(r.digest); r.sum == nil {
+			return fmt.Sprintf("a start frame naming digest %d, which the caller did not offer", r.digest)
+		}
 		r.started, r.hdr = true, m.Header
+		// An acknowledgement at once: the responder times the path's
+		// round trip by it (a small message, not a frame behind others).
+		r.ackLocked(false)
 		r.signalLocked()
 		return ""
 	}
@@ -86,7 +97,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			return ""
 		}
 		if !bytes.Equal(r.sum.Sum(nil), payload) {
-			r.endErr = brokenError("the stream's SHA-256 digest does not match the bytes received", ErrStreamCorrupt)
+			r.endErr = brokenError("the stream's "+xfer.DigestName(r.digest)+" digest does not match the bytes received", ErrStreamCorrupt)
 		}
 		r.endLocked()
 	case frameError:

@@ -3,6 +3,7 @@ package shim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,9 +20,10 @@ const streamVersion = 1
 // 8-byte offset: the stream position (bytes of body before it), which is
 // the sequence number loss is detected by.
 //
-//	S off=0 [version]          start: the responder's headers as NATS headers
+//	S off=0 [version [digest]] start: the responder's headers as NATS headers; the digest
+//	                           the end frame carries (xfer.DigestHighway; absent: SHA-256)
 //	D off   payload            data
-//	E off=total [sha256]       end: the whole body's length and digest
+//	E off=total [digest]       end: the whole body's length and its 32-byte digest
 //	X off=total                error: micro error headers, like an error reply
 //	B off=sent [flag]          heartbeat: how far the responder has sent; flag 1: the end
 //	                           went out, 2: it waited for credit (the caller may widen its window)
@@ -49,34 +51,49 @@ const (
 )
 
 // streamMarker is HeaderStream's value: the protocol version, the
-// caller's window and idle bound, and (when positive) how long it waits
-// for the first frame.
+// caller's window and idle bound, how long it waits for the first frame
+// (0: not said) and the digests it checks beyond SHA-256
+// (xfer.HighwayToken).
 func streamMarker(window int64, idle, first time.Duration) string {
-	if first <= 0 {
-		return fmt.Sprintf("%d %d %d", streamVersion, window, idle.Milliseconds())
+	var ms int64
+	if first > 0 {
+		ms = timeoutMS(first)
 	}
-	return fmt.Sprintf("%d %d %d %d", streamVersion, window, idle.Milliseconds(), timeoutMS(first))
+	return fmt.Sprintf("%d %d %d %d %s", streamVersion, window, idle.Milliseconds(), ms, xfer.HighwayToken)
+}
+
+// streamReq is what a stream request's HeaderStream says.
+type streamReq struct {
+	window int64
+	idle   time.Duration
+	first  time.Duration // how long the caller waits for the first frame; 0: not said
+	digest byte          // the digest the responder uses: the best the caller checks
 }
 
 // parseMarker reads HeaderStream; ok is false when it is absent or not a
-// version this responder speaks. first is how long the caller waits for
-// the first frame (0: not said; a caller before it sent three fields).
-func parseMarker(v string) (window int64, idle, first time.Duration, ok bool) {
+// version this responder speaks. A caller before this version sent three
+// or four fields: it waits for the first frame as long as it likes and
+// checks SHA-256 only.
+func parseMarker(v string) (sr streamReq, ok bool) {
 	f := strings.Fields(v)
 	if len(f) < 3 || f[0] != strconv.Itoa(streamVersion) {
-		return 0, 0, 0, false
+		return sr, false
 	}
 	w, err1 := strconv.ParseInt(f[1], 10, 64)
 	ms, err2 := strconv.ParseInt(f[2], 10, 64)
 	if err1 != nil || err2 != nil || w < 1 || w > MaxStreamWindow || ms < 1 {
-		return 0, 0, 0, false
+		return sr, false
 	}
+	sr.window, sr.idle = w, time.Duration(ms)*time.Millisecond
 	if len(f) >= 4 {
 		if fms, err := strconv.ParseInt(f[3], 10, 64); err == nil && fms >= 1 && fms <= int64(math.MaxInt64/time.Millisecond) {
-			first = time.Duration(fms) * time.Millisecond
+			sr.first = time.Duration(fms) * time.Millisecond
 		}
 	}
-	return w, time.Duration(ms) * time.Millisecond, first, true
+	if len(f) >= 5 && slices.Contains(strings.Split(f[4], ","), xfer.HighwayToken) {
+		sr.digest = xfer.DigestHighway
+	}
+	return sr, true
 }
 
 // beatEvery is the heartbeat and keepalive interval for an idle bound.

@@ -76,6 +76,8 @@ type streamOut struct {
 	acked     int64      // the caller has received [0, acked)
 	frames    []outFrame
 	start     *outFrame    // the start frame, until the first ack
+	startAt   time.Time    // when the start frame went out: its ack samples the round trip
+	digest    byte         // the digest's kind (xfer.DigestSHA256 or the best the caller checks)
 	sum       *xfer.Digest // of the frames sent, hashed on a goroutine of its own
 	lastLimit int64        // the limit of the last frame buffer
 	lastCtl   time.Time
@@ -85,9 +87,10 @@ type streamOut struct {
 	firstBy   *time.Timer   // ends ctx when the caller's wait for the first frame is over; nil: not said
 }
 
-func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, window int64, idle, first time.Duration) *streamOut {
-	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: idle,
-		window: window, granted: xfer.StartCredit(window), sum: xfer.NewDigest(), stop: make(chan struct{})}
+func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, sr streamReq) *streamOut {
+	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: sr.idle, window: sr.window,
+		granted: xfer.StartCredit(sr.window), digest: sr.digest, sum: xfer.NewDigest(sr.digest), stop: make(chan struct{})}
+	first := sr.first
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	if first > 0 {
@@ -246,9 +249,12 @@ func (s *streamOut) startLocked() error {
 		s.failErr = err
 		return err
 	}
-	body := make([]byte, framePrefix+1)
+	body := make([]byte, framePrefix+1, framePrefix+2)
 	xfer.PutPrefix(body, frameStart, 0)
 	body[framePrefix] = streamVersion
+	if s.digest != xfer.DigestSHA256 {
+		body = append(body, s.digest) // a caller that checks SHA-256 only is never sent one
+	}
 	limit, err := s.st.Limit(s.ctx)
 	if err != nil {
 		s.failErr = sendError(s.ctx, err, false)
@@ -270,6 +276,7 @@ func (s *streamOut) startLocked() error {
 	}
 	s.lastCtl = time.Now()
 	s.start = &outFrame{off: 0, body: body, hdr: h}
+	s.startAt = time.Now()
 	s.beatWG.Add(1)
 	go s.beat()
 	return s.publishLocked(s.start)

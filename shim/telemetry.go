@@ -185,9 +185,12 @@ func streamAttrs(op *telemetry.Op, s *streamOut) {
 		return
 	}
 	s.mu.Lock()
-	sent := s.sent
+	sent, rtt := s.sent, s.rtt
 	s.mu.Unlock()
 	op.SetAttributes(telemetry.KeyStreamBytes.Int64(sent))
+	if rtt > 0 {
+		op.SetAttributes(telemetry.KeyStreamRTT.Float64(rtt.Seconds()))
+	}
 }
 
 // requestManyTraced is requestMany with telemetry: a Client span from the

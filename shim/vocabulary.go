@@ -87,10 +87,14 @@ const (
 	// the caller's max-payload. A value with only a bucket (an older caller)
 	// asks for a Store of that bucket.
 	HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
-	// HeaderStream marks a RequestStream request: "1 <window bytes> <idle ms>",
-	// the protocol version, the most credit the caller may grant past what
-	// it received (the responder starts with at most InitialStreamWindow of
-	// it) and its idle bound. StreamHandler answers only requests that carry it.
+	// HeaderStream marks a RequestStream request: "1 <window bytes> <idle
+	// ms> <first-frame ms> <digests>", the protocol version, the most credit
+	// the caller may grant past what it received (the responder starts with
+	// at most InitialStreamWindow of it), its idle bound, how long it waits
+	// for the first frame (0: not said) and the digests it checks beyond
+	// SHA-256 ("hw256": HighwayHash-256). A caller before this version sent
+	// the first three or four fields. StreamHandler answers only requests
+	// that carry it.
 	HeaderStream = "Natssend-Stream"
 
 	outcomeRejected = "rejected" // HeaderOutcome's value

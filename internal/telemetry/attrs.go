@@ -29,6 +29,7 @@ const (
 	KeyClaimCheckSize = attribute.Key("natssend.claimcheck.size")
 	KeyAttempt        = attribute.Key("natssend.attempt")
 	KeyStreamBytes    = attribute.Key("natssend.stream.bytes")
+	KeyStreamRTT      = attribute.Key("natssend.stream.round_trip") // seconds, the least the responder measured
 	KeyReplies        = attribute.Key("natssend.replies")
 )
 

@@ -1,7 +1,6 @@
 package xfer
 
 import (
-	"crypto/sha256"
 	"hash"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,7 @@ import (
 // before it waits; a stream's credit bounds their bytes.
 const digestQueue = 256
 
-// Digest is the SHA-256 of a stream's body, computed on a goroutine of its
+// Digest is the digest (NewHash) of a stream's body, computed on a goroutine of its
 // own in the order Add is given the pieces, so that hashing overlaps with
 // sending (the responder's copy and publish) instead of lengthening every
 // frame's path. Add and Sum must not be called concurrently with each
@@ -29,9 +28,14 @@ type Digest struct {
 	h      hash.Hash
 }
 
-// NewDigest returns an empty digest.
-func NewDigest() *Digest {
-	return &Digest{quit: make(chan struct{}), done: make(chan struct{}), h: sha256.New()}
+// NewDigest returns an empty digest of the kind alg (DigestSHA256 for one
+// this version does not know).
+func NewDigest(alg byte) *Digest {
+	h := NewHash(alg)
+	if h == nil {
+		h = NewHash(DigestSHA256)
+	}
+	return &Digest{quit: make(chan struct{}), done: make(chan struct{}), h: h}
 }
 
 // Add queues p to be hashed after what was added before. p must not change

@@ -55,9 +55,10 @@ func FrameCap(declared, limit int64) int64 {
 const LongPath = 10 * time.Millisecond
 
 // Stall reports whether a responder that waited wait for credit, on a
-// path whose least round trip it measured as rtt (a data frame's
-// publication to the acknowledgement that covers it; 0: not measured
-// yet), tells the caller (BeatStalled): the path is long (LongPath) and the
+// path whose least round trip it measured as rtt (its start frame's
+// publication to the caller's acknowledgement of it, a small message's
+// round trip, or a data frame's to the acknowledgement that covers it;
+// 0: not measured yet), tells the caller (BeatStalled): the path is long (LongPath) and the
 // wait a large part of a round trip (a quarter or more), as when the
 // window is below bandwidth times round trip.
 func Stall(wait, rtt time.Duration) bool {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/highwayhash"
+
 	"github.com/natssend/natssend/internal/xfer"
 )
 
@@ -90,37 +92,60 @@ func TestWindowStalled(t *testing.T) {
 	}
 }
 
-// The digest of pieces added in order is SHA-256 of their concatenation,
-// whatever their sizes (more than the queue holds at once included);
-// Hashed reaches the total.
+// The digest of pieces added in order is the digest of their
+// concatenation, whatever their sizes (more than the queue holds at once
+// included), for each kind (computed here by the hash packages
+// themselves); Hashed reaches the total.
 func TestDigest(t *testing.T) {
 	var all []byte
-	d := xfer.NewDigest()
 	for i := range 1000 {
-		p := bytes.Repeat([]byte{byte(i)}, i%97)
-		all = append(all, p...)
-		d.Add(p)
+		all = append(all, bytes.Repeat([]byte{byte(i)}, i%97)...)
 	}
-	want := sha256.Sum256(all)
-	got := d.Sum([]byte("prefix"))
-	if !bytes.Equal(got, append([]byte("prefix"), want[:]...)) {
-		t.Fatalf("Sum = %x; want prefix + %x", got, want)
+	sha, hw := sha256.Sum256(all), highwayhash.Sum(all, xfer.HighwayKey[:])
+	shaNil, hwNil := sha256.Sum256(nil), highwayhash.Sum(nil, xfer.HighwayKey[:])
+	for _, tc := range []struct {
+		alg         byte
+		want, empty []byte
+	}{
+		{xfer.DigestSHA256, sha[:], shaNil[:]},
+		{xfer.DigestHighway, hw[:], hwNil[:]},
+		{99, sha[:], shaNil[:]}, // a kind this version does not know: SHA-256
+	} {
+		t.Run(xfer.DigestName(tc.alg), func(t *testing.T) {
+			d := xfer.NewDigest(tc.alg)
+			for i := range 1000 {
+				d.Add(nil) // an empty piece: nothing
+				d.Add(bytes.Repeat([]byte{byte(i)}, i%97))
+			}
+			got := d.Sum([]byte("prefix"))
+			if !bytes.Equal(got, append([]byte("prefix"), tc.want...)) {
+				t.Fatalf("Sum = %x; want prefix + %x", got, tc.want)
+			}
+			if len(tc.want) != xfer.DigestSize {
+				t.Errorf("digest of %d bytes; an end frame carries %d", len(tc.want), xfer.DigestSize)
+			}
+			if h := d.Hashed(); h != int64(len(all)) {
+				t.Errorf("Hashed = %d; want %d", h, len(all))
+			}
+			if again := d.Sum(nil); !bytes.Equal(again, tc.want) {
+				t.Errorf("a second Sum = %x", again)
+			}
+			d.Add([]byte("late")) // after Sum: nothing
+			d.Stop()
+			if again := d.Sum(nil); !bytes.Equal(again, tc.want) {
+				t.Errorf("Sum after Add and Stop = %x", again)
+			}
+			// Nothing added: the digest of nothing, no goroutine.
+			if got := xfer.NewDigest(tc.alg).Sum(nil); !bytes.Equal(got, tc.empty) {
+				t.Errorf("empty Sum = %x", got)
+			}
+		})
 	}
-	if h := d.Hashed(); h != int64(len(all)) {
-		t.Errorf("Hashed = %d; want %d", h, len(all))
+	if bytes.Equal(sha[:], hw[:]) {
+		t.Error("SHA-256 and HighwayHash-256 agree")
 	}
-	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
-		t.Errorf("a second Sum = %x", again)
-	}
-	d.Add([]byte("late")) // after Sum: nothing
-	d.Stop()
-	if again := d.Sum(nil); !bytes.Equal(again, want[:]) {
-		t.Errorf("Sum after Add and Stop = %x", again)
-	}
-	// Nothing added: the digest of nothing, no goroutine.
-	empty := sha256.Sum256(nil)
-	if got := xfer.NewDigest().Sum(nil); !bytes.Equal(got, empty[:]) {
-		t.Errorf("empty Sum = %x", got)
+	if xfer.NewHash(99) != nil {
+		t.Error("NewHash of an unknown kind is not nil")
 	}
 }
 
@@ -129,7 +154,7 @@ func TestDigest(t *testing.T) {
 // unhashed, and Stop may come any number of times.
 func TestDigestStop(t *testing.T) {
 	for range 50 {
-		d := xfer.NewDigest()
+		d := xfer.NewDigest(xfer.DigestHighway)
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(d.Stop)

@@ -36,7 +36,7 @@ const (
 	Resend byte = 'R'
 	Cancel byte = 'C'
 
-	// DigestSize is the length of an end frame's digest (SHA-256).
+	// DigestSize is the length of an end frame's digest (either kind).
 	DigestSize = 32
 )
 

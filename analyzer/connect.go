@@ -243,11 +243,7 @@ func (st *state) checkConnects() {
 				continue
 			}
 			if fn := s.fb.self; fn.Exported() {
-				if first, _ := co.connectsOf(fn); first == sum {
-					// The one its calls are judged by (connectsOf).
-					st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
-				}
-				st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", judged where it is called")
+				st.delegate(s, name, fn, sum)
 			}
 			continue
 		}
@@ -287,6 +283,26 @@ func (st *state) checkConnects() {
 		}
 	}
 	co.exportOptionFacts()
+}
+
+// delegate exports the connectFact of the exported function fn whose
+// connect s takes its options from fn's caller (sum), so that each call
+// of fn in analyzed code is judged, and lists s as delegated; a connect
+// that does not stand for fn's calls (another of fn's connects does, see
+// connectsOf) stays unjudged.
+func (st *state) delegate(s connectSite, name string, fn *types.Func, sum optSum) {
+	first, _ := st.conn.connectsOf(fn)
+	sig, _ := fn.Type().(*types.Signature)
+	switch {
+	case first != sum:
+		st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", whose calls are judged by another of its connects")
+		return
+	case !hasOptionParam(fn) || sig == nil || sum.Param >= sig.Params().Len():
+		st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", whose calls are not followed")
+		return
+	}
+	st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
+	st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from parameter "+sig.Params().At(sum.Param).Name())
 }
 
 // exportOptionFacts exports an optionsFact for each exported function of

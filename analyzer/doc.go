@@ -292,9 +292,17 @@
 // index or by an option on some paths only (if tls { opts = append(opts,
 // ...) }), options from a function value, a pointer, a field that other
 // packages may set (exported, of an exported type) or that is changed in
-// place, and options from a parameter of an exported function (judged
-// where it is called, in analyzed code). With [Config.Audit] each such
-// connect is listed (category "unjudged") with why.
+// place. With [Config.Audit] each such connect is listed (category
+// "unjudged") with why.
+//
+// A connect whose options come from the callers of an exported function
+// (its parameter) is judged at each call of the function in analyzed
+// code, through a fact, as a connect ("call of Dial connects without
+// ..."); with [Config.Audit] it is listed (category "delegated") naming
+// the function: "delegated nats.Connect to the calls of exported Dial:
+// its options come from parameter opts". It is not a finding. Where the
+// calls are not followed (another connect of the function stands for
+// them) it stays unjudged.
 //
 // # Receivers (receiver)
 //
@@ -389,7 +397,8 @@
 //
 // It also lists each connect whose options the reconnectbuf check cannot
 // judge (category "unjudged"): "unjudged nats.Connect: a non-constant
-// ReconnectBufSize".
+// ReconnectBufSize", and each connect judged at the calls of an exported
+// function instead (category "delegated").
 //
 // # Flags
 //

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -38,7 +39,10 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		}
 		if i := co.paramIndex(fb, v); i >= 0 {
 			if kind == optOptions {
-				return unknownSum("options value from parameter " + v.Name())
+				if !co.readOnlyParam(fb, v) {
+					return unknownSum("options value from parameter " + v.Name() + ", changed or passed on")
+				}
+				return optSum{Buf: bufDefault, Param: i}
 			}
 			param := optSum{Buf: bufDefault, Param: i}
 			if len(indexOf(fb).byVar[v]) > 0 {
@@ -56,6 +60,10 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 				}
 				return co.fieldSum(f)
 			}
+		}
+	case *ast.UnaryExpr:
+		if x.Op == token.AND {
+			return co.addrSum(fb, x)
 		}
 	case *ast.StarExpr:
 		return unknownSum("options read through a pointer")
@@ -132,8 +140,11 @@ func (co *connOpts) localSumFrom(fb *fnBody, v *types.Var, kind optKind, sum opt
 		return unknownSum("options in " + v.Name() + ", not followed")
 	}
 	idx := indexOf(vb)
-	if idx.addressed[v] {
+	if idx.addressed[v] && (kind != optOptions || !co.addrToConnects(vb, v)) {
 		return unknownSum("the address of " + v.Name() + " is taken")
+	}
+	if isOptionsPtr(v.Type()) && !co.confinedPtr(vb, v) {
+		return unknownSum("options pointer " + v.Name() + " passed on or copied")
 	}
 	if kind == optOptions {
 		return co.localOptionsSum(vb, v)

@@ -296,9 +296,12 @@
 // "unjudged") with why.
 //
 // A connect whose options come from the callers of an exported function
-// (its parameter) is judged at each call of the function in analyzed
+// (its parameter: options, a slice of them, or a nats.Options or
+// *nats.Options the function only reads, as graft's NewNatsRpc(opts
+// *nats.Options) does) is judged at each call of the function in analyzed
 // code, through a fact, as a connect ("call of Dial connects without
-// ..."); with [Config.Audit] it is listed (category "delegated") naming
+// ..."; the options a call passes are judged as above: &o, &nats.Options{...},
+// a pointer local used only for its fields); with [Config.Audit] it is listed (category "delegated") naming
 // the function: "delegated nats.Connect to the calls of exported Dial:
 // its options come from parameter opts". It is not a finding. Where the
 // calls are not followed (another connect of the function stands for

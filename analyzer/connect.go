@@ -67,7 +67,7 @@ func hasOptionParam(fn *types.Func) bool {
 
 func hasOptionParamSig(sig *types.Signature) bool {
 	for i := range sig.Params().Len() {
-		if optionKind(sig.Params().At(i).Type()) != optNone {
+		if t := sig.Params().At(i).Type(); optionKind(t) != optNone || hasOptionField(t) {
 			return true
 		}
 	}
@@ -302,7 +302,11 @@ func (st *state) delegate(s connectSite, name string, fn *types.Func, sum optSum
 		return
 	}
 	st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
-	st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from parameter "+sig.Params().At(sum.Param).Name())
+	from := "parameter " + sig.Params().At(sum.Param).Name()
+	if sum.Field != "" {
+		from = "field " + sum.Field + " of " + from
+	}
+	st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from "+from)
 }
 
 // exportOptionFacts exports an optionsFact for each exported function of

@@ -55,10 +55,17 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 	case *ast.SelectorExpr:
 		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
 			if f, ok := s.Obj().(*types.Var); ok {
-				if f.Exported() && (f.Pkg() != co.pass.Pkg || exportedOwner(co.info.TypeOf(x.X))) {
-					return unknownSum("exported field " + f.Name() + ", which other packages may set")
+				sum := unknownSum("exported field " + f.Name() + ", which other packages may set")
+				if !f.Exported() || f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X)) {
+					sum = co.fieldSum(f)
 				}
-				return co.fieldSum(f)
+				if sum.Buf == bufUnknown {
+					// config.NatsOptions of a parameter: the caller's.
+					if ps, ok := co.paramFieldSum(fb, x, f); ok {
+						return ps
+					}
+				}
+				return sum
 			}
 		}
 	case *ast.UnaryExpr:

@@ -12,12 +12,15 @@ import (
 // list of connection options (nats.Option values, a []nats.Option, a
 // nats.Options value) leaves: Buf and Size as for a Connect, or, when
 // Param >= 0, "the options the caller passes in parameter Param decide,
-// and Buf/Size when they leave the buffer alone". Why says why Buf is
-// bufUnknown. It is the payload of optionsFact and connectFact.
+// and Buf/Size when they leave the buffer alone"; with Field, the
+// options are in that field of the struct the caller passes there. Why
+// says why Buf is bufUnknown. It is the payload of optionsFact and
+// connectFact.
 type optSum struct {
 	Buf   bufState
 	Size  int64
 	Param int
+	Field string
 	Why   string
 }
 
@@ -84,7 +87,10 @@ func (s optSum) String() string {
 	default:
 		what = "buffer default"
 	}
-	if s.Param >= 0 {
+	switch {
+	case s.Param >= 0 && s.Field != "":
+		return fmt.Sprintf("parameter %d's field %s, else %s", s.Param, s.Field, what)
+	case s.Param >= 0:
 		return fmt.Sprintf("parameter %d's options, else %s", s.Param, what)
 	}
 	return what
@@ -282,6 +288,11 @@ func (co *connOpts) callSum(fb *fnBody, call *ast.CallExpr, s optSum) optSum {
 	}
 	var arg optSum
 	switch {
+	case s.Field != "":
+		if s.Param >= len(call.Args) || sig.Variadic() && s.Param == sig.Params().Len()-1 {
+			return unknownSum("options passed in a way not followed")
+		}
+		arg = co.fieldArgSum(fb, call.Args[s.Param], s.Field)
 	case sig.Variadic() && s.Param == sig.Params().Len()-1:
 		args := call.Args[min(s.Param, len(call.Args)):]
 		if call.Ellipsis.IsValid() {

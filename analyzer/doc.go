@@ -298,10 +298,14 @@
 // A connect whose options come from the callers of an exported function
 // (its parameter: options, a slice of them, or a nats.Options or
 // *nats.Options the function only reads, as graft's NewNatsRpc(opts
-// *nats.Options) does) is judged at each call of the function in analyzed
-// code, through a fact, as a connect ("call of Dial connects without
-// ..."; the options a call passes are judged as above: &o, &nats.Options{...},
-// a pointer local used only for its fields); with [Config.Audit] it is listed (category "delegated") naming
+// *nats.Options) does; or a field of option type of a struct parameter
+// the function does not change, as watermill-nats' NewPublisher(config
+// PublisherConfig, ...) connects with config.NatsOptions) is judged at
+// each call of the function in analyzed code, through a fact, as a
+// connect ("call of Dial connects without ..."; the options a call passes
+// are judged as above: &o, &nats.Options{...}, a pointer local used only
+// for its fields; a struct literal, whose omitted field holds none, or a
+// local built from one with later assignments to the field); with [Config.Audit] it is listed (category "delegated") naming
 // the function: "delegated nats.Connect to the calls of exported Dial:
 // its options come from parameter opts". It is not a finding. Where the
 // calls are not followed (another connect of the function stands for

@@ -55,6 +55,9 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 	case *ast.SelectorExpr:
 		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
 			if f, ok := s.Obj().(*types.Var); ok {
+				if co.ctorHit(f, x) {
+					return fixedSum(bufDefault, 0) // the constructor's caller decides
+				}
 				sum := unknownSum("exported field " + f.Name() + ", which other packages may set")
 				if !f.Exported() || f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X)) {
 					sum = co.fieldSum(f)

@@ -142,9 +142,12 @@ type connOpts struct {
 	fields      map[*types.Var]*optSum
 	funcs       map[*types.Func]*optSum
 	conns       map[*types.Func]*optSum
-	sites       []connectSite         // the connects of the package, in scan order
-	ctorUsed    map[*types.Var]bool   // constructor fields passed as a connect's options (ctorConnect)
-	judgedLits  map[*ast.FuncLit]bool // literals whose connects are judged at value calls
+	sites       []connectSite                // the connects of the package, in scan order
+	ctorUsed    map[*types.Var]bool          // constructor fields passed as a connect's options (ctorConnect)
+	ctorSites   map[*ast.CallExpr]*types.Var // each direct connect judged by ctorConnect, and its field or nil
+	ctorMode    bool                         // constructor fields stand for "no setting" (ctorConnect)
+	ctorHits    map[*types.Var]bool          // the constructor fields read in ctorMode
+	judgedLits  map[*ast.FuncLit]bool        // literals whose connects are judged at value calls
 }
 
 // optStore is a value stored in a field of option type.
@@ -173,6 +176,7 @@ func (co *connOpts) funcSum(fn *types.Func) (optSum, bool) {
 	if s, ok := co.funcs[fn]; ok {
 		return *s, true
 	}
+	defer co.mode(false)()
 	if co.funcs == nil {
 		co.funcs = make(map[*types.Func]*optSum)
 	}

@@ -276,9 +276,11 @@
 // package returning options, judged by its return statements (another
 // package's by a fact); a field of option type of the package, judged by
 // every store to it (s.natsOpts = nats.GetDefaultOptions()), or, when
-// only one constructor stores it from its parameter and a connect passes
-// it as its only options (return &Client{opts: opts}, then
-// nats.Connect(c.url, c.opts...)), at each call of the constructor; and
+// only one constructor stores it from its parameter and a connect uses
+// it with nothing around it that sets the buffer (return &Client{opts:
+// opts}, then nats.Connect(c.url, c.opts...); nack's pool: opts :=
+// cp.natsOpts, then appended credentials), at each call of the
+// constructor; and
 // options a function passes on from its parameters to a connect (func
 // dial(url string, opts ...nats.Option)), judged at each of its calls
 // ("call of dial connects without ..."), also through a function value
@@ -307,9 +309,11 @@
 // for its fields; a struct literal, whose omitted field holds none, or a
 // local built from one with later assignments to the field); with [Config.Audit] it is listed (category "delegated") naming
 // the function: "delegated nats.Connect to the calls of exported Dial:
-// its options come from parameter opts". It is not a finding. Where the
-// calls are not followed (another connect of the function stands for
-// them) it stays unjudged.
+// its options come from parameter opts"; so is a connect judged at an
+// exported constructor's calls. It is not a finding. Where the calls are
+// not followed (another connect of the function stands for them, or a
+// method of an unexported type, called through interfaces) it stays
+// unjudged.
 //
 // # Receivers (receiver)
 //

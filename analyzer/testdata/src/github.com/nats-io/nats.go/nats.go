@@ -76,6 +76,8 @@ type Options struct {
 	MaxReconnect     int
 	ReconnectBufSize int
 	Timeout          time.Duration
+	Token            string
+	User             string
 }
 
 type Option func(*Options) error

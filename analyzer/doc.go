@@ -270,50 +270,39 @@
 // non-negative constant size (0 also means 8 MiB): while reconnecting,
 // nats.go buffers outgoing messages and delivers a request after its
 // caller timed out. Options are followed where they are built: a slice
-// built in the function (a literal or make, then append, also
-// append(base, authOpts(cfg)...), and opts = setupConnOptions(opts) with a
-// helper of the package that appends and returns); a function of the
-// package returning options, judged by its return statements (another
-// package's by a fact); a field of option type of the package, judged by
-// every store to it (s.natsOpts = nats.GetDefaultOptions()), or, when
-// only one constructor stores it from its parameter and a connect uses
-// it with nothing around it that sets the buffer (return &Client{opts:
-// opts}, then nats.Connect(c.url, c.opts...); nack's pool: opts :=
-// cp.natsOpts, then appended credentials), at each call of the
-// constructor; and
-// options a function passes on from its parameters to a connect (func
-// dial(url string, opts ...nats.Option)), judged at each of its calls
-// ("call of dial connects without ..."), also through a function value
-// every value of which does so. Those two cross packages by a fact.
+// (a literal or make, then append; append(base, authOpts(cfg)...); opts =
+// setupConnOptions(opts) with a helper of the package that appends and
+// returns); a function returning options, by its return statements
+// (another package's by a fact); a field of option type of the package,
+// by every store to it (s.natsOpts = nats.GetDefaultOptions()), or, when
+// one constructor stores it from its parameter and a connect uses it with
+// nothing around it that sets the buffer (return &Client{opts: opts},
+// then nats.Connect(c.url, c.opts...); nack's pool: opts := cp.natsOpts,
+// then appended credentials), at each call of the constructor.
 // Function-literal options are read for assignments to ReconnectBufSize
 // and AllowReconnect; (nats.Options).Connect is judged for a literal,
-// nats.GetDefaultOptions(), a field or a local from them, with later
-// field assignments.
+// nats.GetDefaultOptions(), a field or a local from them, with later field
+// assignments. Not judged, and not reported: a non-constant size, a slice
+// changed by index or by an option on some paths only (if tls { opts =
+// append(opts, ...) }), options from a function value, a pointer, a field
+// that other packages may set (exported, of an exported type) or that is
+// changed in place; with [Config.Audit] each is listed as "unjudged", with
+// why.
 //
-// Not judged, and not reported: a non-constant size, a slice changed by
-// index or by an option on some paths only (if tls { opts = append(opts,
-// ...) }), options from a function value, a pointer, a field that other
-// packages may set (exported, of an exported type) or that is changed in
-// place. With [Config.Audit] each such connect is listed (category
-// "unjudged") with why.
-//
-// A connect whose options come from the callers of an exported function
-// (its parameter: options, a slice of them, or a nats.Options or
-// *nats.Options the function only reads, as graft's NewNatsRpc(opts
-// *nats.Options) does; or a field of option type of a struct parameter
-// the function does not change, as watermill-nats' NewPublisher(config
-// PublisherConfig, ...) connects with config.NatsOptions) is judged at
-// each call of the function in analyzed code, through a fact, as a
-// connect ("call of Dial connects without ..."; the options a call passes
-// are judged as above: &o, &nats.Options{...}, a pointer local used only
-// for its fields; a struct literal, whose omitted field holds none, or a
-// local built from one with later assignments to the field); with [Config.Audit] it is listed (category "delegated") naming
-// the function: "delegated nats.Connect to the calls of exported Dial:
-// its options come from parameter opts"; so is a connect judged at an
-// exported constructor's calls. It is not a finding. Where the calls are
-// not followed (another connect of the function stands for them, or a
-// method of an unexported type, called through interfaces) it stays
-// unjudged.
+// Options from the caller are judged at each call in analyzed code (other
+// packages' through a fact): a parameter of options (dial(url string, opts
+// ...nats.Option)), also via a function value whose every value so
+// connects; a nats.Options or *nats.Options parameter only read (graft's
+// NewNatsRpc), given &o, &nats.Options{...} or a pointer local used only
+// for its fields; an option field of a struct parameter left unchanged
+// (watermill-nats' NewPublisher(config) with config.NatsOptions), given a
+// literal (no such field: no options) or a local built from one. A call is
+// reported as "call of dial connects without ...". With [Config.Audit] an
+// exported function's (or constructor's) connect is listed, not a
+// finding: "delegated nats.Connect to the calls of exported Dial: its
+// options come from parameter opts"; or unjudged if its calls are not
+// followed (another of its connects stands for them; a method of an
+// unexported type).
 //
 // # Receivers (receiver)
 //
@@ -406,10 +395,7 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// It also lists each connect whose options the reconnectbuf check cannot
-// judge (category "unjudged"): "unjudged nats.Connect: a non-constant
-// ReconnectBufSize", and each connect judged at the calls of an exported
-// function instead (category "delegated").
+// It also lists the "unjudged" and "delegated" connects (above).
 //
 // # Flags
 //

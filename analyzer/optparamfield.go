@@ -193,11 +193,7 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 	if idx.addressed[v] && !co.addrToConnects(vb, v) {
 		return unknownSum("the address of " + v.Name() + " is taken")
 	}
-	never := func(*types.Func) bool { return false }
-	if !co.strictUses(vb, v, co.connectsWith, never) {
-		return unknownSum(v.Name() + " passed on or changed by a method")
-	}
-	var val ast.Expr
+	var val, init ast.Expr
 	var lit *ast.CompositeLit
 	inits := 0
 	top := topLevel(vb.body)
@@ -208,6 +204,7 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 			if u, ok := ast.Unparen(rhs).(*ast.UnaryExpr); ok && u.Op == token.AND {
 				rhs = u.X
 			}
+			init = rhs
 			lit, _ = ast.Unparen(rhs).(*ast.CompositeLit)
 			if vs, ok := a.node.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
 				lit = &ast.CompositeLit{} // var cfg T: the zero value
@@ -226,8 +223,22 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 		}
 		val = a.rhs
 	}
+	if call, ok := ast.Unparen(init).(*ast.CallExpr); ok && inits == 1 {
+		if fn := calleeFunc(co.info, call); fn != nil {
+			return unknownSum("field " + name + " of " + v.Name() + ", built by " + fn.Name() + ", not followed")
+		}
+	}
 	if inits != 1 || lit == nil {
 		return unknownSum(v.Name() + " not built from one literal")
+	}
+	never := func(*types.Func) bool { return false }
+	passed := func(call *ast.CallExpr, arg ast.Expr) bool {
+		// A struct passed by value is a copy; a pointer only to a
+		// function that connects with it and does not change it.
+		return !isPointer(v.Type()) || co.connectsWith(call, arg)
+	}
+	if !co.strictUses(vb, v, passed, never) {
+		return unknownSum(v.Name() + " passed on or changed by a method")
 	}
 	if val != nil {
 		return co.exprSum(vb, val)

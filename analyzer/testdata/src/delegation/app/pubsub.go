@@ -64,8 +64,17 @@ func pubSubLater(url string, logger func(string), tuned bool) error {
 	}
 	third := &delegation.PublisherConfig{URL: url}
 	tune(third)
-	_, err := delegation.NewPublisher(*third, logger) // want `unjudged call of NewPublisher: options in field NatsOptions of a value not followed`
+	if _, err := delegation.NewPublisher(*third, logger); err != nil { // want `unjudged call of NewPublisher: options in field NatsOptions of a value not followed`
+		return err
+	}
+	fourth := &delegation.SubscriberConfig{URL: url}
+	tuneSub(fourth)
+	_, err := delegation.NewSubscriber(fourth) // want `unjudged call of NewSubscriber: fourth passed on or changed by a method`
 	return err
+}
+
+func tuneSub(c *delegation.SubscriberConfig) {
+	c.NatsOptions = append(c.NatsOptions, nats.ReconnectBufSize(-1))
 }
 
 func tune(c *delegation.PublisherConfig) {

@@ -52,7 +52,7 @@ func (co *connOpts) readOnlyStruct(fb *fnBody, v *types.Var, f *types.Var) bool 
 		}
 		recv := sig.Recv()
 		return !indexOf(mb).addressed[recv] && co.keepsField(indexOf(mb), recv, f) &&
-			co.strictUses(mb, recv, nil, func(*types.Func) bool { return false })
+			co.strictUses(mb, recv, nil, noMethod)
 	})
 }
 
@@ -128,6 +128,9 @@ func (co *connOpts) strictUses(fb *fnBody, v *types.Var, arg func(*ast.CallExpr,
 	})
 	return all
 }
+
+// noMethod accepts no pointer-receiver method (strictUses).
+func noMethod(*types.Func) bool { return false }
 
 // ptrRecv reports whether the method m has a pointer receiver.
 func ptrRecv(m *types.Func) bool {
@@ -231,13 +234,12 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 	if inits != 1 || lit == nil {
 		return unknownSum(v.Name() + " not built from one literal")
 	}
-	never := func(*types.Func) bool { return false }
 	passed := func(call *ast.CallExpr, arg ast.Expr) bool {
 		// A struct passed by value is a copy; a pointer only to a
 		// function that connects with it and does not change it.
 		return !isPointer(v.Type()) || co.connectsWith(call, arg)
 	}
-	if !co.strictUses(vb, v, passed, never) {
+	if !co.strictUses(vb, v, passed, noMethod) {
 		return unknownSum(v.Name() + " passed on or changed by a method")
 	}
 	if val != nil {

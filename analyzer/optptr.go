@@ -16,44 +16,14 @@ import (
 // readOnlyParam reports whether the nats.Options parameter v (a value or
 // a pointer) of the body fb is only read: never assigned, its fields
 // never assigned, its address never taken, and every use of it is the
-// operand of a selector (opts.Url, opts.Connect()), so that the options
-// connected with are the caller's.
+// operand of a selector (opts.Url, opts.Connect(), with its value
+// receiver), so that the options connected with are the caller's.
 func (co *connOpts) readOnlyParam(fb *fnBody, v *types.Var) bool {
 	idx := indexOf(fb)
 	if len(idx.byVar[v]) > 0 || idx.addressed[v] {
 		return false
 	}
-	return co.usesOnly(fb, v, nil)
-}
-
-// usesOnly reports whether every use of v in the body fb is the operand
-// of a selector or, with ok, an argument of a call that ok accepts.
-func (co *connOpts) usesOnly(fb *fnBody, v *types.Var, ok func(call *ast.CallExpr, arg ast.Expr) bool) bool {
-	fine := make(map[*ast.Ident]bool)
-	all := true
-	ast.Inspect(fb.body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			if id, isID := ast.Unparen(n.X).(*ast.Ident); isID {
-				fine[id] = true
-			}
-		case *ast.CallExpr:
-			if ok == nil {
-				break
-			}
-			for _, a := range n.Args {
-				if id, isID := ast.Unparen(a).(*ast.Ident); isID && co.info.Uses[id] == v && ok(n, a) {
-					fine[id] = true
-				}
-			}
-		case *ast.Ident:
-			if co.info.Uses[n] == v && !fine[n] {
-				all = false
-			}
-		}
-		return all
-	})
-	return all
+	return co.strictUses(fb, v, nil, noMethod)
 }
 
 // connectsWith reports whether the call passes arg as the parameter of
@@ -71,11 +41,12 @@ func (co *connOpts) connectsWith(call *ast.CallExpr, arg ast.Expr) bool {
 }
 
 // confinedPtr reports whether the local v, a *nats.Options, is used in
-// its body vb only for its fields and as the options of calls that
+// its body vb only for its fields (and value-receiver methods) and as the
+// options of calls that
 // connect with them: no alias or other function can change what it
 // points to.
 func (co *connOpts) confinedPtr(vb *fnBody, v *types.Var) bool {
-	return co.usesOnly(vb, v, co.connectsWith)
+	return co.strictUses(vb, v, co.connectsWith, noMethod)
 }
 
 // addrToConnects reports whether every &v in the body vb, v a local

@@ -67,7 +67,7 @@ func hasOptionParam(fn *types.Func) bool {
 
 func hasOptionParamSig(sig *types.Signature) bool {
 	for i := range sig.Params().Len() {
-		if t := sig.Params().At(i).Type(); optionKind(t) != optNone || hasOptionField(t) {
+		if t := sig.Params().At(i).Type(); optionKind(t) != optNone || hasOptionField(t) || isValueList(t) {
 			return true
 		}
 	}
@@ -322,7 +322,10 @@ func (st *state) delegate(s connectSite, name string, fn *types.Func, sum optSum
 		return
 	}
 	from := "parameter " + sig.Params().At(sum.Param).Name()
-	if sum.Field != "" {
+	switch {
+	case sum.Adds:
+		from = "the option values in " + from
+	case sum.Field != "":
 		from = "field " + sum.Field + " of " + from
 	}
 	st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from "+from)

@@ -13,7 +13,9 @@ import (
 // nats.Options value) leaves: Buf and Size as for a Connect, or, when
 // Param >= 0, "the options the caller passes in parameter Param decide,
 // and Buf/Size when they leave the buffer alone"; with Field, the
-// options are in that field of the struct the caller passes there. Why
+// options are in that field of the struct the caller passes there; with
+// Adds too, the parameter holds functional options of which some add
+// options to that field (optvalues.go). Why
 // says why Buf is bufUnknown. It is the payload of optionsFact and
 // connectFact.
 type optSum struct {
@@ -21,6 +23,7 @@ type optSum struct {
 	Size  int64
 	Param int
 	Field string
+	Adds  bool
 	Why   string
 }
 
@@ -88,6 +91,8 @@ func (s optSum) String() string {
 		what = "buffer default"
 	}
 	switch {
+	case s.Param >= 0 && s.Adds:
+		return fmt.Sprintf("parameter %d's option values (field %s), else %s", s.Param, s.Field, what)
 	case s.Param >= 0 && s.Field != "":
 		return fmt.Sprintf("parameter %d's field %s, else %s", s.Param, s.Field, what)
 	case s.Param >= 0:
@@ -138,6 +143,7 @@ type connOpts struct {
 	// the body each store is in; fieldBad fields are changed in place or
 	// escape.
 	fieldStores map[*types.Var][]optStore
+	litStored   map[*types.Var]bool // fields a composite literal sets
 	fieldBad    map[*types.Var]string
 	fields      map[*types.Var]*optSum
 	funcs       map[*types.Func]*optSum
@@ -292,6 +298,8 @@ func (co *connOpts) callSum(fb *fnBody, call *ast.CallExpr, s optSum) optSum {
 	}
 	var arg optSum
 	switch {
+	case s.Adds:
+		arg = co.valuesArg(fb, call, sig, s.Param, s.Field)
 	case s.Field != "":
 		if s.Param >= len(call.Args) || sig.Variadic() && s.Param == sig.Params().Len()-1 {
 			return unknownSum("options passed in a way not followed")

@@ -46,6 +46,7 @@ func (co *connOpts) noteStore(a *assignment) {
 func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
 	if optionKind(f.Type()) != optNone {
 		co.store(f, val, fb)
+		co.litStored[f] = true
 	}
 }
 
@@ -54,6 +55,7 @@ func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
 func (co *connOpts) store(f *types.Var, rhs ast.Expr, fb *fnBody) {
 	if co.fieldStores == nil {
 		co.fieldStores = make(map[*types.Var][]optStore)
+		co.litStored = make(map[*types.Var]bool)
 	}
 	co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
 }

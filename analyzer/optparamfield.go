@@ -226,12 +226,19 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 		}
 		val = a.rhs
 	}
+	var folded *optSum
 	if call, ok := ast.Unparen(init).(*ast.CallExpr); ok && inits == 1 {
-		if fn := calleeFunc(co.info, call); fn != nil {
+		if _, _, adding := co.adder(f); adding && val == nil {
+			// co := resolveCreateOptions(t, opts): what opts add.
+			if sum, ok := co.foldSum(vb, call, f); ok {
+				folded = &sum
+			}
+		}
+		if fn := calleeFunc(co.info, call); fn != nil && folded == nil {
 			return unknownSum("field " + name + " of " + v.Name() + ", built by " + fn.Name() + ", not followed")
 		}
 	}
-	if inits != 1 || lit == nil {
+	if inits != 1 || lit == nil && folded == nil {
 		return unknownSum(v.Name() + " not built from one literal")
 	}
 	passed := func(call *ast.CallExpr, arg ast.Expr) bool {
@@ -241,6 +248,9 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 	}
 	if !co.strictUses(vb, v, passed, noMethod) {
 		return unknownSum(v.Name() + " passed on or changed by a method")
+	}
+	if folded != nil {
+		return *folded
 	}
 	if val != nil {
 		return co.exprSum(vb, val)

@@ -42,3 +42,11 @@ func verify(t *testing.T, url string) {
 	delegation.ConnectAndVerify(t, url, nats.ReconnectBufSize(-1))
 	_, _ = delegation.Redial(url, nats.ReconnectBufSize(-1))
 }
+
+// ntf-client's helpers from another package: a call without option
+// values is judged; the values themselves are not followed across
+// packages.
+func clusterTests(t *testing.T, c *delegation.TestClient, h func(*testing.T, *nats.Conn)) {
+	c.WithServer(t, h)                                                           // want `call of WithServer connects without nats.ReconnectBufSize\(-1\)`
+	c.WithServer(t, h, delegation.WithConnectOptions(nats.ReconnectBufSize(-1))) // want `unjudged call of WithServer: option values of another package, not followed`
+}

@@ -67,6 +67,10 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 					if ps, ok := co.paramFieldSum(fb, x, f); ok {
 						return ps
 					}
+					// co.connectOptions of co := resolveCreateOptions(opts).
+					if _, _, adding := co.adder(f); adding && localVar(co.info, x.X) != nil && co.paramIndex(fb, localVar(co.info, x.X)) < 0 {
+						return co.structLocalField(localVar(co.info, x.X), f.Name())
+					}
 				}
 				return sum
 			}

@@ -60,12 +60,76 @@ func (co *connOpts) adder(f *types.Var) (w *types.Func, p int, ok bool) {
 			continue
 		}
 		i := co.paramIndex(fb, localVar(co.info, call.Args[1]))
-		if i < 0 || len(indexOf(fb).byVar[localVar(co.info, call.Args[1])]) > 0 {
+		if i < 0 || len(indexOf(fb).byVar[localVar(co.info, call.Args[1])]) > 0 || !co.callsOnce(fb.self, f) {
 			return nil, 0, false
 		}
 		return fb.self, i, true
 	}
 	return nil, 0, false
+}
+
+// callsOnce reports whether the value the adder w returns is of a named
+// function type (createOpt) every method of which that takes a pointer to
+// f's struct calls the value with it once and does nothing else (func (f
+// createOpt) applyCreate(o *createOptions) { f(o) }): applying the value
+// appends its options once.
+func (co *connOpts) callsOnce(w *types.Func, f *types.Var) bool {
+	sig, _ := w.Type().(*types.Signature)
+	if sig == nil || sig.Results().Len() != 1 {
+		return false
+	}
+	named, ok := types.Unalias(sig.Results().At(0).Type()).(*types.Named)
+	if !ok {
+		return false
+	}
+	if types.IsInterface(named) {
+		// return createOpt(func ...): the conversion's type.
+		ret, _ := oneStmt(co.vals.byFunc[w].body).(*ast.ReturnStmt)
+		named, ok = types.Unalias(co.info.TypeOf(ret.Results[0])).(*types.Named)
+		if !ok {
+			return false
+		}
+	}
+	if _, isFunc := named.Underlying().(*types.Signature); !isFunc {
+		return false
+	}
+	ms := types.NewMethodSet(types.NewPointer(named))
+	for i := range ms.Len() {
+		m, _ := ms.At(i).Obj().(*types.Func)
+		msig, _ := m.Type().(*types.Signature)
+		if msig == nil || !takesStructOf(msig, f) {
+			continue
+		}
+		mb := co.vals.byFunc[m]
+		if mb == nil {
+			return false
+		}
+		es, _ := oneStmt(mb.body).(*ast.ExprStmt)
+		c, _ := ast.Unparen(exprOf(es)).(*ast.CallExpr)
+		if c == nil || len(c.Args) != 1 || localVar(co.info, c.Fun) != msig.Recv() || localVar(co.info, c.Args[0]) != msig.Params().At(0) {
+			return false
+		}
+	}
+	return true
+}
+
+// takesStructOf reports whether sig has a parameter pointing to a struct
+// with the field f.
+func takesStructOf(sig *types.Signature, f *types.Var) bool {
+	for i := range sig.Params().Len() {
+		if st := structOf(sig.Params().At(i).Type()); st != nil && hasField(st, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// exprOf returns the expression of the statement es, or nil.
+func exprOf(es *ast.ExprStmt) ast.Expr {
+	if es == nil {
+		return nil
+	}
+	return es.X
 }
 
 // oneStmt returns the one statement of body, or nil.

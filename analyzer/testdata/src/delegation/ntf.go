@@ -108,6 +108,12 @@ func (c *TestClient) withServer(t *testing.T, js bool, h func(*testing.T, *nats.
 	h(t, nc)
 }
 
+// Dial connects with the field of the struct the options were applied to.
+func (c *TestClient) Dial(t *testing.T, opts ...CreateOption) (*nats.Conn, error) { // want Dial:"connects with parameter 1's option values \\(field connectOptions\\), else buffer default"
+	co := resolveCreateOptions(t, opts)
+	return nats.Connect(c.url, co.connectOptions...) // want `delegated nats.Connect to the calls of exported Dial: its options come from the option values in parameter opts`
+}
+
 // Near miss: options applied on some condition only are not followed.
 func (c *TestClient) WithSomeServer(t *testing.T, h func(*testing.T, *nats.Conn), opts ...CreateOption) {
 	co := createOptions{}
@@ -135,4 +141,38 @@ func clientTests(t *testing.T, c *TestClient, h func(*testing.T, *nats.Conn)) {
 	c.WithServer(t, h, WithAll(WithConnectOptions(nats.ReconnectBufSize(-1)))) // want `unjudged call of WithServer: the option value of WithAll, not followed`
 	opt := WithConnectOptions(nats.ReconnectBufSize(-1))
 	c.WithServer(t, h, opt) // want `unjudged call of WithServer: an option value not followed`
+}
+
+// Near miss: an option type whose method may skip the value; what its
+// values add is not known, and the connect is not delegated.
+type dialOptions struct{ natsOpts []nats.Option }
+
+// DialOption customizes Dial2.
+type DialOption interface{ applyDial(*dialOptions) }
+
+type dialOpt func(*dialOptions)
+
+func (f dialOpt) applyDial(o *dialOptions) {
+	if f != nil {
+		f(o)
+	}
+}
+
+// WithNatsOptions adds connect options.
+func WithNatsOptions(opts ...nats.Option) dialOpt {
+	return func(o *dialOptions) { o.natsOpts = append(o.natsOpts, opts...) }
+}
+
+func resolveDial(opts []DialOption) dialOptions {
+	d := dialOptions{}
+	for _, o := range opts {
+		o.applyDial(&d)
+	}
+	return d
+}
+
+// Dial2 connects with the options its DialOptions add.
+func Dial2(url string, opts ...DialOption) (*nats.Conn, error) {
+	d := resolveDial(opts)
+	return nats.Connect(url, d.natsOpts...) // want `unjudged nats.Connect: options in opts, not followed`
 }

@@ -315,3 +315,13 @@ func TestInterfaceRetries(t *testing.T) {
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "ifaceretry/...")
 }
+
+// TestDelegation checks connects whose options come from the callers of
+// an exported function: listed as delegated with -audit, each call of the
+// function judged in the importing package.
+func TestDelegation(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Audit = true
+	cfg.Categories = []string{analyzer.CategoryReconnectBuf}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "delegation", "delegation/app")
+}

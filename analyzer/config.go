@@ -35,6 +35,12 @@ const (
 	// analyzer cannot judge, with why, reported only when Config.Audit is
 	// set.
 	CategoryUnjudged = "unjudged"
+	// CategoryDelegated marks an audit entry: a connect whose options come
+	// from the callers of an exported function (a parameter, or a field of
+	// a parameter's struct), judged at each call of that function in
+	// analyzed code through a fact; the entry names the function. It is
+	// not a finding, and is reported only when Config.Audit is set.
+	CategoryDelegated = "delegated"
 )
 
 // categories returns the categories Config.Categories may name.
@@ -85,7 +91,9 @@ type Config struct {
 
 	// Audit reports every finding suppressed by a //natssend:reviewed
 	// directive as a diagnostic of category "reviewed" carrying the reason,
-	// so that the -json output is a review log that can be diffed.
+	// so that the -json output is a review log that can be diffed, and
+	// lists the connects the reconnectbuf check cannot judge ("unjudged")
+	// or judges at the calls of an exported function ("delegated").
 	Audit bool
 }
 
@@ -241,5 +249,5 @@ func bindFlags(fs *flag.FlagSet, cfg *Config) {
 	}}, "categories", "comma-separated enabled checks: rawsend, retry, reconnectbuf, receiver, handler (empty: all)")
 	fs.BoolVar(&cfg.SkipTests, "skip-tests", cfg.SkipTests, "report nothing in _test.go files")
 	fs.BoolVar(&cfg.ClaimChecks, "claim-checks", cfg.ClaimChecks, "claim checks are in use in this module: check receivers in every package, not only in those that use claimcheck, shim.WithClaimChecks or shim.ServeClaimChecks")
-	fs.BoolVar(&cfg.Audit, "audit", cfg.Audit, `report every finding suppressed by //natssend:reviewed as a diagnostic of category "reviewed" with its reason`)
+	fs.BoolVar(&cfg.Audit, "audit", cfg.Audit, `report every finding suppressed by //natssend:reviewed as a diagnostic of category "reviewed" with its reason, and list the connects the reconnectbuf check leaves unjudged or delegates to an exported function's calls`)
 }

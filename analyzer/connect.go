@@ -67,7 +67,7 @@ func hasOptionParam(fn *types.Func) bool {
 
 func hasOptionParamSig(sig *types.Signature) bool {
 	for i := range sig.Params().Len() {
-		if optionKind(sig.Params().At(i).Type()) != optNone {
+		if t := sig.Params().At(i).Type(); optionKind(t) != optNone || hasOptionField(t) || isValueList(t) {
 			return true
 		}
 	}
@@ -90,7 +90,18 @@ func (co *connOpts) siteSum(s connectSite) optSum {
 			return fixedSum(bufDisabled, 0) // not a connect after all
 		}
 		return co.callSum(s.fb, call, sum)
-	case s.options:
+	}
+	if co.ctorConnect(s) {
+		return fixedSum(bufDisabled, 0) // judged at the constructor's calls
+	}
+	return co.directSum(s)
+}
+
+// directSum judges the options of a call of nats.Connect or
+// (nats.Options).Connect.
+func (co *connOpts) directSum(s connectSite) optSum {
+	call := s.call
+	if s.options {
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
 			return unknownSum("a method value")
@@ -100,9 +111,6 @@ func (co *connOpts) siteSum(s connectSite) optSum {
 			x = u.X
 		}
 		return co.exprSum(s.fb, x)
-	}
-	if co.ctorConnect(call) {
-		return fixedSum(bufDisabled, 0) // judged at the constructor's calls
 	}
 	args := call.Args[min(1, len(call.Args)):]
 	if call.Ellipsis.IsValid() && len(args) > 0 {
@@ -123,6 +131,7 @@ func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
 	if s, ok := co.conns[fn]; ok {
 		return *s, s.Param >= 0
 	}
+	defer co.mode(false)()
 	if co.conns == nil {
 		co.conns = make(map[*types.Func]*optSum)
 	}
@@ -235,6 +244,10 @@ func (st *state) checkConnects() {
 		case s.options:
 			api, name = "(nats.Options).Connect", "(nats.Options).Connect"
 		}
+		if fn, param, f := co.ctorOf(s.call); fn != nil {
+			st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from parameter "+param+", kept in field "+f.Name())
+			continue
+		}
 		if sum.Param >= 0 {
 			if s.fb.lit != nil {
 				if !co.judgedLits[s.fb.lit] {
@@ -243,11 +256,7 @@ func (st *state) checkConnects() {
 				continue
 			}
 			if fn := s.fb.self; fn.Exported() {
-				if first, _ := co.connectsOf(fn); first == sum {
-					// The one its calls are judged by (connectsOf).
-					st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
-				}
-				st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", judged where it is called")
+				st.delegate(s, name, fn, sum)
 			}
 			continue
 		}
@@ -287,6 +296,39 @@ func (st *state) checkConnects() {
 		}
 	}
 	co.exportOptionFacts()
+}
+
+// delegate exports the connectFact of the exported function fn whose
+// connect s takes its options from fn's caller (sum), so that each call
+// of fn in analyzed code is judged, and lists s as delegated; a connect
+// that does not stand for fn's calls (another of fn's connects does, see
+// connectsOf) stays unjudged.
+func (st *state) delegate(s connectSite, name string, fn *types.Func, sum optSum) {
+	first, _ := st.conn.connectsOf(fn)
+	sig, _ := fn.Type().(*types.Signature)
+	switch {
+	case first != sum:
+		st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", whose calls are judged by another of its connects")
+		return
+	case !hasOptionParam(fn) || sig == nil || sum.Param >= sig.Params().Len():
+		st.rep.unjudged(s.call, name+": its options come from the caller of exported "+fn.Name()+", whose calls are not followed")
+		return
+	}
+	st.pass.ExportObjectFact(fn, &connectFact{Sum: sum})
+	if recv := sig.Recv(); recv != nil && !exportedOwner(recv.Type()) {
+		// Other packages call it through an interface, which is not
+		// followed.
+		st.rep.unjudged(s.call, name+": its options come from the caller of "+fn.Name()+", a method of an unexported type, called through interfaces")
+		return
+	}
+	from := "parameter " + sig.Params().At(sum.Param).Name()
+	switch {
+	case sum.Adds:
+		from = "the option values in " + from
+	case sum.Field != "":
+		from = "field " + sum.Field + " of " + from
+	}
+	st.rep.delegated(s.call, name+" to the calls of exported "+fn.Name()+": its options come from "+from)
 }
 
 // exportOptionFacts exports an optionsFact for each exported function of

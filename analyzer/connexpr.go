@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -38,7 +39,10 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		}
 		if i := co.paramIndex(fb, v); i >= 0 {
 			if kind == optOptions {
-				return unknownSum("options value from parameter " + v.Name())
+				if !co.readOnlyParam(fb, v) {
+					return unknownSum("options value from parameter " + v.Name() + ", changed or passed on")
+				}
+				return optSum{Buf: bufDefault, Param: i}
 			}
 			param := optSum{Buf: bufDefault, Param: i}
 			if len(indexOf(fb).byVar[v]) > 0 {
@@ -51,11 +55,29 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 	case *ast.SelectorExpr:
 		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {
 			if f, ok := s.Obj().(*types.Var); ok {
-				if f.Exported() && (f.Pkg() != co.pass.Pkg || exportedOwner(co.info.TypeOf(x.X))) {
-					return unknownSum("exported field " + f.Name() + ", which other packages may set")
+				if co.ctorHit(f, x) {
+					return fixedSum(bufDefault, 0) // the constructor's caller decides
 				}
-				return co.fieldSum(f)
+				sum := unknownSum("exported field " + f.Name() + ", which other packages may set")
+				if !f.Exported() || f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X)) {
+					sum = co.fieldSum(f)
+				}
+				if sum.Buf == bufUnknown {
+					// config.NatsOptions of a parameter: the caller's.
+					if ps, ok := co.paramFieldSum(fb, x, f); ok {
+						return ps
+					}
+					// co.connectOptions of co := resolveCreateOptions(opts).
+					if _, _, adding := co.adder(f); adding && localVar(co.info, x.X) != nil && co.paramIndex(fb, localVar(co.info, x.X)) < 0 {
+						return co.structLocalField(localVar(co.info, x.X), f.Name())
+					}
+				}
+				return sum
 			}
+		}
+	case *ast.UnaryExpr:
+		if x.Op == token.AND {
+			return co.addrSum(fb, x)
 		}
 	case *ast.StarExpr:
 		return unknownSum("options read through a pointer")
@@ -132,8 +154,11 @@ func (co *connOpts) localSumFrom(fb *fnBody, v *types.Var, kind optKind, sum opt
 		return unknownSum("options in " + v.Name() + ", not followed")
 	}
 	idx := indexOf(vb)
-	if idx.addressed[v] {
+	if idx.addressed[v] && (kind != optOptions || !co.addrToConnects(vb, v)) {
 		return unknownSum("the address of " + v.Name() + " is taken")
+	}
+	if isOptionsPtr(v.Type()) && !co.confinedPtr(vb, v) {
+		return unknownSum("options pointer " + v.Name() + " passed on or copied")
 	}
 	if kind == optOptions {
 		return co.localOptionsSum(vb, v)

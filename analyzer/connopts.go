@@ -12,12 +12,18 @@ import (
 // list of connection options (nats.Option values, a []nats.Option, a
 // nats.Options value) leaves: Buf and Size as for a Connect, or, when
 // Param >= 0, "the options the caller passes in parameter Param decide,
-// and Buf/Size when they leave the buffer alone". Why says why Buf is
-// bufUnknown. It is the payload of optionsFact and connectFact.
+// and Buf/Size when they leave the buffer alone"; with Field, the
+// options are in that field of the struct the caller passes there; with
+// Adds too, the parameter holds functional options of which some add
+// options to that field (optvalues.go). Why
+// says why Buf is bufUnknown. It is the payload of optionsFact and
+// connectFact.
 type optSum struct {
 	Buf   bufState
 	Size  int64
 	Param int
+	Field string
+	Adds  bool
 	Why   string
 }
 
@@ -84,7 +90,12 @@ func (s optSum) String() string {
 	default:
 		what = "buffer default"
 	}
-	if s.Param >= 0 {
+	switch {
+	case s.Param >= 0 && s.Adds:
+		return fmt.Sprintf("parameter %d's option values (field %s), else %s", s.Param, s.Field, what)
+	case s.Param >= 0 && s.Field != "":
+		return fmt.Sprintf("parameter %d's field %s, else %s", s.Param, s.Field, what)
+	case s.Param >= 0:
 		return fmt.Sprintf("parameter %d's options, else %s", s.Param, what)
 	}
 	return what
@@ -132,13 +143,17 @@ type connOpts struct {
 	// the body each store is in; fieldBad fields are changed in place or
 	// escape.
 	fieldStores map[*types.Var][]optStore
+	litStored   map[*types.Var]bool // fields a composite literal sets
 	fieldBad    map[*types.Var]string
 	fields      map[*types.Var]*optSum
 	funcs       map[*types.Func]*optSum
 	conns       map[*types.Func]*optSum
-	sites       []connectSite         // the connects of the package, in scan order
-	ctorUsed    map[*types.Var]bool   // constructor fields passed as a connect's options (ctorConnect)
-	judgedLits  map[*ast.FuncLit]bool // literals whose connects are judged at value calls
+	sites       []connectSite                // the connects of the package, in scan order
+	ctorUsed    map[*types.Var]bool          // constructor fields passed as a connect's options (ctorConnect)
+	ctorSites   map[*ast.CallExpr]*types.Var // each direct connect judged by ctorConnect, and its field or nil
+	ctorMode    bool                         // constructor fields stand for "no setting" (ctorConnect)
+	ctorHits    map[*types.Var]bool          // the constructor fields read in ctorMode
+	judgedLits  map[*ast.FuncLit]bool        // literals whose connects are judged at value calls
 }
 
 // optStore is a value stored in a field of option type.
@@ -167,6 +182,7 @@ func (co *connOpts) funcSum(fn *types.Func) (optSum, bool) {
 	if s, ok := co.funcs[fn]; ok {
 		return *s, true
 	}
+	defer co.mode(false)()
 	if co.funcs == nil {
 		co.funcs = make(map[*types.Func]*optSum)
 	}
@@ -282,6 +298,13 @@ func (co *connOpts) callSum(fb *fnBody, call *ast.CallExpr, s optSum) optSum {
 	}
 	var arg optSum
 	switch {
+	case s.Adds:
+		arg = co.valuesArg(fb, call, sig, s.Param, s.Field)
+	case s.Field != "":
+		if s.Param >= len(call.Args) || sig.Variadic() && s.Param == sig.Params().Len()-1 {
+			return unknownSum("options passed in a way not followed")
+		}
+		arg = co.fieldArgSum(fb, call.Args[s.Param], s.Field)
 	case sig.Variadic() && s.Param == sig.Params().Len()-1:
 		args := call.Args[min(s.Param, len(call.Args)):]
 		if call.Ellipsis.IsValid() {

@@ -270,31 +270,38 @@
 // non-negative constant size (0 also means 8 MiB): while reconnecting,
 // nats.go buffers outgoing messages and delivers a request after its
 // caller timed out. Options are followed where they are built: a slice
-// built in the function (a literal or make, then append, also
-// append(base, authOpts(cfg)...), and opts = setupConnOptions(opts) with a
-// helper of the package that appends and returns); a function of the
-// package returning options, judged by its return statements (another
-// package's by a fact); a field of option type of the package, judged by
-// every store to it (s.natsOpts = nats.GetDefaultOptions()), or, when
-// only one constructor stores it from its parameter and a connect passes
-// it as its only options (return &Client{opts: opts}, then
-// nats.Connect(c.url, c.opts...)), at each call of the constructor; and
-// options a function passes on from its parameters to a connect (func
-// dial(url string, opts ...nats.Option)), judged at each of its calls
-// ("call of dial connects without ..."), also through a function value
-// every value of which does so. Those two cross packages by a fact.
-// Function-literal options are read for assignments to ReconnectBufSize
-// and AllowReconnect; (nats.Options).Connect is judged for a literal,
-// nats.GetDefaultOptions(), a field or a local from them, with later
-// field assignments.
+// (a literal or make, then append; append(base, authOpts(cfg)...); opts =
+// setupConnOptions(opts) with a helper of the package that appends and
+// returns); a function returning options, by its returns (another
+// package's by a fact); a field of option type of the package, by every
+// store to it, or, when one constructor stores it from its parameter and
+// nothing around it at a connect sets the buffer (return &Client{opts:
+// opts}, then nats.Connect(c.url, c.opts...); nack's pool), at each call
+// of the constructor. Function-literal options are read for assignments to
+// ReconnectBufSize and AllowReconnect; (nats.Options).Connect is judged
+// for a literal, nats.GetDefaultOptions(), a field or a local from them,
+// with later field assignments. Not judged: a non-constant size, a slice
+// changed by index or by an option on some paths only, options from a
+// function value, a pointer, a field other packages may set or changed in
+// place; with [Config.Audit] each is listed as "unjudged", with why.
 //
-// Not judged, and not reported: a non-constant size, a slice changed by
-// index or by an option on some paths only (if tls { opts = append(opts,
-// ...) }), options from a function value, a pointer, a field that other
-// packages may set (exported, of an exported type) or that is changed in
-// place, and options from a parameter of an exported function (judged
-// where it is called, in analyzed code). With [Config.Audit] each such
-// connect is listed (category "unjudged") with why.
+// Options from the caller are judged at each call in analyzed code (other
+// packages' through a fact), reported as "call of dial connects without
+// ...": a parameter of options (dial(url string, opts ...nats.Option)),
+// also via a function value whose every value so connects; a nats.Options
+// or *nats.Options parameter only read (graft's NewNatsRpc), given &o,
+// &nats.Options{...} or a pointer local used only for its fields; an
+// option field of a struct parameter left unchanged (watermill-nats'
+// NewPublisher(config)), given a literal (no such field: no options) or a
+// local built from one; functional options applied in turn to a struct
+// whose unexported option field one adder's literal alone appends to
+// (orbit.go ntf-client's WithConnectOptions), given calls of the package:
+// the adder's add its arguments, others that cannot reach the field none.
+// With [Config.Audit] an exported function's (or constructor's) connect
+// is listed, not a finding: "delegated nats.Connect to the calls of
+// exported Dial: its options come from parameter opts"; unjudged if its
+// calls are not followed (another of its connects stands for them; a
+// method of an unexported type).
 //
 // # Receivers (receiver)
 //
@@ -387,9 +394,7 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// It also lists each connect whose options the reconnectbuf check cannot
-// judge (category "unjudged"): "unjudged nats.Connect: a non-constant
-// ReconnectBufSize".
+// It also lists the "unjudged" and "delegated" connects (above).
 //
 // # Flags
 //

@@ -46,6 +46,7 @@ func (co *connOpts) noteStore(a *assignment) {
 func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
 	if optionKind(f.Type()) != optNone {
 		co.store(f, val, fb)
+		co.litStored[f] = true
 	}
 }
 
@@ -54,6 +55,7 @@ func (co *connOpts) litField(f *types.Var, val ast.Expr, fb *fnBody) {
 func (co *connOpts) store(f *types.Var, rhs ast.Expr, fb *fnBody) {
 	if co.fieldStores == nil {
 		co.fieldStores = make(map[*types.Var][]optStore)
+		co.litStored = make(map[*types.Var]bool)
 	}
 	co.fieldStores[f] = append(co.fieldStores[f], optStore{rhs, fb})
 }
@@ -82,6 +84,7 @@ func (co *connOpts) fieldSum(f *types.Var) optSum {
 	if s, ok := co.fields[f]; ok {
 		return *s
 	}
+	defer co.mode(false)()
 	if co.fields == nil {
 		co.fields = make(map[*types.Var]*optSum)
 	}
@@ -117,66 +120,4 @@ func (co *connOpts) judgeField(f *types.Var) optSum {
 		sum = s
 	}
 	return sum
-}
-
-// ctorField reports whether every store to the field f is the parameter
-// (param) of one function fn, as is, a constructor keeping its caller's
-// options (return &Client{opts: opts}): the field then holds what the
-// callers of fn pass, and a connect with it is judged at those calls.
-func (co *connOpts) ctorField(f *types.Var) (fn *types.Func, param int, ok bool) {
-	if _, bad := co.fieldBad[f]; bad || f.Pkg() != co.pass.Pkg {
-		return nil, 0, false
-	}
-	stores := co.fieldStores[f]
-	for _, st := range stores {
-		if st.fb == nil || st.fb.self == nil || fn != nil && st.fb.self != fn {
-			return nil, 0, false
-		}
-		v := localVar(co.info, st.rhs)
-		i := co.paramIndex(st.fb, v)
-		if i < 0 || len(indexOf(st.fb).byVar[v]) > 0 || fn != nil && i != param {
-			return nil, 0, false
-		}
-		fn, param = st.fb.self, i
-	}
-	return fn, param, fn != nil
-}
-
-// ctorParam returns the parameter of fn that a constructor field holds
-// which a connect of the package passes as its only options (see
-// ctorConnect), if there is one.
-func (co *connOpts) ctorParam(fn *types.Func) (int, bool) {
-	for f := range co.ctorUsed {
-		if g, i, ok := co.ctorField(f); ok && g == fn {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// ctorConnect reports whether the connect call passes as its only
-// options a field its constructor stores from a parameter
-// (nats.Connect(c.url, c.opts...) with c.opts set only by NewClient's
-// opts): the calls of the constructor are then the connects (connectsOf),
-// and this one is not judged on its own.
-func (co *connOpts) ctorConnect(call *ast.CallExpr) bool {
-	if !call.Ellipsis.IsValid() || len(call.Args) != 2 {
-		return false
-	}
-	sel, ok := ast.Unparen(call.Args[1]).(*ast.SelectorExpr)
-	if !ok {
-		return false
-	}
-	f := fieldOf(co.info, sel)
-	if f == nil {
-		return false
-	}
-	if _, _, ok := co.ctorField(f); !ok {
-		return false
-	}
-	if co.ctorUsed == nil {
-		co.ctorUsed = make(map[*types.Var]bool)
-	}
-	co.ctorUsed[f] = true
-	return true
 }

@@ -150,6 +150,10 @@ func optionsInit(info *types.Info, e ast.Expr) optState {
 			}
 		}
 		return o
+	case *ast.UnaryExpr:
+		if e.Op == token.AND {
+			return optionsInit(info, e.X) // &nats.Options{...}
+		}
 	case *ast.CallExpr:
 		if fn := calleeFunc(info, e); funcKey(fn) == defaultOptionsFunc {
 			return optState{allow: triTrue, buf: bufDefault}

@@ -126,15 +126,27 @@ func (r *reporter) reviewedRetry(call *ast.CallExpr) bool {
 // unjudged lists, with -audit, a connect whose options the analyzer
 // cannot judge, and why.
 func (r *reporter) unjudged(call *ast.CallExpr, why string) {
+	r.auditConnect(call, CategoryUnjudged, why)
+}
+
+// delegated lists, with -audit, a connect judged at the calls of the
+// exported function whose callers give its options, and which.
+func (r *reporter) delegated(call *ast.CallExpr, why string) {
+	r.auditConnect(call, CategoryDelegated, why)
+}
+
+// auditConnect reports the audit entry "category why" at the connect
+// call, with -audit and the reconnectbuf check on.
+func (r *reporter) auditConnect(call *ast.CallExpr, category, why string) {
 	if !r.set.audit || !r.reported(CategoryReconnectBuf) || r.skipFile(r.pass.Fset.File(call.Pos())) {
 		return
 	}
 	r.pass.Report(analysis.Diagnostic{
 		Pos:      call.Pos(),
 		End:      call.End(),
-		Category: CategoryUnjudged,
-		URL:      categoryURL(CategoryUnjudged),
-		Message:  "unjudged " + why,
+		Category: category,
+		URL:      categoryURL(category),
+		Message:  category + " " + why,
 	})
 }
 

@@ -34,7 +34,8 @@
 //	                                         replaces the default one (analyzer.DefaultRetryHelpers):
 //	                                         to add a helper, list the defaults you use as well
 //	-skip-tests                              report nothing in _test.go files
-//	-audit                                   also report every reviewed finding, with its reason
+//	-audit                                   also report every reviewed finding, with its reason,
+//	                                         and the unjudged and delegated connects
 //	-claim-checks                            claim checks are in use in the module: check receivers
 //	                                         in every package, not only where claimcheck is used
 //

@@ -17,6 +17,8 @@ var helpCategories = []string{
 	analyzer.CategoryReconnectBuf,
 	analyzer.CategoryReceiver,
 	analyzer.CategoryHandler,
+	analyzer.CategoryUnjudged,
+	analyzer.CategoryDelegated,
 	analyzer.CategoryDirective,
 	analyzer.CategoryReviewed,
 }

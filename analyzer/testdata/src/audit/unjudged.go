@@ -8,7 +8,7 @@ import "github.com/nats-io/nats.go"
 // Dial has no caller here: its callers elsewhere are judged through its
 // fact.
 func Dial(url string, opts ...nats.Option) (*nats.Conn, error) { // want Dial:"connects with parameter 1's options, else buffer default"
-	return nats.Connect(url, opts...) // want `unjudged nats.Connect: its options come from the caller of exported Dial, judged where it is called`
+	return nats.Connect(url, opts...) // want `delegated nats.Connect to the calls of exported Dial: its options come from parameter opts`
 }
 
 func sized(url string, n int, plugins []func() nats.Option) {

@@ -81,7 +81,7 @@ func NewClient(url string, opts ...nats.Option) *Client { // want NewClient:"con
 }
 
 func (c *Client) Connect() error {
-	nc, err := nats.Connect(c.url, c.opts...)
+	nc, err := nats.Connect(c.url, c.opts...) // want `delegated nats.Connect to the calls of exported NewClient: its options come from parameter opts, kept in field opts`
 	if err != nil {
 		return err
 	}

@@ -76,9 +76,14 @@ type Options struct {
 	MaxReconnect     int
 	ReconnectBufSize int
 	Timeout          time.Duration
+	Token            string
+	User             string
 }
 
 type Option func(*Options) error
+
+// DefaultOptions is nats.go's deprecated global default options.
+var DefaultOptions = GetDefaultOptions()
 
 func GetDefaultOptions() Options {
 	return Options{AllowReconnect: true, MaxReconnect: 60, ReconnectBufSize: 8 * 1024 * 1024}
@@ -100,6 +105,8 @@ func MaxReconnects(max int) Option                       { return nil }
 func ReconnectBufSize(size int) Option                   { return nil }
 func ReconnectWait(t time.Duration) Option               { return nil }
 func Token(token string) Option                          { return nil }
+func UserCredentials(userOrChainedFile string) Option    { return nil }
+func RetryOnFailedConnect(retry bool) Option             { return nil }
 
 type Conn struct {
 	Opts Options
@@ -137,6 +144,7 @@ func (nc *Conn) Flush() error                                      { return nil 
 func (nc *Conn) FlushTimeout(timeout time.Duration) error          { return nil }
 func (nc *Conn) FlushWithContext(ctx context.Context) error        { return nil }
 func (nc *Conn) Close()                                            {}
+func (nc *Conn) RTT() (time.Duration, error)                       { return 0, nil }
 func (nc *Conn) MaxPayload() int64                                 { return 0 }
 func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error) { return nil, nil }
 

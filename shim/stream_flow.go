@@ -17,6 +17,7 @@ import (
 // of no known kind) breaks the stream at once; only valid ones count as
 // the caller's sign of life.
 func (s *streamOut) onCtl(m *nats.Msg) {
+	at := time.Now() // before the lock: a writer holding it does not lengthen a round trip
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.cond.Broadcast()
@@ -33,7 +34,7 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 	if s.failErr != nil {
 		return
 	}
-	if bad := s.ctlLocked(m.Data); bad != "" {
+	if bad := s.ctlLocked(m.Data, at); bad != "" {
 		s.brokeLocked(bad)
 		return
 	}
@@ -41,9 +42,9 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 	s.goneAt = time.Time{}
 }
 
-// ctlLocked applies one control message and returns what makes it break
-// the protocol (xfer.Sender.ParseCtl), or "".
-func (s *streamOut) ctlLocked(b []byte) string {
+// ctlLocked applies one control message, received at at, and returns
+// what makes it break the protocol (xfer.Sender.ParseCtl), or "".
+func (s *streamOut) ctlLocked(b []byte, at time.Time) string {
 	c, bad := (xfer.Sender{Window: s.window, Sent: s.sent, Ended: s.ended}).ParseCtl(b)
 	if bad != "" {
 		return bad
@@ -54,13 +55,13 @@ func (s *streamOut) ctlLocked(b []byte) string {
 			// The caller's acknowledgement of the start frame: the
 			// round trip of a small message, the path's own (a data
 			// frame's includes its size and whatever is ahead of it).
-			s.sampleRTTLocked(time.Since(s.startAt))
+			s.sampleRTTLocked(at.Sub(s.startAt))
 		}
 		s.start = nil
 		s.granted = max(s.granted, c.Grant)
 		if c.Recv > s.acked {
 			s.acked = c.Recv
-			s.releaseLocked()
+			s.releaseLocked(at)
 		}
 		s.final = s.final || c.Final
 	case ctlResend:
@@ -83,10 +84,10 @@ func (s *streamOut) brokeLocked(what string) {
 // releaseLocked drops the frames the caller has received, keeping a few
 // buffers for the next frames (filled again once the digest is done with
 // them).
-func (s *streamOut) releaseLocked() {
+func (s *streamOut) releaseLocked(at time.Time) {
 	i := 0
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
-		s.sampleLocked(&s.frames[i])
+		s.sampleLocked(&s.frames[i], at)
 		if len(s.free) < 4 {
 			s.free = append(s.free, spareBuf{body: s.frames[i].body, end: s.frames[i].end()})
 		}
@@ -100,11 +101,11 @@ func (s *streamOut) releaseLocked() {
 // just acknowledged, sent when little of the stream was in transit ahead
 // of it: the least one is the path's round trip (a frame acknowledged
 // late, or sent again, only gives a larger sample).
-func (s *streamOut) sampleLocked(f *outFrame) {
+func (s *streamOut) sampleLocked(f *outFrame, at time.Time) {
 	if f.at.IsZero() {
 		return
 	}
-	s.sampleRTTLocked(time.Since(f.at))
+	s.sampleRTTLocked(at.Sub(f.at))
 }
 
 // sampleRTTLocked takes d as a round trip of the path: the least is kept.

@@ -82,6 +82,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			return fmt.Sprintf("a start frame naming digest %d, which the caller did not offer", r.digest)
 		}
 		r.started, r.hdr = true, m.Header
+		r.win.Start(time.Now(), 0)
 		// An acknowledgement at once: the responder times the path's
 		// round trip by it (a small message, not a frame behind others).
 		r.ackLocked(false)
@@ -118,7 +119,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 		switch {
 		case off > r.recv || flag == xfer.BeatEnded:
 			r.gapLocked() // frames (or the end) were lost at the tail
-		case flag == xfer.BeatStalled && r.win.Stalled(off, r.recv, r.consumed):
+		case flag == xfer.BeatStalled && r.win.Stalled(off, r.recv, r.consumed, time.Now()):
 			r.ackLocked(false) // the wider window's credit, now
 		}
 	}

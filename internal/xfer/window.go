@@ -87,6 +87,13 @@ const (
 type Window struct {
 	Cur, Max int64
 	next     int64 // a stall below this offset does not widen the window again
+	// The delivery rate of the current window (bytes received since at,
+	// when it was set) and of the one before it, for Stalled's check
+	// that a growth paid.
+	at       time.Time
+	atRecv   int64
+	prevRate float64 // bytes per second with the window before; 0: none measured
+	full     bool    // a growth did not pay: the path, not the window, is the bound
 }
 
 // NewWindow returns the window of a caller that declared declared.
@@ -94,7 +101,20 @@ func NewWindow(declared int64) Window {
 	return Window{Cur: StartCredit(declared), Max: max(1, declared)}
 }
 
-// Stalled is the growth rule, applied when the responder reports
+// FullGain is how much faster (1.25: a quarter) a stream must deliver after
+// the window grew for it to grow again: a growth that did not pay as much
+// shows a path whose own pace (a busy server or machine, a slow link), not
+// the window, bounds the transfer; the window goes back to its size before
+// and grows no more (the "full pipe" test of TCP BBR's start-up).
+const FullGain = 1.25
+
+// Start marks the start of the stream at now, having received recv bytes:
+// the first window's delivery rate is measured from there.
+func (w *Window) Start(now time.Time, recv int64) {
+	w.at, w.atRecv = now, recv
+}
+
+// Stalled is the growth rule, applied at now when the responder reports
 // (BeatStalled) that it waited for credit at offset off, with recv bytes
 // received in order and consumed read. When the reader keeps up (at most
 // half the window waiting to be read), the window, not the reader, bounds
@@ -102,16 +122,33 @@ func NewWindow(declared int64) Window {
 // the window grows Growth times, up to Max, and Stalled reports true; the caller
 // grants the new credit at once (consumed + Cur). It does not grow again
 // until the responder stalls past that credit, so at most once per round
-// trip. A slow reader never widens the window, nor does a stall report
-// ahead of what was received.
-func (w *Window) Stalled(off, recv, consumed int64) bool {
+// trip, and only when the last growth paid: the delivery rate since it is
+// FullGain times the rate before it or more. When it did not, the window
+// goes back to its size before the growth and stays there (Stalled
+// reports false). A slow reader never widens the window, nor does a stall
+// report ahead of what was received.
+func (w *Window) Stalled(off, recv, consumed int64, now time.Time) bool {
 	switch {
-	case w.Cur >= w.Max, off > recv, off < w.next:
+	case w.full, w.Cur >= w.Max && w.prevRate == 0, off > recv, off < w.next:
 		return false
 	case recv-consumed > w.Cur/2:
 		return false // the reader is behind
 	}
+	var rate float64
+	if d := now.Sub(w.at); !w.at.IsZero() && d > 0 {
+		rate = float64(recv-w.atRecv) / d.Seconds()
+	}
+	if w.prevRate > 0 && rate < FullGain*w.prevRate {
+		w.full = true
+		w.Cur = max(StartCredit(w.Max), w.Cur/Growth)
+		return false
+	}
+	if w.Cur >= w.Max {
+		w.prevRate = 0 // paid, and at the declared window: nothing more to check
+		return false
+	}
 	w.Cur = min(Growth*w.Cur, w.Max)
 	w.next = consumed + w.Cur
+	w.prevRate, w.at, w.atRecv = rate, now, recv
 	return true
 }

@@ -56,39 +56,93 @@ func TestStartQuantumFrame(t *testing.T) {
 // The window grows (Growth times) only when the responder reports a stall at what was
 // received and the reader keeps up; once per credit granted with the
 // current window; never past the declared window; a slow reader never
-// widens it.
+// widens it. Here every growth pays (the delivery rate rises with the
+// window, as on a long path).
 func TestWindowStalled(t *testing.T) {
 	const mib = 1 << 20
+	t0 := time.Unix(1000, 0)
 	w := xfer.NewWindow(64 * mib)
 	if w.Cur != 4*mib || w.Max != 64*mib {
 		t.Fatalf("NewWindow(64 MiB) = %+v", w)
 	}
+	w.Start(t0, 0)
 	for _, tc := range []struct {
 		name                string
 		off, recv, consumed int64
+		at                  time.Duration // since the start
 		grow                bool
 		cur                 int64
 	}{
-		{"a stall ahead of what was received", 5 * mib, 4 * mib, 4 * mib, false, 4 * mib},
-		{"the reader behind by more than half", 4 * mib, 4 * mib, 2*mib - 1, false, 4 * mib},
-		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, true, 16 * mib},
-		{"a stall within the credit granted at the growth", 18*mib - 1, 18*mib - 1, 18*mib - 1, false, 16 * mib},
-		{"a stall past it", 18 * mib, 18 * mib, 18 * mib, true, 64 * mib},
-		{"at the declared window", 90 * mib, 90 * mib, 90 * mib, false, 64 * mib},
+		{"a stall ahead of what was received", 5 * mib, 4 * mib, 4 * mib, 40 * time.Millisecond, false, 4 * mib},
+		{"the reader behind by more than half", 4 * mib, 4 * mib, 2*mib - 1, 40 * time.Millisecond, false, 4 * mib},
+		{"the reader behind by half", 4 * mib, 4 * mib, 2 * mib, 40 * time.Millisecond, true, 16 * mib}, // 100 MiB/s
+		{"a stall within the credit granted at the growth", 18*mib - 1, 18*mib - 1, 18*mib - 1, 80 * time.Millisecond, false, 16 * mib},
+		{"a stall past it", 18 * mib, 18 * mib, 18 * mib, 80 * time.Millisecond, true, 64 * mib}, // 350 MiB/s since
+		{"at the declared window", 90 * mib, 90 * mib, 90 * mib, 200 * time.Millisecond, false, 64 * mib},
 	} {
-		if got := w.Stalled(tc.off, tc.recv, tc.consumed); got != tc.grow || w.Cur != tc.cur {
+		if got := w.Stalled(tc.off, tc.recv, tc.consumed, t0.Add(tc.at)); got != tc.grow || w.Cur != tc.cur {
 			t.Errorf("%s: Stalled = %v, window %d; want %v, %d", tc.name, got, w.Cur, tc.grow, tc.cur)
 		}
 	}
 	// A declared window up to InitialWindow is fixed.
 	small := xfer.NewWindow(64 << 10)
-	if small.Stalled(64<<10, 64<<10, 64<<10) || small.Cur != 64<<10 {
+	small.Start(t0, 0)
+	if small.Stalled(64<<10, 64<<10, 64<<10, t0.Add(time.Second)) || small.Cur != 64<<10 {
 		t.Errorf("a 64 KiB window grew: %+v", small)
 	}
 	// A window that is not a power of two stops at the declared one.
 	odd := xfer.NewWindow(5 * mib)
-	if !odd.Stalled(4*mib, 4*mib, 4*mib) || odd.Cur != 5*mib {
+	odd.Start(t0, 0)
+	if !odd.Stalled(4*mib, 4*mib, 4*mib, t0.Add(time.Second)) || odd.Cur != 5*mib {
 		t.Errorf("a 5 MiB window after growing: %+v", odd)
+	}
+}
+
+// A growth that does not raise the delivery rate by FullGain (a path
+// whose own pace bounds the transfer: a busy server, a slow link) takes
+// the window back to its size before, for good; one that does lets it
+// grow again. The rate is measured from the stream's start to the first
+// growth, then from each growth to the next stall past its credit.
+func TestWindowFullPipe(t *testing.T) {
+	const mib = 1 << 20
+	t0 := time.Unix(1000, 0)
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		// the second stall (past the 16 MiB credit) comes at this time,
+		// having received 20 MiB: the first came at 10 ms with 4 MiB
+		// (400 MiB/s).
+		second time.Duration
+		grow   bool
+		cur    int64
+	}{
+		{"no faster (400 MiB/s)", 10*ms + 40*ms, false, 4 * mib},
+		{"a fifth faster (480 MiB/s)", 10*ms + 33*ms + ms/3, false, 4 * mib},
+		{"a quarter faster (500 MiB/s)", 10*ms + 32*ms, true, 64 * mib},
+		{"twice as fast (800 MiB/s)", 10*ms + 20*ms, true, 64 * mib},
+	} {
+		w := xfer.NewWindow(64 * mib)
+		w.Start(t0, 0)
+		if !w.Stalled(4*mib, 4*mib, 4*mib, t0.Add(10*ms)) || w.Cur != 16*mib {
+			t.Fatalf("%s: the first stall did not grow the window: %+v", tc.name, w)
+		}
+		if got := w.Stalled(20*mib, 20*mib, 20*mib, t0.Add(tc.second)); got != tc.grow || w.Cur != tc.cur {
+			t.Errorf("%s: Stalled = %v, window %d MiB; want %v, %d MiB", tc.name, got, w.Cur>>20, tc.grow, tc.cur>>20)
+		}
+		if tc.grow {
+			continue
+		}
+		// Full: no later stall widens it, however fast.
+		if w.Stalled(30*mib, 30*mib, 30*mib, t0.Add(tc.second+ms)) || w.Cur != 4*mib {
+			t.Errorf("%s: a full window grew again: %+v", tc.name, w)
+		}
+	}
+	// At the declared window a growth that did not pay is taken back too.
+	w := xfer.NewWindow(16 * mib)
+	w.Start(t0, 0)
+	w.Stalled(4*mib, 4*mib, 4*mib, t0.Add(10*ms))
+	if w.Stalled(20*mib, 20*mib, 20*mib, t0.Add(50*ms)) || w.Cur != 4*mib {
+		t.Errorf("a 16 MiB window whose growth did not pay: %+v", w)
 	}
 }
 

@@ -60,11 +60,29 @@ func microOf(ctx context.Context) micro.Request {
 // (see withMicro), or with req.RespondMsg.
 func replyWith(ctx context.Context, req *nats.Msg, reply *nats.Msg) error {
 	if mreq := microOf(ctx); mreq != nil {
-		var opts []micro.RespondOpt
-		if len(reply.Header) > 0 {
-			opts = append(opts, micro.WithHeaders(micro.Headers(reply.Header)))
-		}
-		return microMaxPayload(mreq.Respond(reply.Data, opts...))
+		return microReply(mreq, reply.Data, reply.Header)
 	}
 	return req.RespondMsg(reply)
+}
+
+// microReply sends data with h through mreq's Respond, which micro counts
+// in the endpoint's stats (every micro reply of the shim goes here).
+func microReply(mreq micro.Request, data []byte, h nats.Header) error {
+	var opts []micro.RespondOpt
+	if len(h) > 0 {
+		opts = append(opts, micro.WithHeaders(micro.Headers(h)))
+	}
+	return microMaxPayload(mreq.Respond(data, opts...))
+}
+
+// microErrorReply sends a micro error reply (code and description
+// headers, the description cut to maxErrorMessage) through mreq's Error,
+// which micro counts as the endpoint's last error; rejected marks it as a
+// rejection (HeaderOutcome). Every micro error reply of the shim goes here.
+func microErrorReply(mreq micro.Request, code, message string, rejected bool) error {
+	var opts []micro.RespondOpt
+	if rejected {
+		opts = append(opts, micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}}))
+	}
+	return microMaxPayload(mreq.Error(code, truncate(message, maxErrorMessage), nil, opts...))
 }

@@ -185,14 +185,7 @@ func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code,
 	}
 	send := func() error { return req.RespondMsg(&reply) }
 	if mreq := microOf(ctx); mreq != nil {
-		// Through micro, which counts the error in the endpoint's stats.
-		var opts []micro.RespondOpt
-		if rejected {
-			opts = append(opts, micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}}))
-		}
-		send = func() error {
-			return microMaxPayload(mreq.Error(code, reply.Header.Get(HeaderError), nil, opts...))
-		}
+		send = func() error { return microErrorReply(mreq, code, message, rejected) }
 	}
 	if _, err := sendReply(ctx, st, int64(MsgSize(&reply)), send); err != nil {
 		return sendError(ctx, err, false)
@@ -260,12 +253,8 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
-	var opts []micro.RespondOpt
-	if len(h) > 0 {
-		opts = append(opts, micro.WithHeaders(micro.Headers(h)))
-	}
 	_, err := sendReply(context.Background(), nil, int64(wire.MsgSize(h, len(data))), func() error {
-		return microMaxPayload(req.Respond(data, opts...))
+		return microReply(req, data, h)
 	})
 	if err == nil {
 		return nil
@@ -300,7 +289,7 @@ func RespondMicroError(req micro.Request, code, message string) error {
 		message = code
 	}
 	if _, err := sendReply(context.Background(), nil, 1, func() error {
-		return microMaxPayload(req.Error(code, truncate(message, maxErrorMessage), nil))
+		return microErrorReply(req, code, message, false)
 	}); err != nil {
 		return sendError(context.Background(), err, false)
 	}

@@ -292,8 +292,8 @@
 // default, when a long path rather than the reader bounds the transfer:
 // the responder reports waits for credit on a path whose round trip, timed
 // by the caller's acknowledgement of its start frame, is 10 ms or more,
-// and a growth that did not raise the delivery rate by a quarter is taken
-// back for the rest of the stream) and
+// and a growth that did not raise the delivery rate by a quarter ends the
+// growth for the rest of the stream) and
 // acknowledges what it received; Write blocks while the window is full,
 // so a slow reader slows the writer and nothing is dropped for being
 // slow. The writer keeps unacknowledged frames: a gap in the offsets (a

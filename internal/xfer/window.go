@@ -93,7 +93,7 @@ type Window struct {
 	at       time.Time
 	atRecv   int64
 	prevRate float64 // bytes per second with the window before; 0: none measured
-	full     bool    // a growth did not pay: the path, not the window, is the bound
+	full     bool    // a growth did not pay: the path, not the window, is the bound; no more growth
 }
 
 // NewWindow returns the window of a caller that declared declared.
@@ -104,8 +104,11 @@ func NewWindow(declared int64) Window {
 // FullGain is how much faster (1.25: a quarter) a stream must deliver after
 // the window grew for it to grow again: a growth that did not pay as much
 // shows a path whose own pace (a busy server or machine, a slow link), not
-// the window, bounds the transfer; the window goes back to its size before
-// and grows no more (the "full pipe" test of TCP BBR's start-up).
+// the window, bounds the transfer, and the window grows no more (the
+// "full pipe" test of TCP BBR's start-up). It keeps its size: a busy
+// machine's noise can make a growth look as if it did not pay, and a
+// window too small for a long path costs more than one too large, which
+// costs only memory the caller declared it could hold.
 const FullGain = 1.25
 
 // Start marks the start of the stream at now, having received recv bytes:
@@ -124,12 +127,12 @@ func (w *Window) Start(now time.Time, recv int64) {
 // until the responder stalls past that credit, so at most once per round
 // trip, and only when the last growth paid: the delivery rate since it is
 // FullGain times the rate before it or more. When it did not, the window
-// goes back to its size before the growth and stays there (Stalled
-// reports false). A slow reader never widens the window, nor does a stall
-// report ahead of what was received.
+// stays as it is for the rest of the stream (Stalled reports false). A
+// slow reader never widens the window, nor does a stall report ahead of
+// what was received.
 func (w *Window) Stalled(off, recv, consumed int64, now time.Time) bool {
 	switch {
-	case w.full, w.Cur >= w.Max && w.prevRate == 0, off > recv, off < w.next:
+	case w.full, w.Cur >= w.Max, off > recv, off < w.next:
 		return false
 	case recv-consumed > w.Cur/2:
 		return false // the reader is behind
@@ -140,11 +143,6 @@ func (w *Window) Stalled(off, recv, consumed int64, now time.Time) bool {
 	}
 	if w.prevRate > 0 && rate < FullGain*w.prevRate {
 		w.full = true
-		w.Cur = max(StartCredit(w.Max), w.Cur/Growth)
-		return false
-	}
-	if w.Cur >= w.Max {
-		w.prevRate = 0 // paid, and at the declared window: nothing more to check
 		return false
 	}
 	w.Cur = min(Growth*w.Cur, w.Max)

@@ -99,9 +99,9 @@ func TestWindowStalled(t *testing.T) {
 }
 
 // A growth that does not raise the delivery rate by FullGain (a path
-// whose own pace bounds the transfer: a busy server, a slow link) takes
-// the window back to its size before, for good; one that does lets it
-// grow again. The rate is measured from the stream's start to the first
+// whose own pace bounds the transfer: a busy server, a slow link) ends
+// the window's growth, at the size it has; one that does lets it grow
+// again. The rate is measured from the stream's start to the first
 // growth, then from each growth to the next stall past its credit.
 func TestWindowFullPipe(t *testing.T) {
 	const mib = 1 << 20
@@ -116,8 +116,8 @@ func TestWindowFullPipe(t *testing.T) {
 		grow   bool
 		cur    int64
 	}{
-		{"no faster (400 MiB/s)", 10*ms + 40*ms, false, 4 * mib},
-		{"a fifth faster (480 MiB/s)", 10*ms + 33*ms + ms/3, false, 4 * mib},
+		{"no faster (400 MiB/s)", 10*ms + 40*ms, false, 16 * mib},
+		{"a fifth faster (480 MiB/s)", 10*ms + 33*ms + ms/3, false, 16 * mib},
 		{"a quarter faster (500 MiB/s)", 10*ms + 32*ms, true, 64 * mib},
 		{"twice as fast (800 MiB/s)", 10*ms + 20*ms, true, 64 * mib},
 	} {
@@ -133,15 +133,15 @@ func TestWindowFullPipe(t *testing.T) {
 			continue
 		}
 		// Full: no later stall widens it, however fast.
-		if w.Stalled(30*mib, 30*mib, 30*mib, t0.Add(tc.second+ms)) || w.Cur != 4*mib {
+		if w.Stalled(40*mib, 40*mib, 40*mib, t0.Add(tc.second+ms)) || w.Cur != 16*mib {
 			t.Errorf("%s: a full window grew again: %+v", tc.name, w)
 		}
 	}
-	// At the declared window a growth that did not pay is taken back too.
+	// At the declared window nothing grows, paid or not.
 	w := xfer.NewWindow(16 * mib)
 	w.Start(t0, 0)
 	w.Stalled(4*mib, 4*mib, 4*mib, t0.Add(10*ms))
-	if w.Stalled(20*mib, 20*mib, 20*mib, t0.Add(50*ms)) || w.Cur != 4*mib {
+	if w.Stalled(20*mib, 20*mib, 20*mib, t0.Add(50*ms)) || w.Cur != 16*mib {
 		t.Errorf("a 16 MiB window whose growth did not pay: %+v", w)
 	}
 }

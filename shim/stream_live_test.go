@@ -2,8 +2,6 @@ package shim_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"io"
 	"sync/atomic"
@@ -172,31 +170,12 @@ func TestStreamSlowProducerStaysAlive(t *testing.T) {
 }
 
 // fakeResponder answers stream requests on subject by speaking the frame
-// protocol itself: a start frame, body as one data frame, and an end frame
-// whose length and digest are those of claimed.
+// protocol itself, as a responder before HighwayHash digests: a start
+// frame, body as one data frame, and an end frame whose length and
+// SHA-256 are those of claimed (digestResponder).
 func fakeResponder(t *testing.T, url, subject string, body, claimed []byte) {
 	t.Helper()
-	nc := connect(t, url)
-	frame := func(kind byte, off int64, payload []byte) []byte {
-		b := make([]byte, shim.FramePrefix, shim.FramePrefix+len(payload))
-		b[0] = kind
-		binary.BigEndian.PutUint64(b[1:], uint64(off))
-		return append(b, payload...)
-	}
-	ctrl := nc.NewInbox()
-	if _, err := nc.Subscribe(subject, func(req *nats.Msg) {
-		sum := sha256.Sum256(claimed)
-		for _, f := range [][]byte{
-			frame(shim.FrameStart, 0, []byte{1}),
-			frame(shim.FrameData, 0, body),
-			frame(shim.FrameEnd, int64(len(claimed)), sum[:]),
-		} {
-			_ = nc.PublishMsg(&nats.Msg{Subject: req.Reply, Reply: ctrl, Data: f}) //natssend:reviewed test: a hand-made responder
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	_ = nc.Flush()
+	digestResponder(t, url, subject, nil, body, claimed)
 }
 
 func TestStreamNeverEOFWithWrongBytes(t *testing.T) {

@@ -81,14 +81,18 @@ func (s *streamOut) brokeLocked(what string) {
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
-// releaseLocked drops the frames the caller has received, keeping a few
+// releaseLocked drops the frames the caller has received, keeping their
 // buffers for the next frames (filled again once the digest is done with
 // them).
 func (s *streamOut) releaseLocked(at time.Time) {
 	i := 0
 	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
 		s.sampleLocked(&s.frames[i], at)
-		if len(s.free) < 4 {
+		// As many spare buffers as the credit can fill (at least 4): a
+		// wide window reuses its frames' buffers instead of allocating
+		// (and zeroing) one per frame. They were all in flight at once,
+		// so the spares never hold more than the window did.
+		if keep := max(4, (s.granted-s.acked)/int64(cap(s.frames[i].body))+1); int64(len(s.free)) < keep {
 			s.free = append(s.free, spareBuf{body: s.frames[i].body, end: s.frames[i].end()})
 		}
 		s.frames[i] = outFrame{}

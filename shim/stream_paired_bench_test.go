@@ -192,27 +192,12 @@ func BenchmarkStreamPaired(b *testing.B) {
 // default window (stream) and with -streambench.window when set, against
 // core NATS on the same path (a raw responder in the east publishing the
 // bytes as 1 MiB messages to the caller's inbox) in ABBA cycles. The
-// servers run in this process.
+// servers and the east side run in a child process
+// (TestChildGatewayServers), so that this process times the caller alone;
+// cpu-ms/MiB counts both processes.
 func BenchmarkStreamGateway(b *testing.B) {
-	sc := natstest.StartSuperCluster(b, *streamGatewayDelay, 0)
-	enc, wnc := connect(b, sc.East.URL()), connect(b, sc.West.URL())
-	serveStreamOn(b, enc, "gw.push", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
-		n, _ := strconv.ParseInt(string(req.Data), 10, 64)
-		return writeN(w, n)
-	})
-	if _, err := enc.Subscribe("gw.core", func(req *nats.Msg) {
-		n, _ := strconv.ParseInt(string(req.Data), 10, 64)
-		chunk := int64(enc.MaxPayload() - 64)
-		for off := int64(0); off < n; off += chunk {
-			_ = enc.Publish(req.Reply, benchBody[:min(chunk, n-off)]) //natssend:reviewed benchmark baseline: the raw path under comparison
-		}
-		_ = enc.Publish(req.Reply, nil) //natssend:reviewed benchmark baseline
-	}); err != nil {
-		b.Fatal(err)
-	}
-	if err := enc.Flush(); err != nil {
-		b.Fatal(err)
-	}
+	child := natstest.StartChild(b, "TestChildGatewayServers", []string{"-streambench.delay=" + streamGatewayDelay.String()}, nil)
+	wnc := connect(b, child.URL)
 	c := shim.NewClient(wnc, shim.WithTimeout(time.Minute))
 	natstest.Eventually(b, 30*time.Second, func() bool {
 		rs, err := c.RequestStream(context.Background(), "gw.push", []byte("1"), shim.Timeout(2*time.Second))
@@ -227,14 +212,44 @@ func BenchmarkStreamGateway(b *testing.B) {
 	core := func() int64 { return coreTransfer(b, wnc, "gw.core", size) }
 	b.Run("stream", func(b *testing.B) {
 		var w windowWatch
-		pairedTransfer(b, size, 0, core, func() { w.take(streamTransfer(b, c, "gw.push", size)) })
+		pairedTransfer(b, size, child.Pid, core, func() { w.take(streamTransfer(b, c, "gw.push", size)) })
 		w.report(b)
 	})
 	if *streamBenchWindow > 0 {
 		b.Run("window="+strconv.Itoa(*streamBenchWindow), func(b *testing.B) {
 			var w windowWatch
-			pairedTransfer(b, size, 0, core, func() { w.take(streamTransfer(b, c, "gw.push", size, shim.StreamWindow(*streamBenchWindow))) })
+			pairedTransfer(b, size, child.Pid, core, func() { w.take(streamTransfer(b, c, "gw.push", size, shim.StreamWindow(*streamBenchWindow))) })
 			w.report(b)
 		})
 	}
+}
+
+// TestChildGatewayServers is BenchmarkStreamGateway's child process: a
+// supercluster whose gateway links run through a delay line
+// (-streambench.delay each way), with the stream responder and the core
+// publisher on the east cluster; it announces the west cluster's URL, for
+// the benchmark's caller.
+func TestChildGatewayServers(t *testing.T) {
+	natstest.ServeChild(t, func(t *testing.T) string {
+		sc := natstest.StartSuperCluster(t, *streamGatewayDelay, 0)
+		enc := connect(t, sc.East.URL())
+		serveStreamOn(t, enc, "gw.push", func(ctx context.Context, req *nats.Msg, w *shim.StreamWriter) error {
+			n, _ := strconv.ParseInt(string(req.Data), 10, 64)
+			return writeN(w, n)
+		})
+		if _, err := enc.Subscribe("gw.core", func(req *nats.Msg) {
+			n, _ := strconv.ParseInt(string(req.Data), 10, 64)
+			chunk := int64(enc.MaxPayload() - 64)
+			for off := int64(0); off < n; off += chunk {
+				_ = enc.Publish(req.Reply, benchBody[:min(chunk, n-off)]) //natssend:reviewed benchmark baseline: the raw path under comparison
+			}
+			_ = enc.Publish(req.Reply, nil) //natssend:reviewed benchmark baseline
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return sc.West.URL()
+	})
 }

@@ -78,7 +78,7 @@
 // each chunk on a goroutine of its own while the chunks go out: the
 // object store's SHA-256 (its Digest field, which nats.go's Get and the
 // nats CLI check) and HighwayHash-256 (nats-server's own message hash,
-// about five times SHA-256's speed, under the fixed public key
+// several times SHA-256's speed, under the fixed public key
 // xfer.HighwayKey that transfer streams use) in the object's metadata
 // under natssend-hh256, base64url. Both detect faults (a chunk lost,
 // doubled, reordered or altered on the way or at rest), not forgers:

@@ -16,7 +16,7 @@ import (
 // xfer.HighwayKey) in base64url with padding, as the object store writes
 // its SHA-256 digest. The SHA-256 digest the object-store format needs is
 // written too (nats.go's Get and the nats CLI check it); a read checks the
-// HighwayHash when the metadata has this key (about five times SHA-256's
+// HighwayHash when the metadata has this key (several times SHA-256's
 // speed), SHA-256 when it has not (an object that an older Store, nats.go
 // or the nats CLI wrote). The digest detects faults, not forgers: whoever
 // may write the meta message may write either digest.

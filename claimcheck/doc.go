@@ -74,6 +74,16 @@
 // else (bucket creation, GetInfo, delete, TTL) is the object store's, and
 // the tests read uploads back with ObjectStore.Get.
 //
+// An upload records two digests of the payload, computed in one pass over
+// each chunk on a goroutine of its own while the chunks go out: the
+// object store's SHA-256 (its Digest field, which nats.go's Get and the
+// nats CLI check) and HighwayHash-256 (nats-server's own message hash,
+// several times SHA-256's speed, under the fixed public key
+// xfer.HighwayKey that transfer streams use) in the object's metadata
+// under natssend-hh256, base64url. Both detect faults (a chunk lost,
+// doubled, reordered or altered on the way or at rest), not forgers:
+// whoever may write the meta message may write either.
+//
 // Errors of the publish methods for which the Store knows that nothing
 // was published match ErrNotPublished; an unknown outcome (a JetStream
 // acknowledgement that timed out) does not.
@@ -100,8 +110,12 @@
 // the stream's leader is asked before ErrMissing. A server older than
 // nats-server 2.11, which answers a batch request with one message, is
 // read one chunk per request. A bucket stream without allow_direct is not
-// read (the error says so). Both verify the declared size and the SHA-256 digest
-// and honour the caller's deadline however long (the object store's Get
+// read (the error says so). Both verify the declared size, the chunk
+// count and the digest: the HighwayHash-256 when the metadata has a
+// natssend-hh256 entry (a malformed one fails at once with ErrCorrupt),
+// the object store's SHA-256 otherwise (an object an older Store, nats.go
+// or the nats CLI wrote); a mismatch of either is ErrCorrupt. Both
+// honour the caller's deadline however long (the object store's Get
 // stops at 5 s without one; without a deadline these use
 // DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,
 // ErrCorrupt, ErrSubjectMismatch or ErrTooLarge.

@@ -28,3 +28,6 @@ func (s *Store) PrepareLimit(ctx context.Context, m *nats.Msg, reserve int, limi
 func (s *Store) PrepareReply(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
 	return claimops.PrepareMsg(ctx, s, m, reserve, limit, true)
 }
+
+// MetaDigest is the object metadata key of the HighwayHash-256 digest.
+const MetaDigest = metaDigestKey

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,11 +141,7 @@ func (f *fanOutBench) getBytes(ctx context.Context) ([]byte, error) {
 }
 
 // cpu returns the CPU time used so far by this process and the server's.
-func (f *fanOutBench) cpu() time.Duration {
-	c, _ := processCPU(os.Getpid())
-	s, _ := processCPU(f.pid)
-	return c + s
-}
+func (f *fanOutBench) cpu() time.Duration { return cpuBoth(f.pid) }
 
 // fanOut runs readers concurrent reads per operation and reports
 // resolves/s and failed/op.

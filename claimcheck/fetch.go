@@ -3,7 +3,6 @@ package claimcheck
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/objstore"
+	"github.com/natssend/natssend/internal/xfer"
 )
 
 // maxBatchBytes caps the bytes one batch request asks for, whatever chunk
@@ -59,15 +59,16 @@ func (r *objReader) meta() (*jetstream.ObjectInfo, error) {
 	if md.info.Deleted {
 		return nil, r.fail(ErrMissing, "deleted from bucket %q%s", r.ref.bucket, r.inDomain())
 	}
-	r.wantDigest = md.digest
+	r.want = md.want
+	r.digest = md.want.newHash()
 	return &md.info, nil
 }
 
-// metaData is an object's decoded meta data and its digest's bytes (nil
-// when malformed: checkDigest says so once the chunks are read).
+// metaData is an object's decoded meta data and the digest a read checks
+// (see chooseDigest).
 type metaData struct {
-	info   jetstream.ObjectInfo
-	digest []byte
+	info jetstream.ObjectInfo
+	want wantDigest
 }
 
 // decodeMeta decodes an object's meta data. Reads of one object share
@@ -78,9 +79,7 @@ func decodeMeta(data []byte) (any, error) {
 	if err := json.Unmarshal(data, &md.info); err != nil {
 		return nil, err
 	}
-	if d, err := jetstream.DecodeObjectDigest(md.info.Digest); err == nil {
-		md.digest = d
-	}
+	md.want = chooseDigest(&md.info)
 	return md, nil
 }
 
@@ -298,15 +297,16 @@ func (r *objReader) checkSize() error {
 	return nil
 }
 
-// checkDigest checks the hash of the chunks against the stored digest.
+// checkDigest checks the hash of the chunks against the stored digest:
+// the HighwayHash-256 the Store records, or the object store's SHA-256
+// (see chooseDigest).
 func (r *objReader) checkDigest() error {
-	want := r.wantDigest
-	if want == nil {
-		return r.fail(ErrCorrupt, "malformed digest %q", r.info.Digest)
+	if bad := r.want.malformed(); bad != "" {
+		return r.fail(ErrCorrupt, "%s", bad)
 	}
-	var sum [sha256.Size]byte
-	if !bytes.Equal(r.digest.Sum(sum[:0]), want) {
-		return r.fail(ErrCorrupt, "SHA-256 digest mismatch")
+	var sum [32]byte
+	if !bytes.Equal(r.digest.Sum(sum[:0]), r.want.sum) {
+		return r.fail(ErrCorrupt, "%s digest mismatch", xfer.DigestName(r.want.alg))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package claimcheck_test
 import (
 	"context"
 	"crypto/sha256"
+	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -48,12 +49,16 @@ import (
 // that ratio against the first of the claim check's two round trips
 // alone (how it was measured before). jsord-store-ms
 // is that leg's store alone (every chunk published and acknowledged),
-// to hold against prepare-ms.
+// to hold against prepare-ms. cc-cpu-ms and js-cpu-ms are the CPU time
+// of one run of each (client and server process together, over both
+// runs of every iteration), and js/cc-cpu their ratio, which the
+// machine's other load skews least: on a quiet machine, where both are
+// CPU-bound on two cores, js/cc approaches it.
 func BenchmarkRoundTripFloor(b *testing.B) {
 	const size = 64 << 20
 	const mp = 1 << 20
 	data := payload(size, 7)
-	url, _ := helperServerProcess(b, mp)
+	url, pid := helperServerProcess(b, mp)
 	_, js := connect(b, url)
 	st := newStore(b, js, claimcheck.WithMaxChunkSize(mp))
 	core := newCoreTransfer(b, url, size)
@@ -65,6 +70,7 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 
 	var ccs, preps, floors, ratios, cores, shas, jss, jsRatios, jsCC, jsos, jsoStores, jsoCC, jsoCC1 []float64
 	var alloc uint64
+	var ccCPU, jsCPU time.Duration
 	var ms runtime.MemStats
 	roundTrip := func() (prep, total time.Duration) {
 		t0 := time.Now()
@@ -87,6 +93,7 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 		// cc1 is the first alone, which the ratios compared with before.
 		runtime.ReadMemStats(&ms)
 		a0 := ms.TotalAlloc
+		c0 := cpuBoth(pid)
 		tp, cc := roundTrip()
 		cc1 := cc
 		runtime.ReadMemStats(&ms)
@@ -94,13 +101,16 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 		if tp2, cc2 := roundTrip(); cc2 < cc {
 			tp, cc = tp2, cc2
 		}
+		ccCPU += cpuBoth(pid) - c0
 		preps = append(preps, float64(tp.Nanoseconds())/1e6)
 		// The faster of two transfers: the first may pay for the claim
 		// check's garbage, in either process.
 		ct := min(core.run(b, data), core.run(b, data))
 		sh := sha256Twice(data)
 		floor := ct + sh
+		c0 = cpuBoth(pid)
 		jt := min(jst.run(ctx, b, data), jst.run(ctx, b, data))
+		jsCPU += cpuBoth(pid) - c0
 		jss = append(jss, float64(jt.Nanoseconds())/1e6)
 		jsRatios = append(jsRatios, float64(floor)/float64(jt))
 		jsCC = append(jsCC, float64(jt)/float64(cc))
@@ -132,6 +142,19 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 	b.ReportMetric(median(jsoCC1), "jsord/cc1")
 	b.ReportMetric(median(jsoStores), "jsord-store-ms")
 	b.ReportMetric(float64(alloc)/float64(b.N)/size, "cc-alloc/payload")
+	b.ReportMetric(float64(ccCPU.Microseconds())/1e3/float64(2*b.N), "cc-cpu-ms")
+	b.ReportMetric(float64(jsCPU.Microseconds())/1e3/float64(2*b.N), "js-cpu-ms")
+	if ccCPU > 0 {
+		b.ReportMetric(float64(jsCPU)/float64(ccCPU), "js/cc-cpu")
+	}
+}
+
+// cpuBoth returns the CPU time this process and the server process pid
+// have used so far (0 where it cannot be read).
+func cpuBoth(pid int) time.Duration {
+	self, _ := processCPU(os.Getpid())
+	srv, _ := processCPU(pid)
+	return self + srv
 }
 
 // sha256Twice hashes data twice and returns how long that took.

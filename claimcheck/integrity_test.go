@@ -135,27 +135,10 @@ func TestDigestMismatchIsCorrupt(t *testing.T) {
 	st := newStore(t, js)
 	want := payload(limit+100, 10)
 	ref := sendAndReceive(t, nc, st, &nats.Msg{Subject: "d", Data: want})
-	info, err := st.ObjectStore().GetInfo(ctxT(t), ref.Header.Get(claimcheck.HeaderRef))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Replace the chunks with same-sized chunks of other bytes.
-	chunkSubj := "$O." + st.Bucket() + ".C." + info.NUID
-	stream, err := js.Stream(ctxT(t), "OBJ_"+st.Bucket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Purge(ctxT(t), jetstream.WithPurgeSubject(chunkSubj)); err != nil {
-		t.Fatal(err)
-	}
 	bad := bytes.Clone(want)
 	bad[len(bad)-1] ^= 1
-	cs := int(info.Opts.ChunkSize)
-	for off := 0; off < len(bad); off += cs {
-		if _, err := js.Publish(ctxT(t), chunkSubj, bad[off:min(off+cs, len(bad))]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replaceChunks(t, js, st, ref.Header.Get(claimcheck.HeaderRef), bad)
 	got, err := st.Resolve(ctxT(t), ref)
 	if !errors.Is(err, claimcheck.ErrCorrupt) || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("Resolve with altered chunks = %v, want ErrCorrupt (digest)", err)

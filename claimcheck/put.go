@@ -194,7 +194,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	info := &jetstream.ObjectInfo{
 		ObjectMeta: jetstream.ObjectMeta{
 			Name:     name,
-			Metadata: map[string]string{metaSubjectKey: subject},
+			Metadata: map[string]string{metaSubjectKey: subject, metaDigestKey: highwayPlaceholder},
 			Opts:     &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)},
 		},
 		Bucket: s.cfg.bucket,
@@ -222,14 +222,14 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 		return "", &storeError{len(data), nats.ErrConnectionClosed}
 	}
 
-	// Hash on the other core while the chunks go out.
-	var digest string
+	// Hash on the other core while the chunks go out: the object store's
+	// SHA-256 and the Store's HighwayHash-256 (see metaDigestKey), both
+	// in one pass over each chunk.
+	var digest, highway string
 	hashed := make(chan struct{})
 	go func() {
 		defer close(hashed)
-		h := sha256.New()
-		h.Write(data)
-		digest = jetstream.GetObjectDigestValue(h)
+		digest, highway = payloadDigests(data, chunk)
 	}()
 
 	chunkSubj := chunkSubject(s.cfg.bucket, id)
@@ -288,6 +288,7 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	}
 	<-hashed
 	info.Digest = digest
+	info.Metadata[metaDigestKey] = highway
 	if mm, err = s.metaMsg(info, once); err != nil {
 		return fail(err)
 	}

@@ -2,7 +2,6 @@ package claimcheck
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
@@ -29,10 +28,8 @@ type objReader struct {
 	ref       *refInfo
 	info      *jetstream.ObjectInfo
 	chunkSubj string
-	digest    hash.Hash
-	// wantDigest is the meta data's SHA-256 digest, decoded (nil when
-	// malformed).
-	wantDigest []byte
+	digest    hash.Hash  // the chunks so far, in the digest want names
+	want      wantDigest // the meta data's digest (see chooseDigest)
 
 	cur    []byte   // the chunk being read out (Read)
 	queue  [][]byte // chunks received and checked, not yet read
@@ -67,7 +64,7 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, 
 	}
 	ctx, stop := s.watchStream(ctx, at{bucket: ref.bucket, domain: ref.domain})
 	end := cancel
-	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: func() { stop(); end() }, subject: subject, ref: ref, digest: sha256.New(), window: window, wbytes: windowBytes}
+	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: func() { stop(); end() }, subject: subject, ref: ref, window: window, wbytes: windowBytes}
 	if err := r.start(); err != nil {
 		_ = r.Close()
 		return nil, r.wrap(err)
@@ -111,6 +108,10 @@ func (r *objReader) start() error {
 	}
 	if info.Opts != nil && info.Opts.Link != nil {
 		return r.fail(ErrCorrupt, "the object is a link")
+	}
+	if bad := r.want.malformed(); bad != "" {
+		// Checkable only at the end, but no chunk can make it match.
+		return r.fail(ErrCorrupt, "%s", bad)
 	}
 	if int64(info.Size) != r.ref.size {
 		return r.fail(ErrCorrupt, "%s header says %d bytes, the stored payload has %d", HeaderSize, r.ref.size, info.Size)

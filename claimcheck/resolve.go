@@ -53,7 +53,9 @@ func IsClaimCheck(m *nats.Msg) bool {
 // claim check, otherwise the stored payload, read within ctx's deadline
 // (WithReadTimeout's bound, DefaultReadTimeout unless set, when ctx has
 // none) into a buffer of exactly the declared size. The payload is
-// verified against the declared size and the stored SHA-256 digest, and,
+// verified against the declared size and the stored digest (the
+// HighwayHash-256 the Store records in the object's metadata, or the
+// object store's SHA-256 for an object without it), and,
 // unless WithSubjectBinding(false), the object must have been stored for
 // m's subject (or one WithSubjectMatch accepts).
 //

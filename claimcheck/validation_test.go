@@ -1,13 +1,10 @@
 package claimcheck_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,24 +64,9 @@ func TestResolveForgedSizeAllocatesWhatItReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := ref.Header.Get(claimcheck.HeaderRef)
-	info, err := st.ObjectStore().GetInfo(ctxT(t), name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Rewrite the meta data as someone with write access to the bucket
 	// could: the same chunks, a declared size of MaxSize.
-	info.Size = claimcheck.MaxSize
-	info.ModTime = time.Time{}
-	data, err := json.Marshal(info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := nats.NewMsg("$O." + st.Bucket() + ".M." + base64.URLEncoding.EncodeToString([]byte(name)))
-	meta.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-	meta.Data = data
-	if _, err := js.PublishMsg(ctxT(t), meta); err != nil {
-		t.Fatal(err)
-	}
+	rewriteMeta(t, js, st, name, func(info *jetstream.ObjectInfo) { info.Size = claimcheck.MaxSize })
 	forged := &nats.Msg{Subject: "forged", Header: nats.Header{}}
 	forged.Header.Set(claimcheck.HeaderRef, name)
 	forged.Header.Set(claimcheck.HeaderSize, strconv.Itoa(claimcheck.MaxSize))

@@ -299,11 +299,8 @@ func (r *objReader) checkSize() error {
 
 // checkDigest checks the hash of the chunks against the stored digest:
 // the HighwayHash-256 the Store records, or the object store's SHA-256
-// (see chooseDigest).
+// (see chooseDigest). A malformed one was refused by start.
 func (r *objReader) checkDigest() error {
-	if bad := r.want.malformed(); bad != "" {
-		return r.fail(ErrCorrupt, "%s", bad)
-	}
 	var sum [32]byte
 	if !bytes.Equal(r.digest.Sum(sum[:0]), r.want.sum) {
 		return r.fail(ErrCorrupt, "%s digest mismatch", xfer.DigestName(r.want.alg))

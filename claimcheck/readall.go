@@ -45,11 +45,8 @@ func (r *objReader) readAll() ([]byte, error) {
 	close(queue)
 	<-hashed
 	// accept checked that the chunks hold no more than the declared size;
-	// check that they hold no less.
-	if err := r.checkSize(); err != nil {
-		return nil, err
-	}
-	if err := r.checkDigest(); err != nil {
+	// finish checks that they hold no less, and the digest.
+	if err := r.finish(); err != nil {
 		return nil, err
 	}
 	return j.bytes(), nil

@@ -82,7 +82,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			return fmt.Sprintf("a start frame naming digest %d, which the caller did not offer", r.digest)
 		}
 		r.started, r.hdr = true, m.Header
-		r.win.Start(time.Now(), 0)
+		r.win.Start(time.Now())
 		// An acknowledgement at once: the responder times the path's
 		// round trip by it (a small message, not a frame behind others).
 		r.ackLocked(false)

@@ -90,10 +90,9 @@ type streamOut struct {
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, sr streamReq) *streamOut {
 	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: sr.idle, window: sr.window,
 		granted: xfer.StartCredit(sr.window), digest: sr.digest, sum: xfer.NewDigest(sr.digest), stop: make(chan struct{})}
-	first := sr.first
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
-	if first > 0 {
+	if first := sr.first; first > 0 {
 		// The caller stops waiting for the first frame then.
 		s.firstBy = time.AfterFunc(first, func() {
 			s.mu.Lock()

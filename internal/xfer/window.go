@@ -111,10 +111,10 @@ func NewWindow(declared int64) Window {
 // costs only memory the caller declared it could hold.
 const FullGain = 1.25
 
-// Start marks the start of the stream at now, having received recv bytes:
-// the first window's delivery rate is measured from there.
-func (w *Window) Start(now time.Time, recv int64) {
-	w.at, w.atRecv = now, recv
+// Start marks the start of the stream (its start frame) at now: the first
+// window's delivery rate is measured from there.
+func (w *Window) Start(now time.Time) {
+	w.at, w.atRecv = now, 0
 }
 
 // Stalled is the growth rule, applied at now when the responder reports

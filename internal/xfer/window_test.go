@@ -65,7 +65,7 @@ func TestWindowStalled(t *testing.T) {
 	if w.Cur != 4*mib || w.Max != 64*mib {
 		t.Fatalf("NewWindow(64 MiB) = %+v", w)
 	}
-	w.Start(t0, 0)
+	w.Start(t0)
 	for _, tc := range []struct {
 		name                string
 		off, recv, consumed int64
@@ -86,13 +86,13 @@ func TestWindowStalled(t *testing.T) {
 	}
 	// A declared window up to InitialWindow is fixed.
 	small := xfer.NewWindow(64 << 10)
-	small.Start(t0, 0)
+	small.Start(t0)
 	if small.Stalled(64<<10, 64<<10, 64<<10, t0.Add(time.Second)) || small.Cur != 64<<10 {
 		t.Errorf("a 64 KiB window grew: %+v", small)
 	}
 	// A window that is not a power of two stops at the declared one.
 	odd := xfer.NewWindow(5 * mib)
-	odd.Start(t0, 0)
+	odd.Start(t0)
 	if !odd.Stalled(4*mib, 4*mib, 4*mib, t0.Add(time.Second)) || odd.Cur != 5*mib {
 		t.Errorf("a 5 MiB window after growing: %+v", odd)
 	}
@@ -122,7 +122,7 @@ func TestWindowFullPipe(t *testing.T) {
 		{"twice as fast (800 MiB/s)", 10*ms + 20*ms, true, 64 * mib},
 	} {
 		w := xfer.NewWindow(64 * mib)
-		w.Start(t0, 0)
+		w.Start(t0)
 		if !w.Stalled(4*mib, 4*mib, 4*mib, t0.Add(10*ms)) || w.Cur != 16*mib {
 			t.Fatalf("%s: the first stall did not grow the window: %+v", tc.name, w)
 		}
@@ -139,7 +139,7 @@ func TestWindowFullPipe(t *testing.T) {
 	}
 	// At the declared window nothing grows, paid or not.
 	w := xfer.NewWindow(16 * mib)
-	w.Start(t0, 0)
+	w.Start(t0)
 	w.Stalled(4*mib, 4*mib, 4*mib, t0.Add(10*ms))
 	if w.Stalled(20*mib, 20*mib, 20*mib, t0.Add(50*ms)) || w.Cur != 16*mib {
 		t.Errorf("a 16 MiB window whose growth did not pay: %+v", w)

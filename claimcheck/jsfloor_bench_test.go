@@ -19,13 +19,17 @@ import (
 // ahead), copying them into one buffer. With ordered set, the read is
 // nats.go's default: an ordered consumer read with Messages' default
 // options (500 messages requested ahead), which is what an application
-// reading a stream gets without tuning.
+// reading a stream gets without tuning. With fresh set, the read copies
+// into a new buffer of the payload's size each run, as a read that
+// returns its payload (Resolve, nats.go's GetBytes) must, instead of one
+// reused across runs.
 type jsTransfer struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
 	chunk   int
 	buf     []byte
 	ordered bool
+	fresh   bool
 	stored  time.Duration // how long the last run's store took, until every acknowledgement
 }
 
@@ -49,6 +53,9 @@ func newJSTransfer(b *testing.B, url string, size int) *jsTransfer {
 func (t *jsTransfer) run(ctx context.Context, b *testing.B, data []byte) time.Duration {
 	t.buf = t.buf[:0]
 	t0 := time.Now()
+	if t.fresh {
+		t.buf = make([]byte, 0, len(data))
+	}
 	var futures []jetstream.PubAckFuture
 	for off := 0; off < len(data); off += t.chunk {
 		f, err := t.js.PublishMsgAsync(&nats.Msg{Subject: "floor.chunks", Data: data[off:min(off+t.chunk, len(data))]}, noRetry, stallWait)

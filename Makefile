@@ -15,7 +15,8 @@
 #   make bench-fast the publish and request hot path against raw nats.go, as ratios (BENCH_COUNT=7),
 #                   then each publish call interleaved with the raw call (BenchmarkFastPathPaired)
 #   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3),
-#                   and against JetStream's own store and read (tuned, and nats.go's ordered default),
+#                   and against JetStream's own store and read (tuned, tuned into a new buffer each
+#                   run, and nats.go's ordered default),
 #                   each leg the faster of two runs per iteration; then 200 concurrent Resolves against
 #                   ObjectStore.GetBytes, both legs in every iteration
 #   make bench-stream  a 64 MiB transfer stream against core NATS in ABBA cycles: one server in a

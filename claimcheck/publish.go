@@ -45,9 +45,11 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 }
 
 // prepare is Prepare, and shim's capped claim check (internal/claimops)
-// when capLimit is positive: the
-// decision is made against the lower of the connection's limit and
-// capLimit, while chunks are sized to the connection's limit.
+// when capLimit is positive: the decision is made against the lower of
+// the connection's limit and capLimit, and the chunks are sized to it
+// too: a reply's capLimit is its caller's max-payload, and the caller
+// reads the chunks (across a leafnode to a site with a lower limit, one
+// direct-get reply over it closes the whole link).
 func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, reply bool) (*nats.Msg, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 	if reply {
 		name = replyObjectName(m.Subject)
 	}
-	ref, _, err := s.referenceNamed(ctx, m, m.Header, limit, name)
+	ref, _, err := s.referenceNamed(ctx, m, m.Header, eff, name)
 	return ref, err
 }
 

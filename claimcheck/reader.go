@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -123,8 +124,32 @@ func (r *objReader) start() error {
 	if info.Chunks == 0 || !validNUID(info.NUID) {
 		return r.fail(ErrCorrupt, "meta data with %d chunks and NUID %q for %d bytes", info.Chunks, info.NUID, info.Size)
 	}
+	if err := r.reachable(); err != nil {
+		return err
+	}
 	r.chunkSubj = chunkSubject(r.ref.bucket, info.NUID)
 	return r.ask()
+}
+
+// reachable refuses, before any chunk is asked for, an object whose
+// chunks may be larger than a Store on this connection writes its own
+// (chunkSize of the connection's limit, with CapPayload's cap): stored by
+// a writer with a higher limit, such a chunk can reach this connection's
+// server across a leafnode, whose server closes the whole link for one
+// message over its limit. The largest chunk is the declared chunk size or
+// the whole object, whichever is smaller. Nothing is refused while the
+// limit cannot be known (a reconnect); on a connection not made with
+// shim.Connect the first read confirms it with one round trip.
+func (r *objReader) reachable() error {
+	limit, err := r.s.limit.Limit(r.ctx)
+	if err != nil {
+		return nil // the chunks' own reads will meet what this is
+	}
+	largest := min(int64(r.chunkSize()), int64(r.info.Size))
+	if reach := int64(chunkSize(limit, math.MaxInt)); largest > reach {
+		return r.fail(ErrTooLarge, "its chunks of up to %d bytes are above the %d this connection can receive (max_payload %d less the direct get's headers; across a leafnode one larger message closes the whole link): store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, limit)
+	}
+	return nil
 }
 
 // validNUID reports whether a NUID names one subject token of the

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
@@ -50,6 +52,35 @@ func acceptValue(store *claimcheck.Store, st *connlimit.State) string {
 	return v
 }
 
+// callerAccept reads what a request says of its caller: where its
+// claim-check store is (HeaderAcceptClaimCheck) and what its connection
+// accepts (the accept header's max-payload, or HeaderMaxPayload from a
+// Client without claim checks).
+func callerAccept(h nats.Header) acceptance {
+	a := parseAccept(h.Get(HeaderAcceptClaimCheck))
+	if a.maxPayload == 0 {
+		a.maxPayload = parseLimit(h.Get(HeaderMaxPayload))
+	}
+	return a
+}
+
+// parseLimit reads a byte count: 0 when v is not a positive decimal.
+func parseLimit(v string) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// capTo returns limit lowered to the caller's max-payload, when the
+// caller said one.
+func (a acceptance) capTo(limit int64) int64 {
+	if a.maxPayload > 0 && (limit <= 0 || a.maxPayload < limit) {
+		return a.maxPayload
+	}
+	return limit
+}
+
 // parseAccept reads a HeaderAcceptClaimCheck value; parameters it does
 // not know are ignored.
 func parseAccept(v string) acceptance {
@@ -66,9 +97,7 @@ func parseAccept(v string) acceptance {
 		case "reads":
 			a.reads = strings.Split(val, ",")
 		case "max-payload":
-			if n, err := strconv.ParseInt(val, 10, 64); err == nil && n > 0 {
-				a.maxPayload = n
-			}
+			a.maxPayload = parseLimit(val)
 		}
 	}
 	return a

@@ -243,7 +243,7 @@ func TestOperationIDCountsInSize(t *testing.T) {
 	serve(t, s, "svc", shim.Handler(func(context.Context, *nats.Msg) ([]byte, error) { return []byte("ok"), nil }))
 	c := shim.NewClient(nc, shim.WithTimeout(5*time.Second))
 	warm(t, c)
-	hdr := nats.Header{shim.HeaderTimeout: {"5000"}, shim.HeaderOperationID: {"order-1"}}
+	hdr := nats.Header{shim.HeaderTimeout: {"5000"}, shim.HeaderOperationID: {"order-1"}, shim.HeaderMaxPayload: {"2048"}}
 	body := limit - shim.HeaderSize(hdr)
 	if _, err := c.Request(context.Background(), "svc", make([]byte, body), shim.OperationID("order-1")); err != nil {
 		t.Fatalf("exactly at the limit with the ID: %v", err)

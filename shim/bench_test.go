@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -83,13 +84,14 @@ func BenchmarkRequest(b *testing.B) {
 				}
 			}
 		})
-		// raw+header is the raw path carrying the same timeout header as
-		// the client: what any header costs in nats.go (serializing it, and
-		// parsing it in the responder, which runs in this process too).
+		// raw+header is the raw path carrying the same headers as the
+		// client (the timeout and the connection's limit): what any header
+		// costs in nats.go (serializing it, and parsing it in the
+		// responder, which runs in this process too).
 		b.Run("raw+header/"+name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
-			m := &nats.Msg{Subject: "bench", Data: data, Header: nats.Header{shim.HeaderTimeout: {"10000"}}}
+			m := &nats.Msg{Subject: "bench", Data: data, Header: nats.Header{shim.HeaderTimeout: {"10000"}, shim.HeaderMaxPayload: {strconv.FormatInt(nc.MaxPayload(), 10)}}}
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				_, err := nc.RequestMsgWithContext(ctx, m) //natssend:reviewed benchmark baseline

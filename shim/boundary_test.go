@@ -174,13 +174,15 @@ func TestShimNeverGetsConnectionClosed(t *testing.T) {
 	var sent, refusedN int
 	for i := range n {
 		h := randomHeader(r)
-		// The client adds the timeout header; with no context deadline its
-		// value is the client's timeout in milliseconds.
+		// The client adds the timeout header (with no context deadline its
+		// value is the client's timeout in milliseconds) and the limit its
+		// connection accepts.
 		full := nats.Header{}
 		for k, v := range h {
 			full[k] = v
 		}
 		full[shim.HeaderTimeout] = []string{"10000"}
+		full[shim.HeaderMaxPayload] = []string{strconv.Itoa(limit)}
 		want := limit - 3 + r.IntN(7)
 		body := want - shim.HeaderSize(full)
 		reply, err := c.RequestMsg(context.Background(), &nats.Msg{Subject: "svc", Header: h, Data: make([]byte, body)})

@@ -84,7 +84,8 @@ type Client struct {
 	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
-	tel        *telemetry.Config // telemetry options; nil: the globals
+	limText    atomic.Pointer[limitString] // HeaderMaxPayload's last value
+	tel        *telemetry.Config           // telemetry options; nil: the globals
 }
 
 // NewClient returns a Client that sends on nc. Use a connection from
@@ -301,8 +302,10 @@ func (c *Client) capLimit(limit int64) int64 {
 // only reads a message's header while it sends it.
 func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Header, int, error) {
 	shared := len(own) == 0 && opID == ""
+	var lim int64 // the limit the header announces (-1: none)
 	if shared {
-		if t := c.shared.Load(); t != nil && t.ms == timeoutMS {
+		lim = c.announcedLimit()
+		if t := c.shared.Load(); t != nil && t.ms == timeoutMS && t.limit == lim {
 			return t.h, t.size, nil
 		}
 	}
@@ -318,7 +321,7 @@ func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Hea
 	}
 	size := wire.HeaderSize(h)
 	if shared {
-		c.shared.Store(&sharedHeader{ms: timeoutMS, h: h, size: size})
+		c.shared.Store(&sharedHeader{ms: timeoutMS, limit: lim, h: h, size: size})
 	}
 	return h, size, nil
 }
@@ -326,9 +329,22 @@ func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Hea
 // sharedHeader is a header map shared by requests; never modified once
 // stored.
 type sharedHeader struct {
-	ms   int64
-	h    nats.Header
-	size int
+	ms    int64
+	limit int64 // the connection's limit it announces, -1 for none
+	h     nats.Header
+	size  int
+}
+
+// announcedLimit is the limit a request's header announces now
+// (HeaderMaxPayload, or the max-payload of HeaderAcceptClaimCheck), -1
+// while none is known.
+func (c *Client) announcedLimit() int64 {
+	if c.st != nil {
+		if limit, ok := c.st.Current(); ok {
+			return limit
+		}
+	}
+	return -1
 }
 
 func ctxCode(err error) string {

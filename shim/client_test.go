@@ -33,7 +33,7 @@ func TestRequestExactlyAtLimitWithAuthHeader(t *testing.T) {
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc, shim.WithHeader("Authorization", "Bearer secret-token"), shim.WithTimeout(5*time.Second))
 	warm(t, c)
-	hdr := nats.Header{"Authorization": {"Bearer secret-token"}, shim.HeaderTimeout: {"5000"}}
+	hdr := nats.Header{"Authorization": {"Bearer secret-token"}, shim.HeaderTimeout: {"5000"}, shim.HeaderMaxPayload: {"2048"}}
 	body := limit - shim.HeaderSize(hdr)
 
 	reply, err := c.Request(context.Background(), "svc", make([]byte, body))
@@ -80,7 +80,8 @@ func TestPayloadCapBelowServerLimit(t *testing.T) {
 	nc := connect(t, s.URL())
 	c := shim.NewClient(nc, shim.WithPayloadCap(100), shim.WithTimeout(time.Second))
 	warm(t, c)
-	over := 100 - shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"1000"}}) + 1
+	// The request announces the connection's limit, not the cap.
+	over := 100 - shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"1000"}, shim.HeaderMaxPayload: {"4096"}}) + 1
 	_, err := c.Request(context.Background(), "svc", make([]byte, over))
 	var se *shim.Error
 	if !errors.As(err, &se) || se.Limit != 100 || se.Size != 101 {

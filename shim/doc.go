@@ -59,7 +59,12 @@
 // CapPayload lowers that limit to the smallest max_payload on the path the
 // connection's messages travel: across a leafnode to a site with a lower
 // limit the receiving server closes the whole leafnode link for one
-// message over it, and the sending side is never told.
+// message over it, and the sending side is never told. Replies need no
+// cap: every request of a Client says what the caller's connection
+// accepts (HeaderMaxPayload, or the max-payload of HeaderAcceptClaimCheck),
+// and responders decide replies, size stream frames and size a
+// claim-checked reply's chunks against the smaller of that and their own
+// limit.
 //
 // The server reports a denied publish or subscription only through the
 // connection's asynchronous error callback. Connect reports it to the
@@ -221,8 +226,8 @@
 //
 // Peers that do not opt in behave as before: a Client without
 // WithClaimChecks refuses an oversized request locally and does not
-// announce HeaderAcceptClaimCheck, so responders answer an oversized reply
-// with PAYLOAD_TOO_LARGE; a Handler without ServeClaimChecks answers a
+// announce HeaderAcceptClaimCheck (only HeaderMaxPayload), so responders
+// answer an oversized reply with PAYLOAD_TOO_LARGE; a Handler without ServeClaimChecks answers a
 // claim-checked request with the CodeClaimCheckUnresolved rejection
 // without running fn, and ignores the accept header.
 //
@@ -280,7 +285,8 @@
 // with the responder's control inbox as its reply subject and a stream
 // offset as its sequence number: a start frame with the StreamWriter's
 // headers, data frames sized to the responder connection's current limit
-// (at most a quarter of the starting credit), and an end frame with the
+// or the caller's, whichever is lower (at most a quarter of the starting
+// credit), and an end frame with the
 // length and digest of the whole body (or an error frame with the
 // handler's error). The digest is HighwayHash-256 under a fixed public
 // key (the hash nats-server checks its stored messages with, about five

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func BenchmarkFastPath(b *testing.B) {
 			runPar(b, par, 128, func() error {
 				ctx, cancel := context.WithTimeout(context.Background(), shim.DefaultTimeout)
 				defer cancel()
-				m := &nats.Msg{Subject: "svc", Data: data, Header: nats.Header{shim.HeaderTimeout: {"10000"}}}
+				m := &nats.Msg{Subject: "svc", Data: data, Header: nats.Header{shim.HeaderTimeout: {"10000"}, shim.HeaderMaxPayload: {strconv.FormatInt(nc.MaxPayload(), 10)}}}
 				_, err := nc.RequestMsgWithContext(ctx, m) //natssend:reviewed benchmark baseline
 				return err
 			})

@@ -32,8 +32,9 @@ import (
 // block, the client's headers, HeaderTimeout, OperationID); a request over
 // the limit is refused, never claim-checked. Attempts is ignored: the
 // request is never sent again. Replies are not claim-checked: the request
-// does not carry HeaderAcceptClaimCheck, so a natssend responder answers
-// an oversized reply with a PAYLOAD_TOO_LARGE error reply (a claim-checked
+// does not carry HeaderAcceptClaimCheck (it carries HeaderMaxPayload), so
+// a natssend responder answers a reply over its limit or the caller's with
+// a PAYLOAD_TOO_LARGE error reply (a claim-checked
 // reply that comes anyway is read, and deleted, through the Client's
 // store, or is CodeReplyLost without one). A reply with micro error
 // headers is yielded as a *Error (Remote true) and the collection goes
@@ -169,13 +170,17 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 				return connlimit.Refuse
 			}
 			if _, ok := hdr[HeaderAcceptClaimCheck]; ok {
-				// Replies are not claim-checked (see RequestMany): a copy,
+				// Replies are not claim-checked (see RequestMany), but
+				// are decided against the caller's limit still: a copy,
 				// since hdr may be shared.
 				own := make(nats.Header, len(hdr))
 				for k, v := range hdr {
 					if k != HeaderAcceptClaimCheck {
 						own[k] = v
 					}
+				}
+				if lim := c.limitText(); lim != "" {
+					own[HeaderMaxPayload] = []string{lim}
 				}
 				hdr, hdrSize = own, wire.HeaderSize(own)
 			}

@@ -213,7 +213,7 @@ func crossesAccount(reply string) bool { return strings.HasPrefix(reply, "_R_.")
 // handler's store when it does not fit and the request accepts claim
 // checks, otherwise with respond.
 func (o *handlerOpts) respondData(ctx context.Context, req *nats.Msg, data []byte) error {
-	return replyClaimCheck(ctx, o.store, req.Header.Get(HeaderAcceptClaimCheck), req.Reply, data, nil, replyPeer{
+	return replyClaimCheck(ctx, o.store, callerAccept(req.Header), req.Reply, data, nil, replyPeer{
 		ls:    o.st,
 		plain: func() error { return respond(ctx, o.st, req, data, nil) },
 		errorReply: func(code, msg string) error {

@@ -85,7 +85,7 @@ func RespondMicroClaimCheck(ctx context.Context, st *claimcheck.Store, req micro
 	}
 	ctx, cancel := requestContext(ctx, &nats.Msg{Header: hdr})
 	defer cancel()
-	return replyClaimCheck(ctx, st, hdr.Get(HeaderAcceptClaimCheck), req.Reply(), data, h, replyPeer{
+	return replyClaimCheck(ctx, st, callerAccept(hdr), req.Reply(), data, h, replyPeer{
 		plain:      func() error { return RespondMicro(req, data, h) },
 		errorReply: func(code, msg string) error { return RespondMicroError(req, code, msg) },
 		sendRef: func(ref *nats.Msg) error {

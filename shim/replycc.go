@@ -24,8 +24,10 @@ type replyPeer struct {
 
 // replyClaimCheck is the one reply claim check of Handler, JSONHandler
 // and RespondMicroClaimCheck: the reply data (headers h) to a request
-// whose reply subject is replySubj and whose HeaderAcceptClaimCheck is
-// accept goes through store when it does not fit.
+// whose reply subject is replySubj and whose caller says caller (see
+// callerAccept) goes through store when it does not fit. store may be
+// nil (a responder without claim checks): the reply is then decided
+// against the caller's max-payload too.
 //
 // The fallback rule: the reply goes as without claim checks (plain) when
 // the request does not accept claim checks from store's bucket, when it
@@ -41,15 +43,14 @@ type replyPeer struct {
 // subscriptions), nothing is sent: that reply answers the call.
 // The payload is stored under claimops.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
-func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, replySubj string, data []byte, h nats.Header, p replyPeer) error {
-	caller := parseAccept(accept)
+func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller acceptance, replySubj string, data []byte, h nats.Header, p replyPeer) error {
 	// plain sends the reply without a claim check, unless it is over the
 	// caller's max-payload: it may fit the responder's connection and not
 	// the caller's (a leafnode closes the whole link for one message over
 	// its limit), so it is refused instead.
 	plain := func() error {
 		if size := int64(wire.MsgSize(h, len(data))); replySubj != "" && caller.maxPayload > 0 && size > caller.maxPayload {
-			return replyTooLarge(size, caller.maxPayload, p.errorReply)
+			return replyTooLarge(size, caller.maxPayload, "caller's", p.errorReply)
 		}
 		return p.plain() // which refuses a reply subject too long to answer
 	}
@@ -72,12 +73,11 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, accept, reply
 		}
 		limit = l
 	}
-	if caller.maxPayload > 0 && (limit == 0 || caller.maxPayload < limit) {
-		// The reply must fit the caller's connection too (a leafnode to a
-		// site with a lower limit closes the whole link for one message
-		// over it): decide against the smaller limit.
-		limit = caller.maxPayload
-	}
+	// The reply must fit the caller's connection too (a leafnode to a
+	// site with a lower limit closes the whole link for one message over
+	// it): decide against the smaller limit, and size the payload's chunks
+	// to it (the caller reads them).
+	limit = caller.capTo(limit)
 	rm := &nats.Msg{Subject: replySubj, Header: h, Data: data}
 	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
 		return p.plain()

@@ -23,7 +23,9 @@ const maxErrorMessage = 1024
 // copied into the reply.
 //
 // The reply is checked against the responder connection's max_payload,
-// header block included. A reply over it is not sent; instead a
+// header block included, and against the caller's when the request says
+// it (a natssend Client does: HeaderMaxPayload, or the max-payload of
+// HeaderAcceptClaimCheck). A reply over either is not sent; instead a
 // PAYLOAD_TOO_LARGE error reply goes to the caller, saying that the
 // operation may already have completed, and Respond returns a *Error that
 // matches errors.Is(err, ErrPayloadTooLarge) and nats.ErrMaxPayload. The
@@ -57,12 +59,17 @@ func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byt
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
 	reply := nats.Msg{Data: data, Header: h}
+	if err := overCallerLimit(req.Header, int64(MsgSize(&reply)), func(code, msg string) error {
+		return respondError(ctx, st, req, code, msg, false)
+	}); err != nil {
+		return err
+	}
 	limit, err := sendReply(ctx, st, int64(MsgSize(&reply)), func() error { return replyWith(ctx, req, &reply) })
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {
-		return replyTooLarge(int64(MsgSize(&reply)), limit, func(code, msg string) error {
+		return replyTooLarge(int64(MsgSize(&reply)), limit, "responder's", func(code, msg string) error {
 			return respondError(ctx, st, req, code, msg, false)
 		})
 	}
@@ -141,13 +148,26 @@ func waitConnected(ctx context.Context, nc *nats.Conn, d time.Duration) error {
 	return nil
 }
 
+// overCallerLimit refuses a reply of size bytes above the max-payload the
+// request's caller announced (HeaderAcceptClaimCheck or HeaderMaxPayload):
+// it would fit the responder's connection and not the caller's (across a
+// leafnode one message over the limit closes the whole link), so the
+// caller gets PAYLOAD_TOO_LARGE instead. nil when it fits or the caller
+// said nothing.
+func overCallerLimit(reqHeader nats.Header, size int64, sendErr func(code, msg string) error) error {
+	if limit := callerAccept(reqHeader).maxPayload; limit > 0 && size > limit {
+		return replyTooLarge(size, limit, "caller's", sendErr)
+	}
+	return nil
+}
+
 // replyTooLarge tells the caller that the reply of size bytes could not be
 // sent, using sendErr, and returns the responder's error. limit is the
 // responder connection's limit, 0 when unknown.
-func replyTooLarge(size, limit int64, sendErr func(code, msg string) error) error {
-	msg := fmt.Sprintf("reply of %d bytes exceeds the responder's max_payload and was not sent; the operation may already have completed", size)
+func replyTooLarge(size, limit int64, whose string, sendErr func(code, msg string) error) error {
+	msg := fmt.Sprintf("reply of %d bytes exceeds the %s max_payload and was not sent; the operation may already have completed", size, whose)
 	if limit > 0 {
-		msg = fmt.Sprintf("reply of %d bytes exceeds the responder's max_payload of %d bytes and was not sent; the operation may already have completed", size, limit)
+		msg = fmt.Sprintf("reply of %d bytes exceeds the %s max_payload of %d bytes and was not sent; the operation may already have completed", size, whose, limit)
 	}
 	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, Limit: limit, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
 	if err := sendErr(CodePayloadTooLarge, msg); err != nil {
@@ -253,6 +273,11 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return notSent(CodeInvalidArgument, fmt.Sprintf("invalid reply header key %q; not sent", k), nats.ErrBadHeaderMsg)
 	}
+	if err := overCallerLimit(nats.Header(req.Headers()), int64(wire.MsgSize(h, len(data))), func(code, msg string) error {
+		return RespondMicroError(req, code, msg)
+	}); err != nil {
+		return err
+	}
 	_, err := sendReply(context.Background(), nil, int64(wire.MsgSize(h, len(data))), func() error {
 		return microReply(req, data, h)
 	})
@@ -260,7 +285,7 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 		return nil
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {
-		return replyTooLarge(int64(wire.MsgSize(h, len(data))), 0, func(code, msg string) error {
+		return replyTooLarge(int64(wire.MsgSize(h, len(data))), 0, "responder's", func(code, msg string) error {
 			return RespondMicroError(req, code, msg)
 		})
 	}

@@ -23,8 +23,10 @@ type StreamHandlerFunc func(ctx context.Context, req *nats.Msg, w *StreamWriter)
 // Client.RequestStream calls with a transfer stream.
 //
 //   - It needs the Conn option (the connection it is subscribed on): the
-//     stream's frames are sized to that connection's current limit and
-//     the caller's credit and acknowledgements arrive on an inbox of it.
+//     stream's frames are sized to that connection's current limit (or
+//     to the caller's, when its request says a lower one: HeaderMaxPayload
+//     or HeaderAcceptClaimCheck's max-payload) and the caller's credit
+//     and acknowledgements arrive on an inbox of it.
 //     Without Conn, or with a nil fn or an invalid option, every request
 //     is answered with an INTERNAL error reply ("handler misconfigured").
 //   - fn's context carries the caller's deadline (HeaderTimeout) and its
@@ -105,6 +107,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, []string{o.st.Inboxes()})
 		defer stop()
 		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, sr)
+		s.peer = callerAccept(req.Header).maxPayload
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)
 		ferr := s.finish(req, err)

@@ -12,8 +12,8 @@ import (
 )
 
 // Sending a stream's frames: the decision against the responder
-// connection's current limit, the pieces of a frame above it, and what a
-// failed send means.
+// connection's current limit (or the caller's max-payload, when lower:
+// fitPeer), the pieces of a frame above it, and what a failed send means.
 
 // publishLocked sends f. A frame lost to a reconnect stays in the
 // unacknowledged window, for the caller to ask again; only a closed
@@ -24,11 +24,14 @@ func (s *streamOut) publishLocked(f *outFrame) error {
 	// Frames go even once the stream's context is done (the error frame
 	// of a handler whose deadline passed, say); ctx bounds the stream.
 	v, limit, err := s.st.Send(context.WithoutCancel(s.ctx), connlimit.Send{
-		Decide: func(limit int64) connlimit.Verdict { return connlimit.Decide(size, limit, connlimit.NoClaimCheck) },
+		Decide: func(limit int64) connlimit.Verdict {
+			return connlimit.Decide(size, s.fitPeer(limit), connlimit.NoClaimCheck)
+		},
 		Write: func() error {
 			return s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body})
 		},
 	})
+	limit = s.fitPeer(limit)
 	switch {
 	case err != nil:
 		return s.sendFailedLocked(err)

@@ -54,6 +54,7 @@ type streamOut struct {
 	ctrl   string // ours
 	idle   time.Duration
 	window int64 // the window the caller declared: it may grant no more
+	peer   int64 // the caller connection's max-payload (0: not said): frames fit both ends
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stop   chan struct{} // ends the heartbeat goroutine
@@ -259,6 +260,7 @@ func (s *streamOut) startLocked() error {
 		s.failErr = sendError(s.ctx, err, false)
 		return s.failErr
 	}
+	limit = s.fitPeer(limit)
 	if size := int64(HeaderSize(h) + len(body)); size > limit {
 		s.failErr = tooLarge("stream start frame (the StreamWriter's headers)", size, limit, nil)
 		return s.failErr
@@ -281,6 +283,17 @@ func (s *streamOut) startLocked() error {
 	return s.publishLocked(s.start)
 }
 
+// fitPeer lowers the responder connection's limit to the caller's
+// max-payload, when the caller said one: a frame must fit the caller's
+// server too (across a leafnode, one message over its limit closes the
+// whole link).
+func (s *streamOut) fitPeer(limit int64) int64 {
+	if s.peer > 0 && s.peer < limit {
+		return s.peer
+	}
+	return limit
+}
+
 // newBufLocked returns an empty frame buffer sized to the current limit.
 func (s *streamOut) newBufLocked() ([]byte, error) {
 	limit, err := s.st.Limit(s.ctx)
@@ -296,6 +309,7 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	default:
 		return nil, sendError(s.ctx, err, false)
 	}
+	limit = s.fitPeer(limit)
 	if limit <= framePrefix {
 		return nil, tooLarge("stream frame", framePrefix+1, limit, nil)
 	}

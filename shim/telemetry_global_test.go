@@ -152,7 +152,7 @@ func TestTelemetryFaultyPropagatorDoesNotBreakSends(t *testing.T) {
 		if err != nil || string(r.Data) != "ok" {
 			t.Fatalf("%s: %v", mode, err)
 		}
-		if len(hdr) != 1 { // the timeout header only
+		if len(hdr) != 2 { // the timeout and limit headers only
 			t.Errorf("%s: the request carried %v", mode, hdr)
 		}
 	}

@@ -158,9 +158,10 @@ func TestTelemetryInjectedHeadersCountAtTheExactByte(t *testing.T) {
 	c := shim.NewClient(connect(t, s.URL()), shim.WithTelemetry(telemetry.WithTracerProvider(ck.tp), telemetry.WithPropagators(propagation.TraceContext{})), shim.WithTimeout(time.Hour))
 	ctx, parent := ck.tp.Tracer("test").Start(context.Background(), "parent")
 	defer parent.End()
-	// The request's header: the timeout (7 digits for an hour) and traceparent (55 bytes).
-	hdr := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}, "Traceparent": {strings.Repeat("0", 55)}})
-	withoutTrace := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}})
+	// The request's header: the timeout (7 digits for an hour), the
+	// connection's limit and traceparent (55 bytes).
+	hdr := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}, shim.HeaderMaxPayload: {"1024"}, "Traceparent": {strings.Repeat("0", 55)}})
+	withoutTrace := shim.HeaderSize(nats.Header{shim.HeaderTimeout: {"3599999"}, shim.HeaderMaxPayload: {"1024"}})
 	body := limit - hdr
 	if _, err := c.Request(ctx, "tel.size", make([]byte, body)); err != nil {
 		t.Fatalf("request of exactly %d bytes with its trace header: %v", limit, err)

@@ -87,6 +87,14 @@ const (
 	// the caller's max-payload. A value with only a bucket (an older caller)
 	// asks for a Store of that bucket.
 	HeaderAcceptClaimCheck = "Natssend-Accept-Claim-Check"
+	// HeaderMaxPayload is sent with every request of a Client without
+	// WithClaimChecks (HeaderAcceptClaimCheck says it for the others): the
+	// caller connection's max_payload (with CapPayload's cap), in bytes.
+	// A responder decides its reply, and sizes a stream's frames,
+	// against the smaller of its own limit and this one: across a leafnode
+	// to a site with a lower limit, one message over it closes the whole
+	// link.
+	HeaderMaxPayload = "Natssend-Max-Payload"
 	// HeaderStream marks a RequestStream request: "1 <window bytes> <idle
 	// ms> <first-frame ms> <digests>", the protocol version, the most credit
 	// the caller may grant past what it received (the responder starts with

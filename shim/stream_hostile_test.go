@@ -334,3 +334,63 @@ func rawConn(t testing.TB, url string) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// TestStreamErrorFrameWithoutErrorHeaders: an error frame at the offset
+// delivered but without micro's error headers (none, or others) is the
+// responder's failure: Read and WriteTo return a remote INTERNAL *Error
+// after the bytes delivered, never a panic, and Close returns.
+func TestStreamErrorFrameWithoutErrorHeaders(t *testing.T) {
+	s := natstest.Start(t)
+	peers := natstest.RawServe(t, rawConn(t, s.URL()), "bare")
+	c := shim.NewClient(connect(t, s.URL()))
+	body := payload(1000, 9)
+	for i, h := range []nats.Header{nil, {"Foo": {"bar"}}, nil, {"Foo": {"bar"}}} {
+		writeTo := i >= 2
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rsc := make(chan *shim.ReplyStream, 1)
+		go func() {
+			rs, err := c.RequestStream(ctx, "bare", nil)
+			if err != nil {
+				t.Error(err)
+			}
+			rsc <- rs
+		}()
+		p := natstest.NextStream(t, peers)
+		if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		rs := <-rsc
+		if rs == nil {
+			cancel()
+			return
+		}
+		if err := p.Send(xfer.Data, 0, body); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.SendMsg(xfer.Error, int64(len(body)), nil, h); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if writeTo {
+				_, err = rs.WriteTo(&got)
+			} else {
+				_, err = got.ReadFrom(struct{ io.Reader }{rs}) // Read, not WriteTo
+			}
+			_ = rs.Close()
+		}()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("header %v, WriteTo %v: the read or Close did not return", h, writeTo)
+		}
+		cancel()
+		var e *shim.Error
+		if !errors.As(err, &e) || e == nil || e.Code != shim.CodeInternal || !e.Remote || !bytes.Equal(got.Bytes(), body) {
+			t.Fatalf("header %v, WriteTo %v: read %d bytes, %v; want the 1000 delivered, then a remote INTERNAL *Error", h, writeTo, got.Len(), err)
+		}
+	}
+}

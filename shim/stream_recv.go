@@ -106,8 +106,11 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			r.gapLocked()
 			return ""
 		}
-		r.endErr = remoteError(m)
-		if r.endErr == nil {
+		// An error frame without micro's error headers is an error still
+		// (remoteError's nil *Error must not become a non-nil error).
+		if e := remoteError(m); e != nil {
+			r.endErr = e
+		} else {
 			r.endErr = &Error{Code: CodeInternal, Message: "the responder failed mid-stream", Remote: true, Sent: true, outcome: OutcomeUnknown}
 		}
 		r.endLocked()

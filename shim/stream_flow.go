@@ -120,7 +120,23 @@ func (s *streamOut) sampleRTTLocked(d time.Duration) {
 }
 
 // resendLocked sends again every unacknowledged frame from offset from.
+// A repeat (frames the last resend covered, asked for with no
+// acknowledgement since) is honoured only after half the caller's own
+// resend interval, doubled for every repeat in a row (up to 64 times): an
+// honest caller repeats a request no sooner (ReplyStream.resendRetry) and
+// seldom, while a flood of requests of a few bytes would otherwise make
+// the responder send its whole window again for each.
 func (s *streamOut) resendLocked(from int64, start bool) {
+	now := time.Now()
+	if !s.resentAt.IsZero() && from <= s.resentTo && s.acked <= s.resentAcked {
+		if now.Sub(s.resentAt) < resendInterval(s.idle)/2<<min(s.repeats, 6) {
+			return
+		}
+		s.repeats++
+	} else {
+		s.repeats = 0
+	}
+	s.resentAt, s.resentTo, s.resentAcked = now, s.sent, s.acked
 	if start && s.start != nil {
 		if s.publishLocked(s.start) != nil {
 			return

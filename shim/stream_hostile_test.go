@@ -394,3 +394,99 @@ func TestStreamErrorFrameWithoutErrorHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamResendFloodIsNotAmplified: a caller that asks, again and
+// again, for everything it has not acknowledged (50 resend requests of a
+// few bytes each, in a burst) gets its window sent again about once, not
+// once per request; a repeat after the resend interval is still honoured.
+func TestStreamResendFloodIsNotAmplified(t *testing.T) {
+	s := natstest.Start(t)
+	const window = 1 << 20
+	idle := 10 * time.Second
+	srv := serveStream(t, s.URL(), "flood.resend", func(ctx context.Context, _ *nats.Msg, w *shim.StreamWriter) error {
+		buf := make([]byte, 64<<10)
+		for range 64 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	raw := rawConn(t, s.URL())
+	inbox := raw.NewInbox()
+	frames := make(chan *nats.Msg, 4096)
+	sub, err := raw.Subscribe(inbox, func(m *nats.Msg) {
+		select {
+		case frames <- m:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	if err := raw.PublishMsg(&nats.Msg{Subject: "flood.resend", Reply: inbox, Header: nats.Header{natstest.StreamHeader: {natstest.StreamMarker(window, idle)}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ctrl string
+	var got int64
+	deadline := time.After(20 * time.Second)
+	for got < window/2 { // the starting credit, a quarter of the declared window at least
+		select {
+		case m := <-frames:
+			kind, _, p, _ := xfer.ParseFrame(m.Data)
+			if kind == xfer.Start {
+				ctrl = m.Reply
+				// Grant the whole window, acknowledging nothing.
+				if err := raw.Publish(ctrl, xfer.AckBody(0, window, false)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if kind == xfer.Data {
+				got += int64(len(p))
+			}
+		case <-deadline:
+			t.Fatalf("received %d bytes", got)
+		}
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		for {
+			select {
+			case m := <-frames:
+				if kind, _, p, _ := xfer.ParseFrame(m.Data); kind == xfer.Data {
+					got += int64(len(p))
+				}
+			default:
+				return got >= window
+			}
+		}
+	}, "the whole window")
+	out := func() int64 {
+		if err := srv.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return int64(srv.Stats().OutBytes)
+	}
+	before := out()
+	for range 50 {
+		if err := raw.Publish(ctrl, xfer.ResendBody(0, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // within the resend interval: the rest are repeats
+	burst := out() - before
+	if burst < window || burst > 2*window+window/4 {
+		t.Fatalf("50 resend requests made the responder send %d bytes, want the %d-byte window once (at most twice)", burst, window)
+	}
+	// Past the responder's wait for a second repeat (twice half the
+	// resend interval, at most 250 ms): honoured.
+	time.Sleep(600 * time.Millisecond)
+	before = out()
+	if err := raw.Publish(ctrl, xfer.ResendBody(0, false)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool { return out()-before >= window }, "a repeat after the interval honoured")
+}

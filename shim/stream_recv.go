@@ -241,8 +241,13 @@ func (r *ReplyStream) gapLocked() {
 }
 
 // resendRetry is how long a resend request is given before it is repeated.
-func (r *ReplyStream) resendRetry() time.Duration {
-	return min(250*time.Millisecond, max(beatEvery(r.idle), 20*time.Millisecond))
+func (r *ReplyStream) resendRetry() time.Duration { return resendInterval(r.idle) }
+
+// resendInterval is how long a caller with idle bound idle gives a resend
+// request before it repeats it; a responder ignores a repeat that comes
+// sooner.
+func resendInterval(idle time.Duration) time.Duration {
+	return min(250*time.Millisecond, max(beatEvery(idle), 20*time.Millisecond))
 }
 
 // ackLocked acknowledges what was received and grants credit up to what

@@ -60,32 +60,36 @@ type streamOut struct {
 	stop   chan struct{} // ends the heartbeat goroutine
 	beatWG sync.WaitGroup
 
-	mu        sync.Mutex
-	cond      sync.Cond
-	hdr       nats.Header
-	sub       *nats.Subscription
-	started   bool
-	returned  bool // the handler returned: no more writes
-	ended     bool // the end or error frame was sent
-	final     bool // the caller acknowledged the end
-	ackLate   bool // the wait for the final acknowledgement is over
-	failErr   error
-	buf       []byte     // prefix + payload being filled; nil when none
-	free      []spareBuf // frame buffers to fill again, once hashed
-	sent      int64      // stream offset after the last data frame
-	granted   int64      // the caller's credit: data may be sent while sent < granted
-	acked     int64      // the caller has received [0, acked)
-	frames    []outFrame
-	start     *outFrame    // the start frame, until the first ack
-	startAt   time.Time    // when the start frame went out: its ack samples the round trip
-	digest    byte         // the digest's kind (xfer.DigestSHA256 or the best the caller checks)
-	sum       *xfer.Digest // of the frames sent, hashed on a goroutine of its own
-	lastLimit int64        // the limit of the last frame buffer
-	lastCtl   time.Time
-	lastSend  time.Time
-	rtt       time.Duration // the least round trip sampled (sampleLocked); 0: none yet
-	goneAt    time.Time     // a no-responders status for our frames: the caller's inbox is gone
-	firstBy   *time.Timer   // ends ctx when the caller's wait for the first frame is over; nil: not said
+	mu          sync.Mutex
+	cond        sync.Cond
+	hdr         nats.Header
+	sub         *nats.Subscription
+	started     bool
+	returned    bool // the handler returned: no more writes
+	ended       bool // the end or error frame was sent
+	final       bool // the caller acknowledged the end
+	ackLate     bool // the wait for the final acknowledgement is over
+	failErr     error
+	buf         []byte     // prefix + payload being filled; nil when none
+	free        []spareBuf // frame buffers to fill again, once hashed
+	sent        int64      // stream offset after the last data frame
+	granted     int64      // the caller's credit: data may be sent while sent < granted
+	acked       int64      // the caller has received [0, acked)
+	frames      []outFrame
+	start       *outFrame    // the start frame, until the first ack
+	startAt     time.Time    // when the start frame went out: its ack samples the round trip
+	digest      byte         // the digest's kind (xfer.DigestSHA256 or the best the caller checks)
+	sum         *xfer.Digest // of the frames sent, hashed on a goroutine of its own
+	lastLimit   int64        // the limit of the last frame buffer
+	lastCtl     time.Time
+	lastSend    time.Time
+	resentAt    time.Time     // when the last resend went out
+	resentTo    int64         // the stream offset it covered up to
+	resentAcked int64         // what the caller had acknowledged then
+	repeats     int           // repeats honoured in a row (resendLocked)
+	rtt         time.Duration // the least round trip sampled (sampleLocked); 0: none yet
+	goneAt      time.Time     // a no-responders status for our frames: the caller's inbox is gone
+	firstBy     *time.Timer   // ends ctx when the caller's wait for the first frame is over; nil: not said
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, sr streamReq) *streamOut {

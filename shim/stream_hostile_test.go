@@ -490,3 +490,62 @@ func TestStreamResendFloodIsNotAmplified(t *testing.T) {
 	}
 	natstest.Eventually(t, 10*time.Second, func() bool { return out()-before >= window }, "a repeat after the interval honoured")
 }
+
+// TestStreamTinyFramesHoldAboutTheWindow: a responder that fills the
+// caller's window with frames of one byte, which the caller does not
+// read: the caller holds about its window (small frames share buffers),
+// not a slice and an allocation per byte; every byte then reads back in
+// order.
+func TestStreamTinyFramesHoldAboutTheWindow(t *testing.T) {
+	s := natstest.Start(t)
+	raw := rawConn(t, s.URL())
+	peers := natstest.RawServe(t, raw, "tiny")
+	c := shim.NewClient(connect(t, s.URL()))
+	const window = 256 << 10
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	base := natstest.HeapAfterGC()
+	rsc := make(chan *shim.ReplyStream, 1)
+	go func() {
+		rs, err := c.RequestStream(ctx, "tiny", nil, shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
+		if err != nil {
+			t.Error(err)
+		}
+		rsc <- rs
+	}()
+	p := natstest.NextStream(t, peers)
+	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	rs := <-rsc
+	if rs == nil {
+		return
+	}
+	defer rs.Close()
+	body := payload(window, 29)
+	for off := range window {
+		if err := p.Send(xfer.Data, int64(off), body[off:off+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !p.WaitCtl(30*time.Second, func(b []byte) bool {
+		k, recv, _, ok := xfer.ParseFrame(b)
+		return (ok && k == xfer.Ack && recv >= window) || b[0] == xfer.Cancel
+	}) {
+		t.Fatal("the caller did not take the frames")
+	}
+	g := natstest.Growth(natstest.HeapAfterGC(), base)
+	t.Logf("grew %d", g)
+	// The server and the raw responder run in this process too: slack/4
+	// is their share (about 0.7 MB here; 11 MB without shared buffers).
+	if g > window+slack/4 {
+		t.Errorf("a window of %d bytes in frames of one byte: the caller's heap grew by %d bytes", window, g)
+	}
+	got := make([]byte, window)
+	if _, err := io.ReadFull(rs, got); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read back: %v", err)
+	}
+}

@@ -35,33 +35,34 @@ type ReplyStream struct {
 	onEnd    atomic.Pointer[func(err error, read int64)] // telemetry: the stream's end, once
 	endOnce  sync.Once
 
-	mu       sync.Mutex
-	wake     chan struct{}
-	startCh  chan struct{}
-	signaled bool
-	startErr error
-	started  bool
-	hdr      nats.Header
-	ctrl     string
-	q        [][]byte // received in order, not yet read
-	recv     int64    // bytes received in order
-	consumed int64    // bytes read
-	maxGrant int64    // the most credit granted: no frame may go past it
-	win      xfer.Window
-	ackRecv  int64     // recv at the last ack
-	ackUsed  int64     // consumed at the last ack
-	nAck     int       // frames since the last ack
-	sum      hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader); set by the start frame
-	digest   byte      // the digest's kind, from the start frame
-	ended    bool      // the end or error frame arrived in order
-	endErr   error     // nil: the digest matched
-	err      error     // the stream failed here
-	closed   bool
-	eof      bool
-	lastRx   time.Time
-	want     int64     // offset a resend was asked from; -1 none
-	wantAt   time.Time // when it was asked last
-	lostAt   time.Time // when the gap at want was found
+	mu        sync.Mutex
+	wake      chan struct{}
+	startCh   chan struct{}
+	signaled  bool
+	startErr  error
+	started   bool
+	hdr       nats.Header
+	ctrl      string
+	q         [][]byte // received in order, not yet read
+	tailOwned bool     // q's last buffer is a small frames' one (queueLocked), which the next small frame may fill
+	recv      int64    // bytes received in order
+	consumed  int64    // bytes read
+	maxGrant  int64    // the most credit granted: no frame may go past it
+	win       xfer.Window
+	ackRecv   int64     // recv at the last ack
+	ackUsed   int64     // consumed at the last ack
+	nAck      int       // frames since the last ack
+	sum       hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader); set by the start frame
+	digest    byte      // the digest's kind, from the start frame
+	ended     bool      // the end or error frame arrived in order
+	endErr    error     // nil: the digest matched
+	err       error     // the stream failed here
+	closed    bool
+	eof       bool
+	lastRx    time.Time
+	want      int64     // offset a resend was asked from; -1 none
+	wantAt    time.Time // when it was asked last
+	lostAt    time.Time // when the gap at want was found
 }
 
 // streamDropHook, when set (tests), drops the received frames it returns
@@ -192,6 +193,9 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 					r.q[0] = r.q[0][k:]
 				}
 			}
+			if len(r.q) == 0 {
+				r.tailOwned = false // the buffer left with the reader
+			}
 			r.consumed += int64(n)
 			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
 				r.ackLocked(false)
@@ -272,6 +276,9 @@ func (r *ReplyStream) next() ([]byte, error) {
 			chunk := r.q[0]
 			r.q[0] = nil
 			r.q = r.q[1:]
+			if len(r.q) == 0 {
+				r.tailOwned = false // chunk leaves with the caller: never filled again
+			}
 			r.consumed += int64(len(chunk))
 			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
 				r.ackLocked(false)

@@ -170,13 +170,40 @@ func (r *ReplyStream) dataLocked(off int64, payload []byte) {
 	// loop takes the next frame and the reader the ones before: the
 	// payload was just copied, so it is still in the cache.
 	r.sum.Write(data)
-	r.q = append(r.q, data)
+	r.queueLocked(data)
 	r.recv = end
 	r.want = -1
 	r.nAck++
 	if r.recv-r.ackRecv >= xfer.Quantum(r.window) || r.nAck >= 64 {
 		r.ackLocked(false)
 	}
+}
+
+// Small frames are copied into buffers of smallBuf bytes shared by the
+// next small frames, so that the caller holds about its window of unread
+// bytes whatever the frames' sizes: a responder sending the window in
+// frames of one byte would otherwise hold a slice and an allocation per
+// byte (about 40 times the window).
+const (
+	smallFrame = 512
+	smallBuf   = 4096
+)
+
+// queueLocked queues data for the reader.
+func (r *ReplyStream) queueLocked(data []byte) {
+	if len(data) >= smallFrame {
+		r.q = append(r.q, data)
+		r.tailOwned = false
+		return
+	}
+	if n := len(r.q); r.tailOwned && n > 0 && cap(r.q[n-1])-len(r.q[n-1]) >= len(data) {
+		r.q[n-1] = append(r.q[n-1], data...)
+		return
+	}
+	b := make([]byte, len(data), smallBuf)
+	copy(b, data)
+	r.q = append(r.q, b)
+	r.tailOwned = true
 }
 
 // endLocked records the end: the final ack lets the responder go, and

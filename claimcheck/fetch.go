@@ -126,9 +126,17 @@ func (r *objReader) next(wait bool) ([]byte, error) {
 }
 
 // room reports whether the next batch fits the window: Open keeps at
-// most one batch read ahead of what the caller has read.
+// most one batch read ahead of what the caller has read. A batch counts
+// as what the meta data's chunk size makes it, but never more than the
+// window's half or the largest chunk received, whichever is more: a
+// chunk size that lies large must not let the read run ahead of its
+// window.
 func (r *objReader) room() bool {
-	return r.unread <= r.batch()*r.chunkSize()
+	ahead := r.batch() * r.chunkSize()
+	if r.wbytes > 0 {
+		ahead = min(ahead, max(r.wbytes, r.largest))
+	}
+	return r.unread <= ahead
 }
 
 // ask sends the next batch request, from the chunk after the last one
@@ -163,6 +171,7 @@ func (r *objReader) accept(m *objstore.Msg) ([]byte, error) {
 	r.got++
 	r.lastSeq = m.Seq
 	r.read += int64(len(m.Data))
+	r.largest = max(r.largest, len(m.Data))
 	if r.read > int64(r.info.Size) || r.got > r.info.Chunks {
 		return nil, r.fail(ErrCorrupt, "stored chunks exceed the declared size")
 	}
@@ -209,10 +218,37 @@ func (r *objReader) recover(err error) error {
 		return r.s.waitConnected(r.ctx)
 	case errors.Is(err, nats.ErrNoResponders):
 		// No replica serves direct gets at the moment (a restart, a
-		// stream being placed): ask again shortly.
+		// stream being placed): ask again shortly, unless the stream
+		// does not serve them at all.
+		if err := r.direct(); err != nil {
+			return err
+		}
 		return r.pause()
 	}
 	return err
+}
+
+// direct asks the stream's leader, once per read, whether the stream
+// serves direct gets: a bucket without allow_direct (another bucket than
+// the Store's own, which start checks) would leave the read asking until
+// its deadline.
+func (r *objReader) direct() error {
+	if r.directChecked {
+		return nil
+	}
+	r.directChecked = true
+	var ok bool
+	err := r.s.readCall(r.ctx, func(ctx context.Context) (err error) {
+		ok, err = r.rd.AllowsDirect(ctx) //natssend:reviewed retry: a read, no effect to repeat
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil // the pause and the next batch will tell
+	case !ok:
+		return r.fail(errors.ErrUnsupported, "the stream of bucket %q does not allow direct gets (allow_direct), which reads need", r.ref.bucket)
+	}
+	return nil
 }
 
 // missing settles a replica's word that no chunk follows the last one

@@ -67,6 +67,9 @@ type joiner struct {
 
 // add appends the next chunk.
 func (j *joiner) add(p []byte) {
+	if len(p) == 0 {
+		return // nothing to keep (only a forged object has empty chunks)
+	}
 	if j.buf != nil {
 		j.buf = append(j.buf, p...)
 		return

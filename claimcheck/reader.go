@@ -36,15 +36,17 @@ type objReader struct {
 	queue  [][]byte // chunks received and checked, not yet read
 	unread int      // the bytes in cur and queue
 
-	inflight *objstore.Batch // the batch request in flight, if any
-	asked    int             // chunks asked for in it
-	recv     int             // chunks received from it
-	got      uint32          // chunks received
-	lastSeq  uint64          // stream sequence of the last chunk received
-	read     int64           // bytes received
-	err      error           // what Read returns from now on
-	later    error           // a failure met reading ahead, for the Read that needs the chunks it stopped
-	done     bool            // every chunk received
+	inflight      *objstore.Batch // the batch request in flight, if any
+	asked         int             // chunks asked for in it
+	recv          int             // chunks received from it
+	got           uint32          // chunks received
+	lastSeq       uint64          // stream sequence of the last chunk received
+	read          int64           // bytes received
+	largest       int             // the largest chunk received
+	directChecked bool            // the stream was asked whether it serves direct gets (direct)
+	err           error           // what Read returns from now on
+	later         error           // a failure met reading ahead, for the Read that needs the chunks it stopped
+	done          bool            // every chunk received
 
 	window int // chunks asked for per batch, at least
 	wbytes int // bytes asked for per batch (0: window chunks)
@@ -121,7 +123,9 @@ func (r *objReader) start() error {
 		r.done = true
 		return nil
 	}
-	if info.Chunks == 0 || !validNUID(info.NUID) {
+	if info.Chunks == 0 || uint64(info.Chunks) > info.Size || !validNUID(info.NUID) {
+		// Every chunk holds a byte at least: more chunks than bytes would
+		// make a read take (and hold) empty chunks by the thousand.
 		return r.fail(ErrCorrupt, "meta data with %d chunks and NUID %q for %d bytes", info.Chunks, info.NUID, info.Size)
 	}
 	if err := r.reachable(); err != nil {

@@ -177,10 +177,35 @@ func (r *Reader) LeaderLast(ctx context.Context, subject string) (*Msg, error) {
 // streamInfoResponse is the part of the stream leader's info a Reader
 // reads (server/jetstream_api.go JSApiStreamInfoResponse).
 type streamInfoResponse struct {
-	Error *jetstream.APIError `json:"error,omitempty"`
+	Error  *jetstream.APIError `json:"error,omitempty"`
+	Config struct {
+		AllowDirect bool `json:"allow_direct"`
+	} `json:"config"`
 	State struct {
 		Subjects map[string]uint64 `json:"subjects,omitempty"`
 	} `json:"state"`
+}
+
+// AllowsDirect asks the stream's leader whether the stream serves direct
+// gets (allow_direct), which every read of this package needs.
+// ErrNoStream when the stream does not exist.
+func (r *Reader) AllowsDirect(ctx context.Context) (bool, error) {
+	r.requests.Add(1)
+	resp, err := r.nc.RequestWithContext(ctx, r.info, nil) //natssend:reviewed a read: no effect to replay; a few bytes
+	if err != nil {
+		return false, err
+	}
+	var ans streamInfoResponse
+	if err := json.Unmarshal(resp.Data, &ans); err != nil {
+		return false, fmt.Errorf("objstore: malformed stream info response: %w", err)
+	}
+	switch {
+	case ans.Error != nil && ans.Error.ErrorCode == errCodeStreamNotFound:
+		return false, ErrNoStream
+	case ans.Error != nil:
+		return false, ans.Error
+	}
+	return ans.Config.AllowDirect, nil
 }
 
 // Stored asks the stream's leader how many messages it holds on subject

@@ -89,7 +89,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		sr, ok := parseMarker(req.Header.Get(HeaderStream))
 		if !ok {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
-				fmt.Sprintf("not a stream request (no %s header of version %d): use Client.RequestStream", HeaderStream, streamVersion), true))
+				fmt.Sprintf("not a stream request (no %s header of version %d, or a window above MaxStreamWindow or an idle bound above MaxStreamIdle): use Client.RequestStream", HeaderStream, streamVersion), true))
 			return
 		}
 		if crossesAccount(req.Reply) {

@@ -26,6 +26,10 @@ const (
 	// DefaultStreamIdle is how long either side of a stream waits without
 	// hearing from the other before it gives the stream up.
 	DefaultStreamIdle = 10 * time.Second
+	// MaxStreamIdle is the longest idle bound (StreamIdle) a stream may
+	// have: a responder refuses a request declaring more, since a caller
+	// gone silent holds the handler until its idle bound passes.
+	MaxStreamIdle = 10 * time.Minute
 )
 
 // CodeStreamBroken is the code of a transfer stream that ended before its
@@ -109,11 +113,14 @@ func StreamWindow(n int) StreamOption {
 // sent nothing, not even a heartbeat, for d, and the responder's context
 // ends (ErrCallerGone) when the caller sent no credit or keepalive for d.
 // Both sides send a heartbeat or keepalive every d/5. It must be at least
-// 50 ms. Other calls ignore it.
+// 50 ms and at most MaxStreamIdle. Other calls ignore it.
 func StreamIdle(d time.Duration) StreamOption {
 	return streamOpt(func(o *callOpts) error {
 		if d < 50*time.Millisecond {
 			return invalidOption("StreamIdle(%v): the idle bound must be at least 50ms", d)
+		}
+		if d > MaxStreamIdle {
+			return invalidOption("StreamIdle(%v): the idle bound must be at most MaxStreamIdle (%v)", d, MaxStreamIdle)
 		}
 		o.x.idle = d
 		return nil

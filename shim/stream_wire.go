@@ -81,7 +81,7 @@ func parseMarker(v string) (sr streamReq, ok bool) {
 	}
 	w, err1 := strconv.ParseInt(f[1], 10, 64)
 	ms, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || w < 1 || w > MaxStreamWindow || ms < 1 {
+	if err1 != nil || err2 != nil || w < 1 || w > MaxStreamWindow || ms < 1 || ms > MaxStreamIdle.Milliseconds() {
 		return sr, false
 	}
 	sr.window, sr.idle = w, time.Duration(ms)*time.Millisecond

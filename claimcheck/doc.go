@@ -110,7 +110,11 @@
 // the stream's leader is asked before ErrMissing. A server older than
 // nats-server 2.11, which answers a batch request with one message, is
 // read one chunk per request. A bucket stream without allow_direct is not
-// read (the error says so). Both verify the declared size, the chunk
+// read (errors.ErrUnsupported, at once). An object whose chunks are larger
+// than a Store on the reading connection writes its own (its max_payload
+// less 512 bytes, with shim.CapPayload's cap) is refused before any chunk
+// is asked for (ErrTooLarge): stored behind a higher limit, each chunk
+// would close a leafnode link on its way. Both verify the declared size, the chunk
 // count and the digest: the HighwayHash-256 when the metadata has a
 // natssend-hh256 entry (a malformed one fails at once with ErrCorrupt),
 // the object store's SHA-256 otherwise (an object an older Store, nats.go

@@ -29,7 +29,10 @@ var (
 	// does not fit max_payload. The error's text says which limit was
 	// exceeded; from the publish methods it also matches ErrNotPublished.
 	// Resolve and Open return it for a claim check whose declared size is
-	// above the receiving Store's maximum.
+	// above the receiving Store's maximum, and for an object whose chunks
+	// are larger than a Store on the reading connection writes its own
+	// (stored behind a higher max_payload: across a leafnode each would
+	// close the link).
 	ErrTooLarge = errors.New("claimcheck: payload too large")
 	// ErrMissing is returned by Resolve and Open when the referenced
 	// object does not exist: it expired (TTL), was deleted, or never

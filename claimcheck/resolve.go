@@ -63,7 +63,8 @@ func IsClaimCheck(m *nats.Msg) bool {
 // (the object expired, was deleted or never existed), ErrCorrupt
 // (malformed headers, size or digest mismatch), ErrSubjectMismatch
 // (stored for another subject; also matches ErrCorrupt), ErrTooLarge
-// (declared size above the Store's maximum), nats.ErrInvalidMsg (a nil
+// (declared size above the Store's maximum, or chunks larger than this
+// connection can receive: see the package doc), nats.ErrInvalidMsg (a nil
 // message) or the transport error that interrupted the read.
 //
 // m.Subject must be the subject the sender published on for the binding

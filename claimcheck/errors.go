@@ -3,6 +3,8 @@ package claimcheck
 import (
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/natssend/natssend/internal/telemetry"
 )
 
@@ -94,7 +96,15 @@ var (
 // was published: it matches ErrNotPublished and unwraps to its cause.
 type notPublishedError struct{ err error }
 
-func (e *notPublishedError) Error() string        { return e.err.Error() }
+// Error says so when the cause's own text does not (a transport error
+// such as "nats: connection reconnecting").
+func (e *notPublishedError) Error() string {
+	if msg := e.err.Error(); strings.HasPrefix(msg, "claimcheck:") {
+		return msg
+	}
+	return "claimcheck: nothing was published: " + e.err.Error()
+}
+
 func (e *notPublishedError) Unwrap() error        { return e.err }
 func (e *notPublishedError) Is(target error) bool { return target == ErrNotPublished }
 

@@ -265,3 +265,46 @@ func TestStreamIdleBoundAboveMaxRefused(t *testing.T) {
 		t.Fatal("the handler ran")
 	}
 }
+
+// TestStreamResponderHoldsAtMostDefaultWindowUnacknowledged: a caller
+// that declares and grants a window of 256 MiB and never acknowledges a
+// frame: the responder sends (and keeps for resends) no more than
+// DefaultStreamWindow beyond what was acknowledged, and its handler's
+// Write waits there.
+func TestStreamResponderHoldsAtMostDefaultWindowUnacknowledged(t *testing.T) {
+	s := natstest.Start(t)
+	const window, total, chunk = 256 << 20, 128 << 20, 1 << 20
+	var written atomic.Int64
+	serveStream(t, s.URL(), "unacked", func(ctx context.Context, _ *nats.Msg, w *shim.StreamWriter) error {
+		buf := make([]byte, chunk)
+		for written.Load() < total {
+			n, err := w.Write(buf)
+			written.Add(int64(n))
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	raw := rawConn(t, s.URL())
+	inbox := raw.NewInbox()
+	var granted atomic.Bool
+	sub, err := raw.Subscribe(inbox, func(m *nats.Msg) {
+		if granted.CompareAndSwap(false, true) {
+			_ = raw.Publish(m.Reply, xfer.AckBody(0, window, false)) // the whole window, nothing acknowledged
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := raw.PublishMsg(&nats.Msg{Subject: "unacked", Reply: inbox, Header: nats.Header{natstest.StreamHeader: {natstest.StreamMarker(window, 30*time.Second)}}}); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 20*time.Second, func() bool { return written.Load() >= shim.DefaultStreamWindow }, "the handler writing its first 64 MiB")
+	time.Sleep(time.Second)
+	if w := written.Load(); w > shim.DefaultStreamWindow+2*chunk {
+		t.Fatalf("the handler wrote %d bytes with nothing acknowledged: the responder holds more than %d", w, int64(shim.DefaultStreamWindow))
+	}
+}

@@ -83,7 +83,10 @@ type extOpts struct {
 // StreamWindow sets a RequestStream's flow-control window in bytes, the
 // most the responder may send beyond what the caller's reader consumed
 // (DefaultStreamWindow if not set): it bounds memory, as the caller holds
-// at most n bytes plus one frame, the responder as much for resends.
+// at most n bytes plus one frame, the responder as much for resends. A
+// responder never keeps more than DefaultStreamWindow of frames the caller
+// has not acknowledged, whatever n says: beyond it, n only lets the
+// reader fall further behind.
 //
 // The window grows like TCP's receive window: a stream starts with
 // InitialStreamWindow of credit (n when n is smaller: a window of at most

@@ -331,6 +331,18 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 	return make([]byte, framePrefix, size), nil
 }
 
+// maxUnacked is the most a responder keeps of frames the caller has not
+// acknowledged, whatever window the caller declared (up to
+// MaxStreamWindow): a caller that grants a large window and never
+// acknowledges would make the responder hold that much for resends.
+const maxUnacked = DefaultStreamWindow
+
+// creditLocked is what may be sent now: the caller's credit, within
+// maxUnacked of what it acknowledged.
+func (s *streamOut) creditLocked() int64 {
+	return min(s.granted, s.acked+maxUnacked) - s.sent
+}
+
 // flushLocked sends the buffered payload as data frames, each once the
 // caller's window allows it and none beyond the credit it granted (the
 // caller treats a frame past its credit as a broken stream). A frame waits
@@ -345,7 +357,8 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 			return err
 		}
 		have := len(s.buf) - framePrefix
-		if s.granted-s.sent < xfer.MinSend(s.window, have) {
+		credit := s.creditLocked()
+		if credit < xfer.MinSend(s.window, have) {
 			if waited.IsZero() {
 				waited = time.Now()
 			}
@@ -356,7 +369,7 @@ func (s *streamOut) flushLocked(byWriter bool) error {
 			s.stalledLocked(time.Since(waited))
 			waited = time.Time{}
 		}
-		n := int(min(int64(have), s.granted-s.sent))
+		n := int(min(int64(have), credit))
 		var body []byte
 		if n == have && len(s.buf) >= cap(s.buf)/2 {
 			body, s.buf = s.buf, nil // a full frame: send the buffer itself

@@ -41,7 +41,10 @@ func (s *Store) ResolveJetStream(ctx context.Context, msg jetstream.Msg) ([]byte
 // check: on a work-queue stream a Term would delete the message. Nak'd,
 // it is redelivered (up to the consumer's MaxDeliver) until a receiver
 // configured with WithSubjectBinding(false) or WithSubjectMatch resolves
-// it, or onErr gives up on it; onErr sees it on every redelivery.
+// it, or onErr gives up on it; onErr sees it on every redelivery. Nor is
+// a payload whose chunks are larger than this connection can receive
+// (ErrTooLarge, stored behind a higher max_payload): another reader, or
+// this one once the limit on the path is raised, can read it.
 //
 // Keeping the handler busy: h runs on a goroutine of its own, one message
 // at a time in order, while nats.go's Consume callback pulls and resolves
@@ -200,7 +203,7 @@ func (s *Store) resolveJS(ctx context.Context, msg jetstream.Msg, ackWait time.D
 		var re *ResolveError
 		// Never Term on ErrSubjectMismatch: a subject transform or mapping
 		// produces it for genuine claim checks (see Consume).
-		if errors.As(err, &re) && re.Permanent() && !errors.Is(err, ErrSubjectMismatch) {
+		if errors.As(err, &re) && re.Permanent() && !errors.Is(err, ErrSubjectMismatch) && !errors.Is(err, errUnreachable) {
 			_ = msg.TermWithReason(truncate(err.Error(), 200))
 		} else {
 			_ = msg.NakWithDelay(o.nakDelay)

@@ -82,6 +82,12 @@ var (
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.
 	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished}
+	// errUnreachable: the object's chunks are larger than the reading
+	// connection can receive (objReader.reachable); it matches ErrTooLarge.
+	// Permanent for this reader, not for the message: another reader, or
+	// this one once the site's limit is raised, can read it, so Consume
+	// Naks it.
+	errUnreachable error = &kindError{msg: "claimcheck: payload too large: its chunks cannot reach this connection", parent: ErrTooLarge}
 	// ErrInvalidOption is wrapped by every error about an invalid option
 	// value, in this package and in package shim (shim.ErrInvalidOption is
 	// the same value): an out-of-range TTL, replica count, size or

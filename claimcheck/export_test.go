@@ -17,6 +17,9 @@ const MetaSubject = metaSubjectKey
 var (
 	ReplyObjectName = replyObjectName
 	ErrReplyStored  = errReplyStored
+	// ErrUnreachable: chunks too large for the reading connection (Nak'd
+	// by Consume, not Term'd).
+	ErrUnreachable = errUnreachable
 )
 
 // PrepareLimit is Prepare with the decision's limit lowered to limit.

@@ -86,8 +86,8 @@ func TestReadRefusesChunksThatCannotReachIt(t *testing.T) {
 		}
 		for _, e := range []error{err, oerr} {
 			var re *claimcheck.ResolveError
-			if !errors.Is(e, claimcheck.ErrTooLarge) || !errors.As(e, &re) || !re.Permanent() {
-				t.Fatalf("%s: %v, want a permanent ErrTooLarge", tc.name, e)
+			if !errors.Is(e, claimcheck.ErrTooLarge) || !errors.Is(e, claimcheck.ErrUnreachable) || !errors.As(e, &re) || !re.Permanent() {
+				t.Fatalf("%s: %v, want a permanent ErrTooLarge (unreachable chunks)", tc.name, e)
 			}
 		}
 		if took > 5*time.Second {

@@ -151,7 +151,7 @@ func (r *objReader) reachable() error {
 	}
 	largest := min(int64(r.chunkSize()), int64(r.info.Size))
 	if reach := int64(chunkSize(limit, math.MaxInt)); largest > reach {
-		return r.fail(ErrTooLarge, "its chunks of up to %d bytes are above the %d this connection can receive (max_payload %d less the direct get's headers; across a leafnode one larger message closes the whole link): store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, limit)
+		return r.fail(errUnreachable, "its chunks of up to %d bytes are above the %d this connection can receive (max_payload %d less the direct get's headers; across a leafnode one larger message closes the whole link): store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, limit)
 	}
 	return nil
 }

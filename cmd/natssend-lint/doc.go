@@ -116,7 +116,9 @@
 // entries missing), -fix changes nothing, prints the command to run first
 // (go get github.com/natssend/natssend@<this version>) and exits with
 // status 1; so does a run whose fixed packages no longer build or check.
-// -fix -diff prints the same edits as a unified diff (--- a/path, +++
+// -fix -diff refuses the same way, with the same message and status,
+// rather than print a patch whose result does not build. Otherwise it
+// prints the same edits as a unified diff (--- a/path, +++
 // b/path, paths from the top of the git work tree, else the current
 // directory), which git apply and patch -p1 accept, and exits with status
 // 1 when it is not empty. -fix and -json cannot be combined. -vet and -fix

@@ -46,18 +46,20 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: %v\n", err)
 		return exitError
 	}
+	// -diff too: a patch whose result does not build is no better than
+	// files that do not.
+	if plan.shim {
+		if why := shimMissing(o); why != "" {
+			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). Run first:\n\n\tgo get %s@%s\n\nthen natssend-lint -fix again.\n", shimPkg, why, natssendModule, selfVersion())
+			return exitError
+		}
+	}
 	if o.diff {
 		return printDiff(plan, stdout, stderr)
 	}
 	if len(plan.files) == 0 {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(len(before.diags), "finding"))
 		return report(&check1, before, exitOK, stdout, stderr)
-	}
-	if plan.shim {
-		if why := shimMissing(o); why != "" {
-			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). Run first:\n\n\tgo get %s@%s\n\nthen natssend-lint -fix again.\n", shimPkg, why, natssendModule, selfVersion())
-			return exitError
-		}
 	}
 	if _, code := runVet(o, stdout, stderr); code != exitOK {
 		return code

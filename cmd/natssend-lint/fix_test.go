@@ -43,6 +43,10 @@ func TestFixWithoutRequirement(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "changed nothing") || !strings.Contains(stderr, "\tgo get github.com/natssend/natssend@latest\n") {
 		t.Errorf("-fix without the requirement: exit %d, want 1, nothing changed and the go get to run:\n%s", code, stderr)
 	}
+	// -fix -diff refuses the same way: no patch whose result cannot build.
+	if dcode, diff, dstderr := run(t, dir, bin, "-fix", "-diff", "./..."); dcode != code || diff != "" || dstderr != stderr {
+		t.Errorf("-fix -diff without the requirement: exit %d, stdout\n%s\nstderr\n%s\nwant exit %d, no patch and what -fix prints:\n%s", dcode, diff, dstderr, code, stderr)
+	}
 	if strings.Contains(stderr, "fixed") {
 		t.Errorf("-fix without the requirement claims a fix:\n%s", stderr)
 	}

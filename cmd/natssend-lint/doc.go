@@ -113,8 +113,9 @@
 // golangci-lint's --fix does. N is the count of findings gone after the
 // fixes, with the packages checked again. When a fix adds the shim import
 // and the module cannot build the shim yet (natssend not required, go.sum
-// entries missing), -fix changes nothing, prints the command to run first
-// (go get github.com/natssend/natssend@<this version>) and exits with
+// entries missing), -fix changes nothing, prints the commands to run first
+// (natssend is not on the module proxy yet: the go mod edit that requires
+// it from a clone, as README says, then go mod tidy) and exits with
 // status 1; so does a run whose fixed packages no longer build or check.
 // -fix -diff refuses the same way, with the same message and status,
 // rather than print a patch whose result does not build. Otherwise it

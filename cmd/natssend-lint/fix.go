@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 )
 
@@ -50,7 +49,7 @@ func fix(o *options, stdout, stderr io.Writer) int {
 	// files that do not.
 	if plan.shim {
 		if why := shimMissing(o); why != "" {
-			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). Run first:\n\n\tgo get %s@%s\n\nthen natssend-lint -fix again.\n", shimPkg, why, natssendModule, selfVersion())
+			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). %s\n\nthen run natssend-lint -fix again.\n", shimPkg, why, shimRemedy())
 			return exitError
 		}
 	}
@@ -145,17 +144,28 @@ func shimMissing(o *options) string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i] // the first reason is enough
 	}
-	return msg
+	// The go command's own remedy follows on the next line; its go get
+	// cannot fetch natssend (see shimRemedy).
+	return strings.TrimSuffix(msg, "; to add it:")
 }
 
-// selfVersion is the natssend version this executable was built from, to
-// require the same analyzer's shim; "latest" for a build from a checkout.
-func selfVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == natssendModule && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+// shimRemedy returns what to run, and the lines to run, so that the
+// module can build the shim. natssend is not on the Go module proxy, so
+// go get cannot add it: a module that does not require it yet requires it
+// from a clone, as README's "In your own module" says; one that does only
+// needs its go.sum entries.
+func shimRemedy() string {
+	if exec.Command("go", "list", "-m", natssendModule).Run() == nil {
+		return "Fix that first; for missing go.sum entries, run:\n\n\tgo mod tidy"
 	}
-	return "latest"
+	return "natssend is not on the Go module proxy yet, so go get cannot add it: require it from a clone of natssend " +
+		"(README.md, \"In your own module\"), here one at ../natssend. Run first:\n\n" +
+		"\tgo mod edit -require=" + natssendModule + "@" + unpublished + " -replace=" + natssendModule + "=../natssend\n" +
+		"\tgo mod tidy"
 }
+
+// unpublished is the version a require of a replaced natssend names.
+const unpublished = "v0.0.0-00010101000000-000000000000"
 
 // plural returns "1 finding" or "n findings".
 func plural(n int, noun string) string {

@@ -119,10 +119,12 @@
 // status 1; so does a run whose fixed packages no longer build or check.
 // -fix -diff refuses the same way, with the same message and status,
 // rather than print a patch whose result does not build. Otherwise it
-// prints the same edits as a unified diff (--- a/path, +++
-// b/path, paths from the top of the git work tree, else the current
-// directory), which git apply and patch -p1 accept, and exits with status
-// 1 when it is not empty. -fix and -json cannot be combined. -vet and -fix
+// prints, as a unified diff, the files -fix would write: the edits
+// applied, then formatted as go vet -fix formats them (gofmt, the added
+// shim import sorted into place), so that applying the patch gives what
+// -fix gives (--- a/path, +++ b/path, paths from the top of the git work
+// tree, else the current directory); git apply and patch -p1 accept it.
+// It exits with status 1 when the diff is not empty. -fix and -json cannot be combined. -vet and -fix
 // need the go command (Go 1.26 or later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/format"
 	"io"
 	"os"
 	"os/exec"
@@ -10,8 +11,8 @@ import (
 )
 
 // fix runs -fix: it checks the packages, and has go vet -fix apply the
-// fixes (with -diff, prints them itself as a unified diff that git apply
-// and patch -p1 accept), checks again, and reports how many findings the
+// fixes (with -diff, prints itself, as a unified diff that git apply and
+// patch -p1 accept, the files go vet -fix would write), checks again, and reports how many findings the
 // fixes removed and lists the ones that remain, as golangci-lint's --fix
 // does. The exit status is 3 when findings remain, as without -fix.
 //
@@ -92,7 +93,11 @@ func printDiff(plan *fixPlan, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
 			return exitError
 		}
-		if err := writeUnified(stdout, patchPath(file), string(src), plan.files[file]); err != nil {
+		dst, err := fixed(src, plan.files[file])
+		if err == nil {
+			err = writeUnified(stdout, patchPath(file), string(src), string(dst))
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
 			return exitError
 		}
@@ -101,6 +106,22 @@ func printDiff(plan *fixPlan, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// fixed returns src with the edits applied and then formatted, as go vet
+// -fix writes it (its imports sorted, the added shim import among them),
+// or unformatted when it does not parse, as go vet -fix leaves it.
+func fixed(src []byte, edits []fixEdit) ([]byte, error) {
+	for _, e := range edits {
+		if e.Start < 0 || e.End < e.Start || e.End > len(src) {
+			return nil, fmt.Errorf("%s: an edit at %d-%d is outside the file (%d bytes)", e.Filename, e.Start, e.End, len(src))
+		}
+	}
+	dst := apply(src, edits)
+	if b, err := format.Source(dst); err == nil {
+		return b, nil
+	}
+	return dst, nil
 }
 
 // patchPath returns file relative to the top of its git work tree, or to

@@ -95,6 +95,13 @@ func TestFixDiffGitApply(t *testing.T) {
 	}
 	bin := buildLint(t)
 	byDiff, byFix := setup(t), setup(t)
+	// One import group, sorted, whose last import sorts after the shim's:
+	// -fix sorts the added import into place, and so must the patch.
+	for _, dir := range []string{byDiff, byFix} {
+		if err := os.WriteFile(filepath.Join(dir, "app", "order.go"), []byte(orderGo), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	root := filepath.Dir(byDiff)
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "fixture"}} {
 		if code, _, stderr := run(t, root, git, args...); code != 0 {
@@ -119,7 +126,7 @@ func TestFixDiffGitApply(t *testing.T) {
 	if code, _, stderr := run(t, byFix, bin, "-fix", "./..."); code != 3 {
 		t.Fatalf("-fix: exit %d, want 3\n%s", code, stderr)
 	}
-	for _, name := range []string{"app/app.go", "app/app_test.go", "wrap/wrap.go"} {
+	for _, name := range []string{"app/app.go", "app/app_test.go", "app/order.go", "wrap/wrap.go"} {
 		a, errA := os.ReadFile(filepath.Join(byDiff, name))
 		b, errB := os.ReadFile(filepath.Join(byFix, name))
 		if errA != nil || errB != nil {
@@ -128,8 +135,29 @@ func TestFixDiffGitApply(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("%s: git apply of -fix -diff gives\n%s\n-fix gives\n%s", name, a, b)
 		}
+		if code, out, stderr := run(t, byDiff, "gofmt", "-l", name); code != 0 || out != "" {
+			t.Errorf("%s after git apply of -fix -diff is not gofmt-clean: %s%s", name, out, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(byDiff, "app", "order.go")); !strings.Contains(string(b), "\t\"github.com/nats-io/nats.go\"\n\t\"github.com/natssend/natssend/shim\"\n\t\"time\"\n") {
+		t.Errorf("app/order.go after the patch: the shim import is not sorted into place:\n%s", b)
 	}
 	if code, _, stderr := run(t, byDiff, "go", "build", "./..."); code != 0 {
 		t.Errorf("go build after git apply: %s", stderr)
 	}
 }
+
+// orderGo imports nats.go and a package that sorts after the shim in one
+// group, as real code does.
+const orderGo = `package app
+
+import (
+	"github.com/nats-io/nats.go"
+	"time"
+)
+
+// Tick publishes the time.
+func Tick(nc *nats.Conn) error {
+	return nc.Publish("tick", []byte(time.Now().String()))
+}
+`

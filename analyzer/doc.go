@@ -394,7 +394,8 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// It also lists the "unjudged" and "delegated" connects (above).
+// It also lists the "unjudged" and "delegated" connects (above). These
+// entries are not findings: natssend-lint's exit status ignores them.
 //
 // # Flags
 //

@@ -58,7 +58,7 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		return printDiff(plan, stdout, stderr)
 	}
 	if len(plan.files) == 0 {
-		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(len(before.diags), "finding"))
+		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(before.findings(), "finding"))
 		return report(&check1, before, exitOK, stdout, stderr)
 	}
 	if _, code := runVet(o, stdout, stderr); code != exitOK {
@@ -72,12 +72,12 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: applied the fixes of %s, but the packages no longer build or check (above); undo with your version control\n", plural(plan.fixes, "finding"))
 		return exitError
 	}
-	fixed := max(len(before.diags)-len(after.diags), 0)
+	fixed := max(before.findings()-after.findings(), 0)
 	switch {
-	case len(after.diags) == 0:
+	case after.findings() == 0:
 		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; none remain\n", plural(fixed, "finding"))
 	default:
-		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; %s without a fix remain:\n", plural(fixed, "finding"), plural(len(after.diags), "finding"))
+		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; %s without a fix remain:\n", plural(fixed, "finding"), plural(after.findings(), "finding"))
 	}
 	return report(&check1, after, code, stdout, stderr)
 }

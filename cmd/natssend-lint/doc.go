@@ -42,7 +42,8 @@
 // Exit status, the same for text and -json output: 3 when there are
 // findings, 1 when a package does not build or type-check or the analyzer
 // failed, 2 for a usage error (an unknown flag, an invalid -categories
-// value, no package), 0 otherwise.
+// value, no package), 0 otherwise. The entries -audit lists (reviewed,
+// unjudged, delegated) are not findings.
 //
 // # How it runs
 //
@@ -124,8 +125,9 @@
 // shim import sorted into place), so that applying the patch gives what
 // -fix gives (--- a/path, +++ b/path, paths from the top of the git work
 // tree, else the current directory); git apply and patch -p1 accept it.
-// It exits with status 1 when the diff is not empty. -fix and -json cannot be combined. -vet and -fix
-// need the go command (Go 1.26 or later) on $PATH.
+// It exits with status 1 when the diff is not empty. -fix and -json
+// cannot be combined. -vet and -fix need the go command (Go 1.26 or
+// later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
 // file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).

@@ -191,8 +191,9 @@
 // nats.ErrMaxPayload, shim.ErrPayloadTooLarge, claimcheck.ErrTooLarge and
 // jetstream.ErrStreamMessageExceedsMaximum (refused),
 // claimcheck.ErrNotPublished and ErrClosed, nats.ErrConnectionClosed from
-// a (*nats.Conn) Publish, PublishMsg or PublishRequest (returned before
-// anything is written; a request's proves nothing), shim.Classify(err) ==
+// a (*nats.Conn) Publish, PublishMsg or PublishRequest or a
+// (*nats.EncodedConn) Publish or PublishRequest (returned before anything
+// is written; a request's proves nothing), shim.Classify(err) ==
 // shim.OutcomeNotRun or OutcomeRejected, and a jetstream.APIError or
 // nats.APIError whose ErrorCode (read from the comparison, never from
 // strings) says the stream refused the message: a failed expectation

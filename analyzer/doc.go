@@ -97,7 +97,8 @@
 //     function with the same body, unchanged on the way, is reported at
 //     the first (primary.Request, then on error backup.Request), also with
 //     a call in between that can change the connection but not the body
-//     (b.reconnect()). The same call after a success too is a fan-out; in
+//     (b.reconnect(), also when the first sent through a local copy, nc :=
+//     b.nc). The same call after a success too is a fan-out; in
 //     a function with a loop, a first try before it is not reported apart.
 //   - The body is the same when no variable it depends on (directly or
 //     through assignments in the function) changed on the way back: a

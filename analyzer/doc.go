@@ -97,9 +97,9 @@
 //     function with the same body, unchanged on the way, is reported at
 //     the first (primary.Request, then on error backup.Request), also with
 //     a call in between that can change the connection but not the body
-//     (b.reconnect(), also when the first sent through a local copy, nc :=
-//     b.nc). The same call after a success too is a fan-out; in
-//     a function with a loop, a first try before it is not reported apart.
+//     (b.reconnect(), also after nc := b.nc; nc.Request). The same call
+//     after a success too is a fan-out; in a function with a loop, a first
+//     try before it is not reported apart.
 //   - The body is the same when no variable it depends on (directly or
 //     through assignments in the function) changed on the way back: a
 //     range loop's key and value, a variable incremented, assigned from
@@ -396,8 +396,8 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// It also lists the "unjudged" and "delegated" connects (above). These
-// entries are not findings: natssend-lint's exit status ignores them.
+// It also lists the "unjudged" and "delegated" connects (above): entries,
+// not findings (natssend-lint's exit status ignores them).
 //
 // # Flags
 //

@@ -290,8 +290,9 @@
 // Options from the caller are judged at each call in analyzed code (other
 // packages' through a fact), reported as "call of dial connects without
 // ...": a parameter of options (dial(url string, opts ...nats.Option)),
-// also via a function value whose every value so connects; a nats.Options
-// or *nats.Options parameter only read (graft's NewNatsRpc), given &o,
+// also read in a function literal (testkube's retried connect) or via a
+// function value whose every value so connects; a nats.Options or
+// *nats.Options parameter only read (graft's NewNatsRpc), given &o,
 // &nats.Options{...} or a pointer local used only for its fields; an
 // option field of a struct parameter left unchanged (watermill-nats'
 // NewPublisher(config)), given a literal (no such field: no options) or a
@@ -299,11 +300,11 @@
 // whose unexported option field one adder's literal alone appends to
 // (orbit.go ntf-client's WithConnectOptions), given calls of the package:
 // the adder's add its arguments, others that cannot reach the field none.
-// With [Config.Audit] an exported function's (or constructor's) connect
-// is listed, not a finding: "delegated nats.Connect to the calls of
-// exported Dial: its options come from parameter opts"; unjudged if its
-// calls are not followed (another of its connects stands for them; a
-// method of an unexported type).
+// With [Config.Audit] an exported function's (or constructor's) connect is
+// listed, not a finding: "delegated nats.Connect to the calls of exported
+// Dial: its options come from parameter opts"; unjudged if its calls are
+// not followed (another of its connects stands for them; a method of an
+// unexported type).
 //
 // # Receivers (receiver)
 //

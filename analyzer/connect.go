@@ -145,10 +145,13 @@ func (co *connOpts) connectsOf(fn *types.Func) (optSum, bool) {
 		return found, true
 	}
 	for _, s := range co.sites {
-		if s.fb == nil || s.fb.self != fn {
+		// Also a connect in a literal with fn's caller's options.
+		outer := s.fb != nil && s.fb.lit != nil && co.enclosing(s.fb) == fn
+		if s.fb == nil || s.fb.self != fn && !outer {
 			continue
 		}
-		if sum := co.siteSum(s); sum.Param >= 0 {
+		if sum := co.siteSum(s); sum.Param >= 0 && sum.Outer == outer {
+			sum.Outer = false
 			found = sum
 			break
 		}
@@ -205,7 +208,7 @@ func (co *connOpts) valueConnects(e ast.Expr) (optSum, bool) {
 func (co *connOpts) litConnects(lit *ast.FuncLit) (optSum, bool) {
 	for _, s := range co.sites {
 		if s.fb != nil && s.fb.lit == lit {
-			if sum := co.siteSum(s); sum.Param >= 0 {
+			if sum := co.siteSum(s); sum.Param >= 0 && !sum.Outer {
 				return sum, true
 			}
 		}
@@ -249,6 +252,15 @@ func (st *state) checkConnects() {
 			continue
 		}
 		if sum.Param >= 0 {
+			if sum.Outer {
+				// A literal's connect with the options of the enclosing
+				// function's caller: judged at that function's calls.
+				if fn := co.enclosing(s.fb); fn != nil && fn.Exported() {
+					sum.Outer = false
+					st.delegate(s, name, fn, sum)
+				}
+				continue
+			}
 			if s.fb.lit != nil {
 				if !co.judgedLits[s.fb.lit] {
 					st.rep.unjudged(s.call, name+": its options come from the caller of a function literal whose calls are not followed")

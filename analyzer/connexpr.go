@@ -51,6 +51,9 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 			}
 			return param
 		}
+		if sum, ok := co.outerParamSum(fb, v, kind); ok {
+			return sum
+		}
 		return co.localSum(fb, v, kind)
 	case *ast.SelectorExpr:
 		if s := co.info.Selections[x]; s != nil && s.Kind() == types.FieldVal {

@@ -17,7 +17,9 @@ import (
 // Adds too, the parameter holds functional options of which some add
 // options to that field (optvalues.go). Why
 // says why Buf is bufUnknown. It is the payload of optionsFact and
-// connectFact.
+// connectFact. Outer says that Param is a parameter of the declared
+// function enclosing the function literal that reads it (connlit.go),
+// never set in a fact.
 type optSum struct {
 	Buf   bufState
 	Size  int64
@@ -25,6 +27,7 @@ type optSum struct {
 	Field string
 	Adds  bool
 	Why   string
+	Outer bool
 }
 
 func fixedSum(b bufState, n int64) optSum { return optSum{Buf: b, Size: n, Param: -1} }

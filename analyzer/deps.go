@@ -21,6 +21,9 @@ type deps struct {
 	direct uint64 // the variables the call's body mentions
 	body   uint64 // direct and the variables they are computed from
 	target uint64 // the variables its target (receiver, subject) mentions
+	// targetFrom: the variables the target's are computed from (b in
+	// nc := b.nc), as body is for direct
+	targetFrom uint64
 	// targetNondet: the target may differ on each evaluation
 	targetNondet bool
 	nondet       bool // the arguments may differ on each evaluation (a receive, a method call...)
@@ -163,13 +166,17 @@ func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 	d.body = d.direct
 	// Close over the assignments to those variables.
 	for changed := true; changed && !d.nondet; {
-		n, body := len(d.index), d.body
+		n, body, targetFrom := len(d.index), d.body, d.targetFrom
 		from := func(v *types.Var, rhs ast.Expr) {
 			inBody := d.bit(v)&d.body != 0
+			inTarget := d.bit(v)&(d.target|d.targetFrom) != 0
 			dataVarsIn(info, rhs, func(w *types.Var) {
 				add(w)
 				if inBody && d.index[w] < maxDeps {
 					d.body |= d.bit(w)
+				}
+				if inTarget && d.index[w] < maxDeps {
+					d.targetFrom |= d.bit(w)
 				}
 			})
 		}
@@ -195,7 +202,7 @@ func depsFrom(info *types.Info, fb *fnBody, body, targets []ast.Expr) *deps {
 				}
 			}
 		}
-		changed = len(d.index) > n || d.body != body
+		changed = len(d.index) > n || d.body != body || d.targetFrom != targetFrom
 		if len(d.index) > maxDeps {
 			d.nondet = true
 		}

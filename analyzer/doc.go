@@ -97,8 +97,9 @@
 //     function with the same body, unchanged on the way, is reported at
 //     the first (primary.Request, then on error backup.Request), also with
 //     a call in between that can change the connection but not the body
-//     (b.reconnect()). The same call after a success too is a fan-out; in
-//     a function with a loop, a first try before it is not reported apart.
+//     (b.reconnect(), also after nc := b.nc; nc.Request). The same call
+//     after a success too is a fan-out; in a function with a loop, a first
+//     try before it is not reported apart.
 //   - The body is the same when no variable it depends on (directly or
 //     through assignments in the function) changed on the way back: a
 //     range loop's key and value, a variable incremented, assigned from
@@ -191,8 +192,9 @@
 // nats.ErrMaxPayload, shim.ErrPayloadTooLarge, claimcheck.ErrTooLarge and
 // jetstream.ErrStreamMessageExceedsMaximum (refused),
 // claimcheck.ErrNotPublished and ErrClosed, nats.ErrConnectionClosed from
-// a (*nats.Conn) Publish, PublishMsg or PublishRequest (returned before
-// anything is written; a request's proves nothing), shim.Classify(err) ==
+// a (*nats.Conn) Publish, PublishMsg or PublishRequest or a
+// (*nats.EncodedConn) Publish or PublishRequest (returned before anything
+// is written; a request's proves nothing), shim.Classify(err) ==
 // shim.OutcomeNotRun or OutcomeRejected, and a jetstream.APIError or
 // nats.APIError whose ErrorCode (read from the comparison, never from
 // strings) says the stream refused the message: a failed expectation
@@ -288,8 +290,9 @@
 // Options from the caller are judged at each call in analyzed code (other
 // packages' through a fact), reported as "call of dial connects without
 // ...": a parameter of options (dial(url string, opts ...nats.Option)),
-// also via a function value whose every value so connects; a nats.Options
-// or *nats.Options parameter only read (graft's NewNatsRpc), given &o,
+// also read in a function literal (testkube's retried connect) or via a
+// function value whose every value so connects; a nats.Options or
+// *nats.Options parameter only read (graft's NewNatsRpc), given &o,
 // &nats.Options{...} or a pointer local used only for its fields; an
 // option field of a struct parameter left unchanged (watermill-nats'
 // NewPublisher(config)), given a literal (no such field: no options) or a
@@ -297,11 +300,11 @@
 // whose unexported option field one adder's literal alone appends to
 // (orbit.go ntf-client's WithConnectOptions), given calls of the package:
 // the adder's add its arguments, others that cannot reach the field none.
-// With [Config.Audit] an exported function's (or constructor's) connect
-// is listed, not a finding: "delegated nats.Connect to the calls of
-// exported Dial: its options come from parameter opts"; unjudged if its
-// calls are not followed (another of its connects stands for them; a
-// method of an unexported type).
+// With [Config.Audit] an exported function's (or constructor's) connect is
+// listed, not a finding: "delegated nats.Connect to the calls of exported
+// Dial: its options come from parameter opts"; unjudged if its calls are
+// not followed (another of its connects stands for them; a method of an
+// unexported type).
 //
 // # Receivers (receiver)
 //
@@ -394,7 +397,8 @@
 //	reviewed raw (*nats.Conn).Publish (rawsend): liveness probe, 2 bytes
 //	reviewed raw (*nats.Conn).Request (rawsend, retry): idempotent upsert keyed by order ID
 //
-// It also lists the "unjudged" and "delegated" connects (above).
+// It also lists the "unjudged" and "delegated" connects (above): entries,
+// not findings (natssend-lint's exit status ignores them).
 //
 // # Flags
 //

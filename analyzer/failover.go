@@ -53,11 +53,12 @@ func (rt *retryCheck) sentAgainAt(fb *fnBody, bc *bodyCFG, locs []loc, sends []s
 // which a loop would repeat before each send, but here runs only before
 // the second), its address taken, or a call given one of them as its
 // receiver or an argument (opts.Limits.Add(...)), other than the second
-// send itself. A variable only of the send's target (b in b.nc.Request)
-// is not part of the body: a call on it (b.reconnect()) can change the
-// connection, not what is sent.
+// send itself. A variable only of the send's target (b in b.nc.Request,
+// also through a local: nc := b.nc; nc.Request) is not part of the body:
+// a call on it (b.reconnect()) can change the connection, not what is
+// sent.
 func touched(d *deps, nodes []ast.Node, second *ast.CallExpr) bool {
-	targetOnly := d.target &^ d.body
+	targetOnly := (d.target | d.targetFrom) &^ d.body
 	found := false
 	for _, node := range nodes {
 		if len(d.effectsOf(node)) > 0 {

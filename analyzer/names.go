@@ -38,13 +38,16 @@ var notDeliveredErrors = map[string]bool{
 
 // Errors judged per call: they prove nothing was written only for the
 // sends listed with them. nats.go v1.55.0, nats.go:4738-4741: publish, the
-// one writer of Publish, PublishMsg and PublishRequest, returns
-// ErrConnectionClosed when the connection is closed, before anything goes
-// into the outgoing buffer. A request's ErrConnectionClosed proves nothing:
-// newRequest (nats.go:4961-4964) also returns it after the request went
-// out, when the connection closed while it waited for the reply.
+// one writer of Publish, PublishMsg and PublishRequest, and of
+// (*EncodedConn).Publish and PublishRequest after encoding (enc.go:105-124),
+// returns ErrConnectionClosed when the connection is closed, before
+// anything goes into the outgoing buffer. A request's ErrConnectionClosed
+// proves nothing: newRequest (nats.go:4961-4964) also returns it after the
+// request went out, when the connection closed while it waited for the
+// reply.
 var notWrittenErrors = map[string]map[string]bool{
-	natsPath + ".ErrConnectionClosed": setOf(natsPath+".Conn.Publish", natsPath+".Conn.PublishMsg", natsPath+".Conn.PublishRequest"),
+	natsPath + ".ErrConnectionClosed": setOf(natsPath+".Conn.Publish", natsPath+".Conn.PublishMsg", natsPath+".Conn.PublishRequest",
+		natsPath+".EncodedConn.Publish", natsPath+".EncodedConn.PublishRequest"),
 }
 
 // refusedCodes are the JetStream API error codes (jetstream.APIError and

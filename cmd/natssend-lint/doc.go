@@ -42,7 +42,8 @@
 // Exit status, the same for text and -json output: 3 when there are
 // findings, 1 when a package does not build or type-check or the analyzer
 // failed, 2 for a usage error (an unknown flag, an invalid -categories
-// value, no package), 0 otherwise.
+// value, no package), 0 otherwise. The entries -audit lists (reviewed,
+// unjudged, delegated) are not findings.
 //
 // # How it runs
 //
@@ -113,14 +114,20 @@
 // golangci-lint's --fix does. N is the count of findings gone after the
 // fixes, with the packages checked again. When a fix adds the shim import
 // and the module cannot build the shim yet (natssend not required, go.sum
-// entries missing), -fix changes nothing, prints the command to run first
-// (go get github.com/natssend/natssend@<this version>) and exits with
+// entries missing), -fix changes nothing, prints the commands to run first
+// (natssend is not on the module proxy yet: the go mod edit that requires
+// it from a clone, as README says, then go mod tidy) and exits with
 // status 1; so does a run whose fixed packages no longer build or check.
-// -fix -diff prints the same edits as a unified diff (--- a/path, +++
-// b/path, paths from the top of the git work tree, else the current
-// directory), which git apply and patch -p1 accept, and exits with status
-// 1 when it is not empty. -fix and -json cannot be combined. -vet and -fix
-// need the go command (Go 1.26 or later) on $PATH.
+// -fix -diff refuses the same way, with the same message and status,
+// rather than print a patch whose result does not build. Otherwise it
+// prints, as a unified diff, the files -fix would write: the edits
+// applied, then formatted as go vet -fix formats them (gofmt, the added
+// shim import sorted into place), so that applying the patch gives what
+// -fix gives (--- a/path, +++ b/path, paths from the top of the git work
+// tree, else the current directory); git apply and patch -p1 accept it.
+// It exits with status 1 when the diff is not empty. -fix and -json
+// cannot be combined. -vet and -fix need the go command (Go 1.26 or
+// later) on $PATH.
 //
 // When the go command invokes natssend-lint (-V=full, -flags, a vet.cfg
 // file), it runs as a vet tool (golang.org/x/tools/go/analysis/unitchecker).

@@ -96,7 +96,8 @@ func check(o *options, stdout, stderr io.Writer) (*results, int) {
 
 // report prints res as o asks and returns the exit status, the same for
 // text and -json: code if it is an error, exitError when a package
-// failed, exitFindings when there are findings, else exitOK.
+// failed, exitFindings when there are findings (not counting the entries
+// of -audit), else exitOK.
 func report(o *options, res *results, code int, stdout, stderr io.Writer) int {
 	if o.json {
 		// A package's error is in the JSON tree ({"error": ...}).
@@ -115,7 +116,7 @@ func report(o *options, res *results, code int, stdout, stderr io.Writer) int {
 		return code
 	case len(res.errors) > 0:
 		return exitError
-	case len(res.diags) > 0:
+	case res.findings() > 0:
 		return exitFindings
 	}
 	return exitOK

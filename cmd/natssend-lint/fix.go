@@ -2,17 +2,17 @@ package main
 
 import (
 	"fmt"
+	"go/format"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 )
 
 // fix runs -fix: it checks the packages, and has go vet -fix apply the
-// fixes (with -diff, prints them itself as a unified diff that git apply
-// and patch -p1 accept), checks again, and reports how many findings the
+// fixes (with -diff, prints itself, as a unified diff that git apply and
+// patch -p1 accept, the files go vet -fix would write), checks again, and reports how many findings the
 // fixes removed and lists the ones that remain, as golangci-lint's --fix
 // does. The exit status is 3 when findings remain, as without -fix.
 //
@@ -46,18 +46,20 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: %v\n", err)
 		return exitError
 	}
+	// -diff too: a patch whose result does not build is no better than
+	// files that do not.
+	if plan.shim {
+		if why := shimMissing(o); why != "" {
+			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). %s\n\nthen run natssend-lint -fix again.\n", shimPkg, why, shimRemedy())
+			return exitError
+		}
+	}
 	if o.diff {
 		return printDiff(plan, stdout, stderr)
 	}
 	if len(plan.files) == 0 {
-		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(len(before.diags), "finding"))
+		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed 0 findings; %s without a fix remain:\n", plural(before.findings(), "finding"))
 		return report(&check1, before, exitOK, stdout, stderr)
-	}
-	if plan.shim {
-		if why := shimMissing(o); why != "" {
-			fmt.Fprintf(stderr, "natssend-lint: -fix: changed nothing: the fixes import %s, which this module cannot build yet (%s). Run first:\n\n\tgo get %s@%s\n\nthen natssend-lint -fix again.\n", shimPkg, why, natssendModule, selfVersion())
-			return exitError
-		}
 	}
 	if _, code := runVet(o, stdout, stderr); code != exitOK {
 		return code
@@ -70,12 +72,12 @@ func fix(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "natssend-lint: -fix: applied the fixes of %s, but the packages no longer build or check (above); undo with your version control\n", plural(plan.fixes, "finding"))
 		return exitError
 	}
-	fixed := max(len(before.diags)-len(after.diags), 0)
+	fixed := max(before.findings()-after.findings(), 0)
 	switch {
-	case len(after.diags) == 0:
+	case after.findings() == 0:
 		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; none remain\n", plural(fixed, "finding"))
 	default:
-		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; %s without a fix remain:\n", plural(fixed, "finding"), plural(len(after.diags), "finding"))
+		fmt.Fprintf(stderr, "natssend-lint: -fix: fixed %s; %s without a fix remain:\n", plural(fixed, "finding"), plural(after.findings(), "finding"))
 	}
 	return report(&check1, after, code, stdout, stderr)
 }
@@ -91,7 +93,11 @@ func printDiff(plan *fixPlan, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
 			return exitError
 		}
-		if err := writeUnified(stdout, patchPath(file), string(src), plan.files[file]); err != nil {
+		dst, err := fixed(src, plan.files[file])
+		if err == nil {
+			err = writeUnified(stdout, patchPath(file), string(src), string(dst))
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "natssend-lint: -fix -diff: %v\n", err)
 			return exitError
 		}
@@ -100,6 +106,22 @@ func printDiff(plan *fixPlan, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// fixed returns src with the edits applied and then formatted, as go vet
+// -fix writes it (its imports sorted, the added shim import among them),
+// or unformatted when it does not parse, as go vet -fix leaves it.
+func fixed(src []byte, edits []fixEdit) ([]byte, error) {
+	for _, e := range edits {
+		if e.Start < 0 || e.End < e.Start || e.End > len(src) {
+			return nil, fmt.Errorf("%s: an edit at %d-%d is outside the file (%d bytes)", e.Filename, e.Start, e.End, len(src))
+		}
+	}
+	dst := apply(src, edits)
+	if b, err := format.Source(dst); err == nil {
+		return b, nil
+	}
+	return dst, nil
 }
 
 // patchPath returns file relative to the top of its git work tree, or to
@@ -143,17 +165,28 @@ func shimMissing(o *options) string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i] // the first reason is enough
 	}
-	return msg
+	// The go command's own remedy follows on the next line; its go get
+	// cannot fetch natssend (see shimRemedy).
+	return strings.TrimSuffix(msg, "; to add it:")
 }
 
-// selfVersion is the natssend version this executable was built from, to
-// require the same analyzer's shim; "latest" for a build from a checkout.
-func selfVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == natssendModule && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+// shimRemedy returns what to run, and the lines to run, so that the
+// module can build the shim. natssend is not on the Go module proxy, so
+// go get cannot add it: a module that does not require it yet requires it
+// from a clone, as README's "In your own module" says; one that does only
+// needs its go.sum entries.
+func shimRemedy() string {
+	if exec.Command("go", "list", "-m", natssendModule).Run() == nil {
+		return "Fix that first; for missing go.sum entries, run:\n\n\tgo mod tidy"
 	}
-	return "latest"
+	return "natssend is not on the Go module proxy yet, so go get cannot add it: require it from a clone of natssend " +
+		"(README.md, \"In your own module\"), here one at ../natssend. Run first:\n\n" +
+		"\tgo mod edit -require=" + natssendModule + "@" + unpublished + " -replace=" + natssendModule + "=../natssend\n" +
+		"\tgo mod tidy"
 }
+
+// unpublished is the version a require of a replaced natssend names.
+const unpublished = "v0.0.0-00010101000000-000000000000"
 
 // plural returns "1 finding" or "n findings".
 func plural(n int, noun string) string {

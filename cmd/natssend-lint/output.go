@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/natssend/natssend/analyzer"
 )
 
 // jsonTree is the vet tool's JSON output (x/tools' driverutil.JSONTree):
@@ -84,6 +86,31 @@ type results struct {
 	diags  []finding
 	errors []string
 	tree   jsonTree // the same, as a tree for -json
+}
+
+// findings returns how many of the diagnostics are findings: the audit
+// entries -audit lists (reviewed, unjudged, delegated) are not, so that
+// they do not change the exit status.
+func (r *results) findings() int {
+	n := 0
+	for _, f := range r.diags {
+		if !auditEntry(f) {
+			n++
+		}
+	}
+	return n
+}
+
+// auditEntry reports whether f is an entry of -audit, not a finding.
+func auditEntry(f finding) bool {
+	if f.analyzer != analyzer.Analyzer.Name {
+		return false
+	}
+	switch f.d.Category {
+	case analyzer.CategoryReviewed, analyzer.CategoryUnjudged, analyzer.CategoryDelegated:
+		return true
+	}
+	return false
 }
 
 // results de-duplicates the tree's diagnostics by analyzer, position and

@@ -27,88 +27,119 @@ func splitLines(s string) []string {
 	return lines
 }
 
-// changes returns the runs of lines the edits change in src, in order:
-// each edit changes the lines it touches (an insertion the line it is
-// in), and runs that share a line are one.
-func changes(src string, edits []fixEdit) ([]change, error) {
-	starts := []int{0} // offset of each line
-	for i := range len(src) {
-		if src[i] == '\n' && i+1 < len(src) {
-			starts = append(starts, i+1)
-		}
+// lineChanges returns the runs of lines that differ between old and new,
+// in order, from a shortest edit script (Myers' algorithm) after the
+// common head and tail; past maxEdits edits, one run covers all between.
+func lineChanges(old, new []string) []change {
+	head := 0
+	for head < len(old) && head < len(new) && old[head] == new[head] {
+		head++
 	}
-	lineOf := func(off int) int {
-		i, found := slices.BinarySearch(starts, off)
-		if !found {
-			i--
-		}
-		return i
+	tail := 0
+	for tail < len(old)-head && tail < len(new)-head && old[len(old)-1-tail] == new[len(new)-1-tail] {
+		tail++
 	}
-	lineEnd := func(l int) int {
-		if l+1 < len(starts) {
-			return starts[l+1]
-		}
-		return len(src)
+	a, b := old[head:len(old)-tail], new[head:len(new)-tail]
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	pairs, ok := commonLines(a, b)
+	if !ok {
+		return []change{{from: head, to: head + len(a), lines: b}}
 	}
 	var out []change
-	var group []fixEdit
-	from, to := -1, -1
-	flush := func() {
-		if from < 0 {
-			return
+	x, y := 0, 0
+	for _, p := range append(pairs, [2]int{len(a), len(b)}) {
+		if p[0] > x || p[1] > y {
+			out = append(out, change{from: head + x, to: head + p[0], lines: b[y:p[1]]})
 		}
-		lo := starts[from]
-		rel := make([]fixEdit, len(group))
-		for i, e := range group {
-			rel[i] = fixEdit{Start: e.Start - lo, End: e.End - lo, New: e.New}
-		}
-		text := string(apply([]byte(src[lo:lineEnd(to-1)]), rel))
-		var lines []string
-		if text != "" {
-			lines = splitLines(text)
-		}
-		// Lines the edits leave as they were are context, not changes
-		// (an import added at the end of the line before it).
-		f, t := from, to
-		for f < t && len(lines) > 0 && lines[0] == src[starts[f]:lineEnd(f)] {
-			f, lines = f+1, lines[1:]
-		}
-		for f < t && len(lines) > 0 && lines[len(lines)-1] == src[starts[t-1]:lineEnd(t-1)] {
-			t, lines = t-1, lines[:len(lines)-1]
-		}
-		out = append(out, change{from: f, to: t, lines: lines})
-		group = group[:0]
+		x, y = p[0]+1, p[1]+1
 	}
-	for _, e := range edits {
-		if e.Start < 0 || e.End < e.Start || e.End > len(src) {
-			return nil, fmt.Errorf("%s: an edit at %d-%d is outside the file (%d bytes)", e.Filename, e.Start, e.End, len(src))
-		}
-		first := lineOf(e.Start)
-		last := first
-		if e.End > e.Start {
-			last = lineOf(e.End - 1)
-		}
-		if from >= 0 && first < to {
-			to = max(to, last+1)
-		} else {
-			flush()
-			from, to = first, last+1
-		}
-		group = append(group, e)
-	}
-	flush()
-	return out, nil
+	return out
 }
 
-// writeUnified writes the unified diff of one file (git apply and patch
-// -p1 read it): "--- a/name", "+++ b/name", and hunks with diffContext
-// lines of context, changes closer than twice that in one hunk.
-func writeUnified(w io.Writer, name, src string, edits []fixEdit) error {
-	chs, err := changes(src, edits)
-	if err != nil || len(chs) == 0 {
-		return err
+// maxEdits bounds the edit script lineChanges looks for (its memory grows
+// with the square of the length).
+const maxEdits = 2000
+
+// commonLines returns the pairs (i, j) of lines a[i] == b[j] kept by a
+// shortest edit script from a to b, in order; false past maxEdits edits.
+func commonLines(a, b []string) ([][2]int, bool) {
+	n, m := len(a), len(b)
+	limit := min(n+m, maxEdits)
+	// trace[d][k+d] is the furthest x on diagonal k = x-y after d edits.
+	var trace [][]int
+	prev := []int{0}
+	for d := 0; d <= limit; d++ {
+		v := make([]int, 2*d+1)
+		at := func(row []int, dd, k int) int { return row[k+dd] }
+		for k := -d; k <= d; k += 2 {
+			var x int
+			switch {
+			case d == 0:
+				x = 0
+			case k == -d || (k != d && at(prev, d-1, k-1) < at(prev, d-1, k+1)):
+				x = at(prev, d-1, k+1) // a line of b inserted
+			default:
+				x = at(prev, d-1, k-1) + 1 // a line of a deleted
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[k+d] = x
+			if x >= n && y >= m {
+				return backtrack(append(trace, v), a, b), true
+			}
+		}
+		trace = append(trace, v)
+		prev = v
 	}
-	old := splitLines(src)
+	return nil, false
+}
+
+// backtrack walks the trace of commonLines back from the end and returns
+// the diagonal moves, in order.
+func backtrack(trace [][]int, a, b []string) [][2]int {
+	var pairs [][2]int
+	x, y := len(a), len(b)
+	for d := len(trace) - 1; d > 0; d-- {
+		k := x - y
+		prev := trace[d-1]
+		at := func(k int) int { return prev[k+d-1] }
+		pk := k - 1
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
+			pk = k + 1
+		}
+		px := at(pk)
+		mx := px
+		if pk == k-1 {
+			mx = px + 1
+		}
+		for x > mx {
+			x, y = x-1, y-1
+			pairs = append(pairs, [2]int{x, y})
+		}
+		x, y = px, px-pk
+	}
+	for x > 0 && y > 0 {
+		x, y = x-1, y-1
+		pairs = append(pairs, [2]int{x, y})
+	}
+	slices.Reverse(pairs)
+	return pairs
+}
+
+// writeUnified writes the unified diff from src to dst of one file (git
+// apply and patch -p1 read it): "--- a/name", "+++ b/name", and hunks
+// with diffContext lines of context, changes closer than twice that in
+// one hunk. It writes nothing when they are the same.
+func writeUnified(w io.Writer, name, src, dst string) error {
+	old, new := splitLines(src), splitLines(dst)
+	chs := lineChanges(old, new)
+	if len(chs) == 0 {
+		return nil
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", name, name)
 	delta := 0 // new line number - old line number, before the hunk
@@ -154,7 +185,7 @@ func writeUnified(w io.Writer, name, src string, edits []fixEdit) error {
 		}
 		i = j
 	}
-	_, err = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -174,5 +174,5 @@ func resolveDial(opts []DialOption) dialOptions {
 // Dial2 connects with the options its DialOptions add.
 func Dial2(url string, opts ...DialOption) (*nats.Conn, error) {
 	d := resolveDial(opts)
-	return nats.Connect(url, d.natsOpts...) // want `unjudged nats.Connect: options in opts, not followed`
+	return nats.Connect(url, d.natsOpts...) // want `unjudged nats.Connect: field natsOpts stored from a parameter`
 }

@@ -38,7 +38,7 @@ func leafService(t *testing.T, hub *nats.Conn, c *shim.Client, subject string, s
 		t.Fatal(err)
 	}
 	natstest.Eventually(t, 10*time.Second, func() bool {
-		_, err := c.Request(context.Background(), subject+".ping", nil, shim.Timeout(200*time.Millisecond)) //natssend:reviewed retry: a probe for the service's interest across the link
+		_, err := c.Request(context.Background(), subject+".ping", nil, shim.Timeout(200*time.Millisecond))
 		return err == nil
 	}, "the hub's service seen from the leaf")
 }
@@ -78,7 +78,7 @@ func TestLeafCallerGetsRepliesThatFitIt(t *testing.T) {
 		}
 		size.Store(leafLimit + 1)
 		t0 := time.Now()
-		_, err = c.Request(context.Background(), subject, nil)
+		_, err = c.Request(context.Background(), subject, nil) //natssend:reviewed retry: another request, after a success: the reply one byte larger
 		var se *shim.Error
 		if !errors.Is(err, shim.ErrReplyTooLarge) || !errors.As(err, &se) || !se.Remote {
 			t.Fatalf("%s: one byte over the leaf's limit: %v, want a remote PAYLOAD_TOO_LARGE", subject, err)

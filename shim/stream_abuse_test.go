@@ -20,6 +20,30 @@ import (
 // frames without error headers, floods of resend requests, windows of
 // one-byte frames, idle bounds past MaxStreamIdle.
 
+// openRawStream opens a stream on subject, served by the raw responder
+// that peers yields, which sends its start frame (SHA-256).
+func openRawStream(t *testing.T, ctx context.Context, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
+	t.Helper()
+	type opened struct {
+		rs  *shim.ReplyStream
+		err error
+	}
+	op := make(chan opened, 1)
+	go func() {
+		rs, err := c.RequestStream(ctx, subject, nil, opts...)
+		op <- opened{rs, err}
+	}()
+	p := natstest.NextStream(t, peers)
+	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	o := <-op
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.rs, p
+}
+
 // TestStreamErrorFrameWithoutErrorHeaders: an error frame at the offset
 // delivered but without micro's error headers (none, or others) is the
 // responder's failure: Read and WriteTo return a remote INTERNAL *Error
@@ -32,23 +56,7 @@ func TestStreamErrorFrameWithoutErrorHeaders(t *testing.T) {
 	for i, h := range []nats.Header{nil, {"Foo": {"bar"}}, nil, {"Foo": {"bar"}}} {
 		writeTo := i >= 2
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		rsc := make(chan *shim.ReplyStream, 1)
-		go func() {
-			rs, err := c.RequestStream(ctx, "bare", nil)
-			if err != nil {
-				t.Error(err)
-			}
-			rsc <- rs
-		}()
-		p := natstest.NextStream(t, peers)
-		if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-			t.Fatal(err)
-		}
-		rs := <-rsc
-		if rs == nil {
-			cancel()
-			return
-		}
+		rs, p := openRawStream(t, ctx, c, peers, "bare")
 		if err := p.Send(xfer.Data, 0, body); err != nil {
 			t.Fatal(err)
 		}
@@ -190,22 +198,7 @@ func TestStreamTinyFramesHoldAboutTheWindow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	base := natstest.HeapAfterGC()
-	rsc := make(chan *shim.ReplyStream, 1)
-	go func() {
-		rs, err := c.RequestStream(ctx, "tiny", nil, shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
-		if err != nil {
-			t.Error(err)
-		}
-		rsc <- rs
-	}()
-	p := natstest.NextStream(t, peers)
-	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	rs := <-rsc
-	if rs == nil {
-		return
-	}
+	rs, p := openRawStream(t, ctx, c, peers, "tiny", shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
 	defer rs.Close()
 	body := payload(window, 29)
 	for off := range window {

@@ -190,20 +190,9 @@ type streamInfoResponse struct {
 // gets (allow_direct), which every read of this package needs.
 // ErrNoStream when the stream does not exist.
 func (r *Reader) AllowsDirect(ctx context.Context) (bool, error) {
-	r.requests.Add(1)
-	resp, err := r.nc.RequestWithContext(ctx, r.info, nil) //natssend:reviewed a read: no effect to replay; a few bytes
+	ans, err := r.streamInfo(ctx, nil)
 	if err != nil {
 		return false, err
-	}
-	var ans streamInfoResponse
-	if err := json.Unmarshal(resp.Data, &ans); err != nil {
-		return false, fmt.Errorf("objstore: malformed stream info response: %w", err)
-	}
-	switch {
-	case ans.Error != nil && ans.Error.ErrorCode == errCodeStreamNotFound:
-		return false, ErrNoStream
-	case ans.Error != nil:
-		return false, ans.Error
 	}
 	return ans.Config.AllowDirect, nil
 }
@@ -217,20 +206,30 @@ func (r *Reader) Stored(ctx context.Context, subject string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.requests.Add(1)
-	resp, err := r.nc.RequestWithContext(ctx, r.info, req) //natssend:reviewed a read: no effect to replay; a few bytes
+	ans, err := r.streamInfo(ctx, req)
 	if err != nil {
 		return 0, err
 	}
-	var ans streamInfoResponse
-	if err := json.Unmarshal(resp.Data, &ans); err != nil {
-		return 0, fmt.Errorf("objstore: malformed stream info response: %w", err)
+	return ans.State.Subjects[subject], nil
+}
+
+// streamInfo asks the stream's leader for its info (req: the request's
+// body, nil for none). ErrNoStream when the stream does not exist.
+func (r *Reader) streamInfo(ctx context.Context, req []byte) (*streamInfoResponse, error) {
+	r.requests.Add(1)
+	resp, err := r.nc.RequestWithContext(ctx, r.info, req) //natssend:reviewed a read: no effect to replay; a few bytes
+	if err != nil {
+		return nil, err
+	}
+	ans := &streamInfoResponse{}
+	if err := json.Unmarshal(resp.Data, ans); err != nil {
+		return nil, fmt.Errorf("objstore: malformed stream info response: %w", err)
 	}
 	switch {
 	case ans.Error != nil && ans.Error.ErrorCode == errCodeStreamNotFound:
-		return 0, ErrNoStream
+		return nil, ErrNoStream
 	case ans.Error != nil:
-		return 0, ans.Error
+		return nil, ans.Error
 	}
-	return ans.State.Subjects[subject], nil
+	return ans, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
-	"github.com/natssend/natssend/internal/wire"
 )
 
 // replyPeer is how one kind of responder (a Handler, a micro endpoint)
@@ -44,16 +43,10 @@ type replyPeer struct {
 // The payload is stored under claimops.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller acceptance, replySubj string, data []byte, h nats.Header, p replyPeer) error {
-	// plain sends the reply without a claim check, unless it is over the
-	// caller's max-payload: it may fit the responder's connection and not
-	// the caller's (a leafnode closes the whole link for one message over
-	// its limit), so it is refused instead.
-	plain := func() error {
-		if size := int64(wire.MsgSize(h, len(data))); replySubj != "" && caller.maxPayload > 0 && size > caller.maxPayload {
-			return replyTooLarge(size, caller.maxPayload, "caller's", p.errorReply)
-		}
-		return p.plain() // which refuses a reply subject too long to answer
-	}
+	// plain sends the reply without a claim check (Respond, RespondMicro),
+	// which refuses it over the caller's max-payload too (overCallerLimit)
+	// and refuses a reply subject too long to answer.
+	plain := p.plain
 	if store == nil || replySubj == "" || !caller.canRead(store) || checkReplySubject(replySubj) != nil || crossesAccount(replySubj) {
 		// Across an account import the caller could not read the payload:
 		// a reply that does not fit is PAYLOAD_TOO_LARGE, never REPLY_LOST.

@@ -163,7 +163,8 @@ func overCallerLimit(reqHeader nats.Header, size int64, sendErr func(code, msg s
 
 // replyTooLarge tells the caller that the reply of size bytes could not be
 // sent, using sendErr, and returns the responder's error. limit is the
-// responder connection's limit, 0 when unknown.
+// limit it exceeds, whose says whose it is ("responder's", "caller's"),
+// 0 when unknown.
 func replyTooLarge(size, limit int64, whose string, sendErr func(code, msg string) error) error {
 	msg := fmt.Sprintf("reply of %d bytes exceeds the %s max_payload and was not sent; the operation may already have completed", size, whose)
 	if limit > 0 {

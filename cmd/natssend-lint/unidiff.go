@@ -27,19 +27,19 @@ func splitLines(s string) []string {
 	return lines
 }
 
-// lineChanges returns the runs of lines that differ between old and new,
+// lineChanges returns the runs of lines that differ between old and edited,
 // in order, from a shortest edit script (Myers' algorithm) after the
 // common head and tail; past maxEdits edits, one run covers all between.
-func lineChanges(old, new []string) []change {
+func lineChanges(old, edited []string) []change {
 	head := 0
-	for head < len(old) && head < len(new) && old[head] == new[head] {
+	for head < len(old) && head < len(edited) && old[head] == edited[head] {
 		head++
 	}
 	tail := 0
-	for tail < len(old)-head && tail < len(new)-head && old[len(old)-1-tail] == new[len(new)-1-tail] {
+	for tail < len(old)-head && tail < len(edited)-head && old[len(old)-1-tail] == edited[len(edited)-1-tail] {
 		tail++
 	}
-	a, b := old[head:len(old)-tail], new[head:len(new)-tail]
+	a, b := old[head:len(old)-tail], edited[head:len(edited)-tail]
 	if len(a) == 0 && len(b) == 0 {
 		return nil
 	}
@@ -135,8 +135,8 @@ func backtrack(trace [][]int, a, b []string) [][2]int {
 // with diffContext lines of context, changes closer than twice that in
 // one hunk. It writes nothing when they are the same.
 func writeUnified(w io.Writer, name, src, dst string) error {
-	old, new := splitLines(src), splitLines(dst)
-	chs := lineChanges(old, new)
+	old, edited := splitLines(src), splitLines(dst)
+	chs := lineChanges(old, edited)
 	if len(chs) == 0 {
 		return nil
 	}

@@ -22,7 +22,7 @@ import (
 
 // openRawStream opens a stream on subject, served by the raw responder
 // that peers yields, which sends its start frame (SHA-256).
-func openRawStream(t *testing.T, ctx context.Context, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
+func openRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
 	t.Helper()
 	type opened struct {
 		rs  *shim.ReplyStream
@@ -56,7 +56,7 @@ func TestStreamErrorFrameWithoutErrorHeaders(t *testing.T) {
 	for i, h := range []nats.Header{nil, {"Foo": {"bar"}}, nil, {"Foo": {"bar"}}} {
 		writeTo := i >= 2
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		rs, p := openRawStream(t, ctx, c, peers, "bare")
+		rs, p := openRawStream(ctx, t, c, peers, "bare")
 		if err := p.Send(xfer.Data, 0, body); err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestStreamTinyFramesHoldAboutTheWindow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	base := natstest.HeapAfterGC()
-	rs, p := openRawStream(t, ctx, c, peers, "tiny", shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
+	rs, p := openRawStream(ctx, t, c, peers, "tiny", shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
 	defer rs.Close()
 	body := payload(window, 29)
 	for off := range window {

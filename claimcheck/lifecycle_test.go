@@ -263,3 +263,41 @@ func TestResolveErrorsReturnNoData(t *testing.T) {
 		t.Fatalf("ResolveJetStream(nil) = %v, want a *ResolveError", err)
 	}
 }
+
+// TestReadEndsSoonAfterConnectionClosed: a Resolve waiting for chunks
+// that will not come (a proxy drops every direct-get reply after the meta
+// data's) ends soon after the application closes the connection, with
+// nats.ErrConnectionClosed, not at the 2 s check for lost replies.
+func TestReadEndsSoonAfterConnectionClosed(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	_, wjs := connect(t, s.URL())
+	writer := newStore(t, wjs)
+	ref, err := writer.Prepare(ctxT(t), &nats.Msg{Subject: "closing", Data: payload(2*limit, 53)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := natstest.StartProxy(t, s.URL())
+	nc, js := connect(t, p.URL())
+	reader := newStore(t, js)
+	p.On(natstest.Rule{Dir: natstest.ToClient, Op: "HMSG", Subject: "_INBOX.>", Nth: 2, Every: true, Action: natstest.Drop})
+	done := make(chan error, 1)
+	go func() {
+		_, err := reader.Resolve(ctxT(t), ref)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the chunks asked for, their replies dropped
+	closed := time.Now()
+	nc.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, nats.ErrConnectionClosed) {
+			t.Fatalf("Resolve: %v, want nats.ErrConnectionClosed", err)
+		}
+		if d := time.Since(closed); d > time.Second {
+			t.Errorf("Resolve returned %v after the connection closed", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resolve still waiting 10 s after the connection closed")
+	}
+}

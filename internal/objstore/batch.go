@@ -176,7 +176,9 @@ func (r *Reader) Batch(ctx context.Context, subject string, from uint64, n, maxB
 // after it), ErrNotFound when the stream has no message on the subject
 // from the requested sequence on, ErrGap when a reply was lost,
 // ErrStalled when nothing came for stall, nats.ErrNoResponders when no
-// replica serves direct gets, ctx's error when it ends.
+// replica serves direct gets, nats.ErrConnectionClosed when the
+// connection was closed (seen within closedPoll), ctx's error when it
+// ends.
 func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 	if b.ended {
 		return nil, io.EOF
@@ -188,18 +190,34 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 		return b.take(raw)
 	default:
 	}
-	t := time.NewTimer(stall)
+	// One timer, woken every closedPoll while the wait lasts: a
+	// connection closed meanwhile ends the wait then, not at the stall.
+	until := time.Now().Add(stall)
+	t := time.NewTimer(min(stall, closedPoll))
 	defer t.Stop()
-	select {
-	case raw = <-b.f.ch:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-t.C:
-		b.r.lost.Add(1)
-		return nil, ErrStalled
+	for {
+		select {
+		case raw = <-b.f.ch:
+			return b.take(raw)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		if b.r.nc.IsClosed() {
+			return nil, nats.ErrConnectionClosed
+		}
+		left := time.Until(until)
+		if left <= 0 {
+			b.r.lost.Add(1)
+			return nil, ErrStalled
+		}
+		t.Reset(min(left, closedPoll))
 	}
-	return b.take(raw)
 }
+
+// closedPoll is how often a wait for a batch's reply looks whether the
+// connection was closed.
+const closedPoll = 250 * time.Millisecond
 
 // Poll is Next without waiting: nil, nil when no reply is there yet.
 func (b *Batch) Poll() (*Msg, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/natssend/natssend/internal/natstest"
 )
@@ -87,7 +88,14 @@ func doCancel(_ *env, c *call, _ natstest.Frame) { c.cancel() }
 // waitDeadline stalls the link until the call's deadline has passed. On
 // a download, rows drop the chunk too: one delivered at the deadline
 // could still complete the read in time.
-func waitDeadline(_ *env, c *call, _ natstest.Frame) { <-c.ctx.Done() }
+func waitDeadline(_ *env, c *call, _ natstest.Frame) {
+	<-c.ctx.Done()
+	// The contexts the call derived from c.ctx end a moment later (a
+	// parent's done channel closes before its children are cancelled):
+	// hold the frames until they have, so that the fault is a deadline
+	// that passes while they are held, not a race with its propagation.
+	time.Sleep(50 * time.Millisecond)
+}
 
 func doRestart(e *env, _ *call, _ natstest.Frame) { e.restart() }
 

@@ -174,9 +174,11 @@ func TestStreamResendFloodIsNotAmplified(t *testing.T) {
 	if burst < window || burst > 2*window+window/4 {
 		t.Fatalf("50 resend requests made the responder send %d bytes, want the %d-byte window once (at most twice)", burst, window)
 	}
-	// Past the responder's wait for a second repeat (twice half the
-	// resend interval, at most 250 ms): honoured.
-	time.Sleep(600 * time.Millisecond)
+	// Past the responder's wait for the next repeat (half the resend
+	// interval, 125 ms here, doubled per repeat honoured in a row: under
+	// a second for up to three, which a burst shorter than 875 ms
+	// honours at most): honoured.
+	time.Sleep(1100 * time.Millisecond)
 	before = out()
 	if err := raw.Publish(ctrl, xfer.ResendBody(0, false)); err != nil {
 		t.Fatal(err)

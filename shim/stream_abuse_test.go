@@ -20,30 +20,6 @@ import (
 // frames without error headers, floods of resend requests, windows of
 // one-byte frames, idle bounds past MaxStreamIdle.
 
-// openRawStream opens a stream on subject, served by the raw responder
-// that peers yields, which sends its start frame (SHA-256).
-func openRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
-	t.Helper()
-	type opened struct {
-		rs  *shim.ReplyStream
-		err error
-	}
-	op := make(chan opened, 1)
-	go func() {
-		rs, err := c.RequestStream(ctx, subject, nil, opts...)
-		op <- opened{rs, err}
-	}()
-	p := natstest.NextStream(t, peers)
-	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	o := <-op
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	return o.rs, p
-}
-
 // TestStreamErrorFrameWithoutErrorHeaders: an error frame at the offset
 // delivered but without micro's error headers (none, or others) is the
 // responder's failure: Read and WriteTo return a remote INTERNAL *Error

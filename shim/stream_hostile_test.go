@@ -42,24 +42,8 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	base := natstest.HeapAfterGC()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	type opened struct {
-		rs  *shim.ReplyStream
-		err error
-	}
-	op := make(chan opened, 1)
-	go func() {
-		rs, err := c.RequestStream(ctx, "flood", nil, shim.StreamWindow(window), shim.StreamIdle(20*time.Second))
-		op <- opened{rs, err}
-	}()
-	p := natstest.NextStream(t, peers)
-	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	o := <-op
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	defer o.rs.Close()
+	rs, p := openRawStream(ctx, t, c, peers, "flood", shim.StreamWindow(window), shim.StreamIdle(20*time.Second))
+	defer rs.Close()
 	chunk := bytes.Repeat([]byte{7}, frame)
 	for off := 0; off < total; off += frame {
 		if err := p.Send(xfer.Data, int64(off), chunk); err != nil {
@@ -83,7 +67,7 @@ func TestStreamResponderBeyondCredit(t *testing.T) {
 	if g := natstest.Growth(natstest.HeapAfterGC(), base); g > window+slack {
 		t.Errorf("the caller's heap grew by %d bytes for a %d-byte window", g, window)
 	}
-	got, err := io.ReadAll(o.rs)
+	got, err := io.ReadAll(rs)
 	if len(got) > window {
 		t.Errorf("read %d bytes, beyond the %d-byte window the caller granted", len(got), window)
 	}
@@ -277,22 +261,7 @@ func TestStreamInconsistentFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rsc := make(chan *shim.ReplyStream, 1)
-			go func() {
-				rs, err := c.RequestStream(ctx, "forge", nil, shim.StreamWindow(window), shim.StreamIdle(20*time.Second))
-				if err != nil {
-					t.Error(err)
-				}
-				rsc <- rs
-			}()
-			p := natstest.NextStream(t, peers)
-			if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-				t.Fatal(err)
-			}
-			rs := <-rsc
-			if rs == nil {
-				return
-			}
+			rs, p := openRawStream(ctx, t, c, peers, "forge", shim.StreamWindow(window), shim.StreamIdle(20*time.Second))
 			defer rs.Close()
 			if err := data(p, 0, 1000); err != nil {
 				t.Fatal(err)
@@ -321,6 +290,30 @@ func TestStreamInconsistentFrames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openRawStream opens a stream on subject, served by the raw responder
+// that peers yields, which sends its start frame (SHA-256).
+func openRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
+	t.Helper()
+	type opened struct {
+		rs  *shim.ReplyStream
+		err error
+	}
+	op := make(chan opened, 1)
+	go func() {
+		rs, err := c.RequestStream(ctx, subject, nil, opts...)
+		op <- opened{rs, err}
+	}()
+	p := natstest.NextStream(t, peers)
+	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	o := <-op
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.rs, p
 }
 
 // rawConn is a plain nats.go connection, as a peer that does not use

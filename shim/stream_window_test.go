@@ -81,23 +81,8 @@ func startRaw(t *testing.T, url string, window int, frame int) (*shim.ReplyStrea
 	t.Helper()
 	peers := natstest.RawServe(t, rawConn(t, url), "raw")
 	c := shim.NewClient(connect(t, url))
-	rsc := make(chan *shim.ReplyStream, 1)
-	go func() {
-		rs, err := c.RequestStream(context.Background(), "raw", nil, shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
-		if err != nil {
-			t.Error(err)
-		}
-		rsc <- rs
-	}()
-	p := natstest.NextStream(t, peers)
+	rs, p := openRawStream(context.Background(), t, c, peers, "raw", shim.StreamWindow(window), shim.StreamIdle(30*time.Second))
 	t.Cleanup(p.Close)
-	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	rs := <-rsc
-	if rs == nil {
-		t.FailNow()
-	}
 	t.Cleanup(func() { _ = rs.Close() })
 	return rs, &rawSender{t: t, p: p, frame: payload(frame, 31), sum: sha256.New()}
 }

@@ -66,6 +66,9 @@ func callerAccept(h nats.Header) acceptance {
 
 // parseLimit reads a byte count: 0 when v is not a positive decimal.
 func parseLimit(v string) int64 {
+	if v == "" {
+		return 0 // without the error ParseInt would allocate
+	}
 	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
 		return n
 	}
@@ -84,9 +87,14 @@ func (a acceptance) capTo(limit int64) int64 {
 // parseAccept reads a HeaderAcceptClaimCheck value; parameters it does
 // not know are ignored.
 func parseAccept(v string) acceptance {
-	parts := strings.Split(v, ";")
-	a := acceptance{bucket: strings.TrimSpace(parts[0])}
-	for _, p := range parts[1:] {
+	if v == "" {
+		return acceptance{} // most requests: every reply reads it
+	}
+	first, rest, _ := strings.Cut(v, ";")
+	a := acceptance{bucket: strings.TrimSpace(first)}
+	for rest != "" {
+		var p string
+		p, rest, _ = strings.Cut(rest, ";")
 		k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
 		if !ok {
 			continue

@@ -57,11 +57,8 @@ func isMaxPayloadKey(k string) bool {
 // value, "" while it is not known (see acceptValue). The text of the last
 // limit is kept: it rarely changes.
 func (c *Client) limitText() string {
-	if c.st == nil {
-		return ""
-	}
-	limit, ok := c.st.Current()
-	if !ok {
+	limit := c.announcedLimit()
+	if limit < 0 {
 		return ""
 	}
 	if t := c.limText.Load(); t != nil && t.n == limit {

@@ -16,7 +16,7 @@ import (
 // sends the three replies a claim-checked reply can turn into.
 type replyPeer struct {
 	ls         *connlimit.State                 // the responder connection's limit state; nil when unknown
-	plain      func() error                     // the reply as without claim checks (PAYLOAD_TOO_LARGE when too large)
+	plain      func() error                     // the reply as without claim checks (PAYLOAD_TOO_LARGE over its limit or the caller's)
 	errorReply func(code, message string) error // an error reply
 	sendRef    func(ref *nats.Msg) error        // the claim check's reference
 }
@@ -43,14 +43,10 @@ type replyPeer struct {
 // The payload is stored under claimops.ReplyObjectName(replySubj), so
 // that the caller can delete it even if the reference never reaches it.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller acceptance, replySubj string, data []byte, h nats.Header, p replyPeer) error {
-	// plain sends the reply without a claim check (Respond, RespondMicro),
-	// which refuses it over the caller's max-payload too (overCallerLimit)
-	// and refuses a reply subject too long to answer.
-	plain := p.plain
 	if store == nil || replySubj == "" || !caller.canRead(store) || checkReplySubject(replySubj) != nil || crossesAccount(replySubj) {
 		// Across an account import the caller could not read the payload:
 		// a reply that does not fit is PAYLOAD_TOO_LARGE, never REPLY_LOST.
-		return plain()
+		return p.plain()
 	}
 	var limit int64 // 0: the store's connection's limit
 	if p.ls != nil {
@@ -80,7 +76,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 	case errors.Is(err, claimops.ErrReplyStored):
 		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
-		return plain()
+		return p.plain()
 	case err != nil:
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
 		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}

@@ -87,6 +87,9 @@ type Store struct {
 	lookupOff time.Time                      // no stream lookups until then (one went unanswered)
 	delProbe  *deleteProbe                   // whether the user may delete payloads, once known (canDelete)
 
+	readsMu sync.Mutex
+	reads   map[readKey]*sharedRead // Resolves in progress (see resolve)
+
 	closeMu sync.RWMutex // held shared by every upload, exclusively by Close
 	closed  bool
 }

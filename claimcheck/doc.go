@@ -124,6 +124,17 @@
 // DefaultReadTimeout). Errors are *ResolveError wrapping ErrMissing,
 // ErrCorrupt, ErrSubjectMismatch or ErrTooLarge.
 //
+// Concurrent Resolves of one claim check on one Store (the same object,
+// declared size and subject: a message fanned out to many subscriptions of
+// one process) share one read: the payload crosses the network once and
+// every caller gets a buffer of its own (the last to take it gets the
+// read's own, so a lone Resolve copies nothing). Each caller keeps its own
+// deadline and cancellation: one that gives up returns at once with its
+// context's error and the read goes on for the others; the read stops
+// when every caller waiting for it has given up. A failure of the read is
+// every waiting caller's. Readers in other processes, or on other Stores,
+// read on their own. Open never shares.
+//
 // A claim check is bound to the subject it was published on, recorded in
 // the object's metadata. By default Resolve refuses a reference received
 // on another subject (ErrSubjectMismatch), so a publisher allowed on one

@@ -39,51 +39,61 @@ func BenchmarkConcurrentResolve(b *testing.B) {
 }
 
 // BenchmarkConcurrentResolvePaired is BenchmarkConcurrentResolve's 200
-// readers with both legs in every iteration: a round of 200 concurrent
-// Resolves and a round of 200 concurrent GetBytes, in turn (the order
-// alternates), so that each ratio compares rounds that met the same
-// load on a shared machine. Reported: cc/getbytes, the median over the
-// iterations of the claim check's throughput over GetBytes' (the target
-// is at least 3); cc-resolves/s and getbytes-resolves/s, the medians of
-// each leg; cc-cpu-ms and getbytes-cpu-ms, the CPU time of one round in
-// both processes (client and server: totals over the iterations, per
-// round, at the 10 ms resolution of /proc), and getbytes/cc-cpu, their
-// ratio, which the machine's other load does not skew.
+// readers with three legs in every iteration, in turn (the order
+// rotates), so that each ratio compares rounds that met the same load on
+// a shared machine: 200 concurrent Resolves on one Store (they share one
+// read: see the package doc), 200 concurrent Resolves each on a Store of
+// its own (no sharing, as readers in 200 processes would: each makes its
+// own read, on the same connection here), and 200 concurrent GetBytes.
+// Reported: cc/getbytes and own/getbytes, the medians over the
+// iterations of each claim-check leg's throughput over GetBytes' in the
+// same iteration (the target is at least 3); cc-resolves/s,
+// own-resolves/s and getbytes-resolves/s, the medians of each leg; the
+// CPU time of one round in both processes (client and server: totals
+// over the iterations, per round, at the 10 ms resolution of /proc) of
+// each leg, and getbytes/own-cpu, which the machine's other load does not
+// skew.
 func BenchmarkConcurrentResolvePaired(b *testing.B) {
 	const readers = 200
 	f := newFanOutBench(b)
+	f.ownStores(b, readers)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	legs := [2]func(context.Context) ([]byte, error){f.resolve, f.getBytes}
-	var rates [2][]float64
-	var ratios []float64
-	var cpu [2]time.Duration
+	const legs = 3
+	names := [legs]string{"cc", "own", "getbytes"}
+	read := [legs]func(context.Context) ([]byte, error){f.resolve, f.resolveOwn, f.getBytes}
+	var rates, ratios [legs][]float64
+	var cpu [legs]time.Duration
 	i := 0
 	for b.Loop() {
-		var rate [2]float64
-		for k := range 2 {
-			leg := (i + k) % 2
+		var rate [legs]float64
+		for k := range legs {
+			leg := (i + k) % legs
 			c0 := f.cpu()
 			t0 := time.Now()
-			ok, failed, err := fanOutRound(ctx, readers, legs[leg], f.data)
+			ok, failed, err := fanOutRound(ctx, readers, read[leg], f.data)
 			d := time.Since(t0)
 			cpu[leg] += f.cpu() - c0
 			if failed > 0 {
-				b.Fatalf("leg %d: %d of %d reads failed: %v", leg, failed, readers, err)
+				b.Fatalf("leg %s: %d of %d reads failed: %v", names[leg], failed, readers, err)
 			}
 			rate[leg] = float64(ok) / d.Seconds()
 			rates[leg] = append(rates[leg], rate[leg])
 		}
-		ratios = append(ratios, rate[0]/rate[1])
+		for leg := range legs {
+			ratios[leg] = append(ratios[leg], rate[leg]/rate[legs-1])
+		}
 		i++
 	}
-	b.ReportMetric(median(ratios), "cc/getbytes")
-	b.ReportMetric(median(rates[0]), "cc-resolves/s")
-	b.ReportMetric(median(rates[1]), "getbytes-resolves/s")
-	b.ReportMetric(float64(cpu[0].Microseconds())/1e3/float64(b.N), "cc-cpu-ms")
-	b.ReportMetric(float64(cpu[1].Microseconds())/1e3/float64(b.N), "getbytes-cpu-ms")
-	if cpu[0] > 0 {
-		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "getbytes/cc-cpu")
+	for leg, name := range names {
+		if leg < legs-1 {
+			b.ReportMetric(median(ratios[leg]), name+"/getbytes")
+		}
+		b.ReportMetric(median(rates[leg]), name+"-resolves/s")
+		b.ReportMetric(float64(cpu[leg].Microseconds())/1e3/float64(b.N), name+"-cpu-ms")
+	}
+	if cpu[1] > 0 {
+		b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "getbytes/own-cpu")
 	}
 }
 
@@ -97,7 +107,11 @@ type fanOutBench struct {
 	ref  *nats.Msg
 	st   *claimcheck.Store
 	raw  jetstream.ObjectStore
+	js   jetstream.JetStream
 	pid  int // the server's
+
+	own  []*claimcheck.Store // ownStores': one per reader
+	next atomic.Int64        // the next of own to read with
 }
 
 func newFanOutBench(b *testing.B) *fanOutBench {
@@ -106,6 +120,7 @@ func newFanOutBench(b *testing.B) *fanOutBench {
 	url, pid := helperServerProcess(b)
 	f.pid = pid
 	nc, js := connect(b, url)
+	f.js = js
 	f.st = newStore(b, js, claimcheck.WithStorage(jetstream.FileStorage))
 	ch := make(chan *nats.Msg, 1)
 	if _, err := nc.ChanSubscribe("fanbench", ch); err != nil {
@@ -135,6 +150,21 @@ func newFanOutBench(b *testing.B) *fanOutBench {
 }
 
 func (f *fanOutBench) resolve(ctx context.Context) ([]byte, error) { return f.st.Resolve(ctx, f.ref) }
+
+// ownStores makes n Stores on the bucket of f's Store, each on the same
+// connection: resolveOwn reads with each in turn.
+func (f *fanOutBench) ownStores(b *testing.B, n int) {
+	for range n {
+		f.own = append(f.own, newStore(b, f.js, claimcheck.WithStorage(jetstream.FileStorage)))
+	}
+}
+
+// resolveOwn resolves with the next of f's own Stores, which shares no
+// read with another.
+func (f *fanOutBench) resolveOwn(ctx context.Context) ([]byte, error) {
+	st := f.own[int(f.next.Add(1))%len(f.own)]
+	return st.Resolve(ctx, f.ref)
+}
 
 func (f *fanOutBench) getBytes(ctx context.Context) ([]byte, error) {
 	return f.raw.GetBytes(ctx, "obj")

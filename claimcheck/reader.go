@@ -65,6 +65,12 @@ func (s *Store) open(ctx context.Context, subject string, ref *refInfo, window, 
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.readTimeout)
 	}
+	return s.openWithin(ctx, cancel, subject, ref, window, windowBytes)
+}
+
+// openWithin is open within ctx as it is, which may have no deadline (a
+// shared read's: see resolve); cancel ends ctx, and Close calls it.
+func (s *Store) openWithin(ctx context.Context, cancel context.CancelFunc, subject string, ref *refInfo, window, windowBytes int) (*objReader, error) {
 	ctx, stop := s.watchStream(ctx, at{bucket: ref.bucket, domain: ref.domain})
 	end := cancel
 	r := &objReader{s: s, rd: s.reader(ref), ctx: ctx, cancel: func() { stop(); end() }, subject: subject, ref: ref, window: window, wbytes: windowBytes}

@@ -59,6 +59,10 @@ func IsClaimCheck(m *nats.Msg) bool {
 // unless WithSubjectBinding(false), the object must have been stored for
 // m's subject (or one WithSubjectMatch accepts).
 //
+// Concurrent Resolves of the same claim check on the same Store share
+// one read (see the package doc); each caller gets a buffer of its own
+// and returns within its own deadline.
+//
 // On error the data is nil. Errors are *ResolveError wrapping ErrMissing
 // (the object expired, was deleted or never existed), ErrCorrupt
 // (malformed headers, size or digest mismatch), ErrSubjectMismatch
@@ -86,15 +90,6 @@ func (s *Store) Resolve(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	data, err := s.resolve(ctx, m, ref)
 	endResolve(ctx, &op, len(data), err)
 	return data, err
-}
-
-func (s *Store) resolve(ctx context.Context, m *nats.Msg, ref *refInfo) ([]byte, error) {
-	r, err := s.open(ctx, m.Subject, ref, resolveWindow, resolveWindowBytes)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = r.Close() }() // the read's own error is what matters
-	return r.readAll()
 }
 
 // Open is the streaming form of Resolve: the payload is read in batches

@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,7 +152,47 @@ func TestReadPath(t *testing.T) {
 			run: resolveRow(false, recovers)},
 		{name: "Open: server restart at the lookup", fault: on(callerP, withAction(lookupUp, natstest.Cut), doRestart),
 			run: resolveRow(true, recovers)},
+		{name: "Resolve x8 sharing one read: server restart when the chunks are asked for", fault: on(callerP, withAction(batchUp, natstest.Cut), doRestart),
+			run: sharedRow(nil, recovers, recovers)},
+		{name: "Resolve x8 sharing one read: object deleted when the chunks are asked for", run: sharedRow(&batch, readMissingAfter, readMissingAfter)},
+		{name: "Resolve x8 sharing one read: one reader cancelled when the chunks are asked for", fault: on(callerP, batchUp, doCancel),
+			run: sharedRow(nil, readFails(false, context.Canceled), recovers)},
 	})
+}
+
+// readMissingAfter is readMissing as a read's check.
+func readMissingAfter(t *testing.T, data, want []byte, err error, _ time.Duration) {
+	t.Helper()
+	readMissing(t, data, want, err)
+}
+
+// sharedRow resolves a stored claim check with eight concurrent Resolves
+// on the caller's Store, which share one read: one within the row's
+// context (which a fault may cancel), checked by first, the others within
+// their own, checked by others. With deleteAt, the object is deleted
+// when the read reaches it.
+func sharedRow(deleteAt *natstest.Rule, first, others func(t *testing.T, data, want []byte, err error, took time.Duration)) func(t *testing.T, e *env, ctx context.Context) {
+	return func(t *testing.T, e *env, ctx context.Context) {
+		ref, want := stored(t, e)
+		if deleteAt != nil {
+			discardAt(e, *deleteAt, ref)
+		}
+		own, cancel := context.WithTimeout(context.Background(), long)
+		defer cancel()
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range 8 {
+			wg.Go(func() {
+				rctx, check := own, others
+				if i == 0 {
+					rctx, check = ctx, first
+				}
+				data, err := e.cst.Resolve(rctx, ref)
+				check(t, data, want, err, time.Since(start))
+			})
+		}
+		wg.Wait()
+	}
 }
 
 // TestReadForgedSizes: meta data rewritten to declare 200 MiB for an

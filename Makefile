@@ -111,7 +111,8 @@ bench-fast:
 # The 64 MiB claim-check round trip at 1 MiB max_payload against its floor
 # (the core NATS transfer plus two SHA-256 passes), paired in every
 # iteration, BENCH_CC_COUNT runs; then the raw object store and the legs;
-# then 200 concurrent Resolves against GetBytes, paired, BENCH_CC_COUNT runs.
+# then 200 concurrent Resolves on one Store (sharing one read), on a Store
+# each (no sharing) and 200 GetBytes, paired, BENCH_CC_COUNT runs.
 BENCH_CC_COUNT ?= 3
 bench-cc:
 	$(GO) test -c -o $(BIN)/claimcheck.test ./claimcheck/

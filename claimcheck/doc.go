@@ -132,8 +132,10 @@
 // deadline and cancellation: one that gives up returns at once with its
 // context's error and the read goes on for the others; the read stops
 // when every caller waiting for it has given up. A failure of the read is
-// every waiting caller's. Readers in other processes, or on other Stores,
-// read on their own. Open never shares.
+// every waiting caller's, and so is a panic (raised again in each caller,
+// with its value); a WithSubjectMatch function runs once per read, not
+// per caller. Readers in other processes, or on other Stores, read on
+// their own. Open never shares.
 //
 // A claim check is bound to the subject it was published on, recorded in
 // the object's metadata. By default Resolve refuses a reference received

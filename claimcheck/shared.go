@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // Concurrent Resolves of one claim check on one Store share one read: a
@@ -20,7 +22,11 @@ import (
 // as long as the longest-waiting caller's deadline, as a read of its own
 // would. Every caller but one gets a copy of the payload; the last one
 // to take it gets the read's buffer, so a lone caller pays no copy. A
-// failure is every waiting caller's: the read was the same.
+// failure is every waiting caller's (each gets its own copy of the
+// *ResolveError): the read was the same. A panic on the read's goroutine
+// (a WithSubjectMatch function's, which runs once per read) is raised
+// again, with the same value, in every waiting caller, where a recover
+// of the caller's can stop it, as when the read ran on its goroutine.
 
 // readKey names what a shared read reads and checks: the object, its
 // declared size and the subject its binding is checked against.
@@ -34,6 +40,7 @@ type sharedRead struct {
 	done   chan struct{} // closed once data and err are set
 	data   []byte
 	err    error
+	panic  any // what the read panicked with, if it did
 	cancel context.CancelFunc
 
 	// Guarded by Store.readsMu.
@@ -76,37 +83,48 @@ func (s *Store) resolve(ctx context.Context, m *nats.Msg, ref *refInfo) ([]byte,
 		return s.take(sr)
 	case <-wctx.Done():
 		s.leave(key, sr)
-		return nil, waitError(ref, m.Subject, wctx.Err())
+		return nil, waitError(wctx, ref, m.Subject)
 	}
 }
 
 // readShared reads the object for the callers of sr, publishes the
 // result and ends the read's context.
 func (s *Store) readShared(ctx context.Context, key readKey, sr *sharedRead, subject string, ref *refInfo) {
-	defer sr.cancel()
 	var data []byte
+	var err error
+	defer func() {
+		p := recover()
+		sr.cancel()
+		s.readsMu.Lock()
+		if s.reads[key] == sr {
+			delete(s.reads, key) // later callers read anew
+		}
+		sr.data, sr.err, sr.panic = data, err, p
+		s.readsMu.Unlock()
+		close(sr.done)
+	}()
 	r, err := s.openWithin(ctx, sr.cancel, subject, ref, resolveWindow, resolveWindowBytes)
 	if err == nil {
+		defer func() { _ = r.Close() }() // the read's own error is what matters
 		data, err = r.readAll()
-		_ = r.Close() // the read's own error is what matters
 	}
-	s.readsMu.Lock()
-	if s.reads[key] == sr {
-		delete(s.reads, key) // later callers read anew
-	}
-	sr.data, sr.err = data, err
-	s.readsMu.Unlock()
-	close(sr.done)
 }
 
 // take returns sr's result to one of its callers: a copy, unless no other
 // caller is left to take it, in which case the read's own buffer once
 // every copy of it has been made.
 func (s *Store) take(sr *sharedRead) ([]byte, error) {
-	if sr.err != nil {
+	if sr.err != nil || sr.panic != nil {
 		s.readsMu.Lock()
 		sr.waiters--
 		s.readsMu.Unlock()
+		if sr.panic != nil {
+			panic(sr.panic)
+		}
+		if re, ok := sr.err.(*ResolveError); ok {
+			own := *re // a caller may change the error it is given
+			return nil, &own
+		}
 		return nil, sr.err
 	}
 	s.readsMu.Lock()
@@ -156,9 +174,15 @@ func (s *Store) leave(key readKey, sr *sharedRead) {
 	}
 }
 
-// waitError is what a caller that gave up waiting returns: the error a
-// read of its own would have returned at that point.
-func waitError(ref *refInfo, subject string, err error) error {
+// waitError is what a caller that gave up waiting returns when ctx, its
+// wait's context, ended: the error a read of its own would have returned
+// at that point (objReader.wrap), a permission violation that ended ctx
+// included.
+func waitError(ctx context.Context, ref *refInfo, subject string) error {
+	if d := connlimit.DeniedCause(ctx); d != nil {
+		return &ResolveError{Object: ref.name, Subject: subject, Err: d, Detail: "reading the stored payload was refused"}
+	}
+	err := ctx.Err()
 	detail := "reading the stored payload"
 	if errors.Is(err, context.DeadlineExceeded) {
 		detail = "reading the stored payload timed out"

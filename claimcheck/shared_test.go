@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/natstest"
 )
 
@@ -244,4 +245,55 @@ func TestSharedResolveRace(t *testing.T) {
 		}
 	}
 	natstest.Eventually(t, 5*time.Second, func() bool { return runtime.NumGoroutine() <= base+2 }, fmt.Sprintf("goroutines back to %d", base))
+}
+
+// TestSharedResolvePanicReachesEachCaller: a WithSubjectMatch function
+// that panics, met by a read several callers share, panics in each
+// caller's goroutine with its value, where the caller can recover it
+// (on the read's own goroutine it would end the process).
+func TestSharedResolvePanicReachesEachCaller(t *testing.T) {
+	s := startServer(t)
+	dl := natstest.StartDelayLine(t, strings.TrimPrefix(s.URL(), "nats://"), 20*time.Millisecond)
+	_, js := connect(t, "nats://"+dl.Addr())
+	st := newStore(t, js, claimcheck.WithSubjectMatch(func(stored, received string) bool {
+		panic("the match function panicked")
+	}))
+	ref, err := st.Prepare(ctxT(t), &nats.Msg{Subject: "shared.panic", Data: payload(2*limit, 5)}, 0)
+	if err != nil || !claimcheck.IsClaimCheck(ref) {
+		t.Fatalf("Prepare: %v", err)
+	}
+	const callers = 5
+	recovered := make(chan any, callers)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			defer func() { recovered <- recover() }()
+			_, err := st.Resolve(ctxT(t), ref)
+			t.Errorf("Resolve returned (%v) instead of panicking", err)
+		})
+	}
+	wg.Wait()
+	close(recovered)
+	for p := range recovered {
+		if p != "the match function panicked" {
+			t.Errorf("a caller recovered %v, want the match function's panic", p)
+		}
+	}
+}
+
+// TestSharedResolveReportsTheDenialThatEndedItsWait: a caller whose
+// context is cancelled with a permission violation as its cause (shim's
+// RequestMany watches its subscriptions so) is told of the violation, as
+// a read of its own was, not of a bare cancellation.
+func TestSharedResolveReportsTheDenialThatEndedItsWait(t *testing.T) {
+	f := newSharedSetup(t, 100*time.Millisecond)
+	ctx, cancel := context.WithCancelCause(ctxT(t))
+	time.AfterFunc(150*time.Millisecond, func() {
+		cancel(&connlimit.Denial{Op: "subscribe", Subject: "_INBOX.x", Err: nats.ErrPermissionViolation})
+	})
+	_, err := f.st.Resolve(ctx, f.ref)
+	var re *claimcheck.ResolveError
+	if !errors.Is(err, nats.ErrPermissionViolation) || !errors.As(err, &re) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Resolve: %v, want a *ResolveError for the permission violation", err)
+	}
 }

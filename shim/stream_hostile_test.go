@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -326,4 +328,48 @@ func rawConn(t testing.TB, url string) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// TestStreamStartFrameVersion: a start frame naming another protocol
+// version than the caller's fails the opening with ErrStreamProtocol,
+// naming the version; one without a version (a responder before the
+// version byte) or with the caller's opens the stream.
+func TestStreamStartFrameVersion(t *testing.T) {
+	s := natstest.Start(t)
+	peers := natstest.RawServe(t, rawConn(t, s.URL()), "versions")
+	c := shim.NewClient(connect(t, s.URL()))
+	for _, tc := range []struct {
+		start []byte
+		ok    bool
+	}{{nil, true}, {[]byte{1}, true}, {[]byte{2}, false}, {[]byte{0, xfer.DigestSHA256}, false}} {
+		t.Run(fmt.Sprintf("%v", tc.start), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			type opened struct {
+				rs  *shim.ReplyStream
+				err error
+			}
+			op := make(chan opened, 1)
+			go func() {
+				rs, err := c.RequestStream(ctx, "versions", nil)
+				op <- opened{rs, err}
+			}()
+			p := natstest.NextStream(t, peers)
+			defer p.Close()
+			if err := p.Send(xfer.Start, 0, tc.start); err != nil {
+				t.Fatal(err)
+			}
+			o := <-op
+			if tc.ok {
+				if o.err != nil {
+					t.Fatalf("start frame %v: %v", tc.start, o.err)
+				}
+				_ = o.rs.Close()
+				return
+			}
+			if !errors.Is(o.err, shim.ErrStreamProtocol) || !strings.Contains(o.err.Error(), fmt.Sprintf("version %d", tc.start[0])) {
+				t.Fatalf("start frame %v: %v, want ErrStreamProtocol naming the version", tc.start, o.err)
+			}
+		})
+	}
 }

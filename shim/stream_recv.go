@@ -74,6 +74,11 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 			r.gapLocked() // the start frame was lost
 			return ""
 		}
+		if len(payload) > 0 && payload[0] != streamVersion {
+			// A responder answers in the version the request names: another
+			// one's frames cannot be read as this version's.
+			return fmt.Sprintf("a start frame of protocol version %d, not the %d the caller asked for", payload[0], streamVersion)
+		}
 		r.digest = xfer.DigestSHA256
 		if len(payload) > 1 {
 			r.digest = payload[1]

@@ -298,6 +298,17 @@ func TestStreamInconsistentFrames(t *testing.T) {
 // that peers yields, which sends its start frame (SHA-256).
 func openRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-chan *natstest.RawStream, subject string, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream) {
 	t.Helper()
+	rs, p, err := startRawStream(ctx, t, c, peers, subject, []byte{1}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, p
+}
+
+// startRawStream is openRawStream with the start frame's payload given
+// and RequestStream's error returned.
+func startRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-chan *natstest.RawStream, subject string, start []byte, opts ...shim.StreamOption) (*shim.ReplyStream, *natstest.RawStream, error) {
+	t.Helper()
 	type opened struct {
 		rs  *shim.ReplyStream
 		err error
@@ -308,14 +319,11 @@ func openRawStream(ctx context.Context, t *testing.T, c *shim.Client, peers <-ch
 		op <- opened{rs, err}
 	}()
 	p := natstest.NextStream(t, peers)
-	if err := p.Send(xfer.Start, 0, []byte{1}); err != nil {
+	if err := p.Send(xfer.Start, 0, start); err != nil {
 		t.Fatal(err)
 	}
 	o := <-op
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	return o.rs, p
+	return o.rs, p, o.err
 }
 
 // rawConn is a plain nats.go connection, as a peer that does not use
@@ -345,30 +353,17 @@ func TestStreamStartFrameVersion(t *testing.T) {
 		t.Run(fmt.Sprintf("%v", tc.start), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			type opened struct {
-				rs  *shim.ReplyStream
-				err error
-			}
-			op := make(chan opened, 1)
-			go func() {
-				rs, err := c.RequestStream(ctx, "versions", nil)
-				op <- opened{rs, err}
-			}()
-			p := natstest.NextStream(t, peers)
+			rs, p, err := startRawStream(ctx, t, c, peers, "versions", tc.start)
 			defer p.Close()
-			if err := p.Send(xfer.Start, 0, tc.start); err != nil {
-				t.Fatal(err)
-			}
-			o := <-op
 			if tc.ok {
-				if o.err != nil {
-					t.Fatalf("start frame %v: %v", tc.start, o.err)
+				if err != nil {
+					t.Fatalf("start frame %v: %v", tc.start, err)
 				}
-				_ = o.rs.Close()
+				_ = rs.Close()
 				return
 			}
-			if !errors.Is(o.err, shim.ErrStreamProtocol) || !strings.Contains(o.err.Error(), fmt.Sprintf("version %d", tc.start[0])) {
-				t.Fatalf("start frame %v: %v, want ErrStreamProtocol naming the version", tc.start, o.err)
+			if !errors.Is(err, shim.ErrStreamProtocol) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", tc.start[0])) {
+				t.Fatalf("start frame %v: %v, want ErrStreamProtocol naming the version", tc.start, err)
 			}
 		})
 	}

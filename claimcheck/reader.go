@@ -91,13 +91,20 @@ func (r *objReader) wrap(err error) error {
 	if err == nil || errors.As(err, &re) {
 		return err
 	}
-	if d := connlimit.DeniedCause(r.ctx); d != nil {
-		return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: d, Detail: "reading the stored payload was refused"}
+	return readError(r.ctx, r.ref, r.subject, err)
+}
+
+// readError is the *ResolveError of a read of ref for subject that failed
+// with err within ctx: a permission violation that ended ctx is the cause
+// where there is one (connlimit.DeniedCause), a timeout says so.
+func readError(ctx context.Context, ref *refInfo, subject string, err error) error {
+	if d := connlimit.DeniedCause(ctx); d != nil {
+		return &ResolveError{Object: ref.name, Subject: subject, Err: d, Detail: "reading the stored payload was refused"}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-		return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: err, Detail: "reading the stored payload timed out"}
+		return &ResolveError{Object: ref.name, Subject: subject, Err: err, Detail: "reading the stored payload timed out"}
 	}
-	return &ResolveError{Object: r.ref.name, Subject: r.subject, Err: err, Detail: "reading the stored payload"}
+	return &ResolveError{Object: ref.name, Subject: subject, Err: err, Detail: "reading the stored payload"}
 }
 
 // start reads and checks the meta data and asks for the first batch of

@@ -2,11 +2,8 @@ package claimcheck
 
 import (
 	"context"
-	"errors"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/natssend/natssend/internal/connlimit"
 )
 
 // Concurrent Resolves of one claim check on one Store share one read: a
@@ -176,16 +173,7 @@ func (s *Store) leave(key readKey, sr *sharedRead) {
 
 // waitError is what a caller that gave up waiting returns when ctx, its
 // wait's context, ended: the error a read of its own would have returned
-// at that point (objReader.wrap), a permission violation that ended ctx
-// included.
+// at that point, a permission violation that ended ctx included.
 func waitError(ctx context.Context, ref *refInfo, subject string) error {
-	if d := connlimit.DeniedCause(ctx); d != nil {
-		return &ResolveError{Object: ref.name, Subject: subject, Err: d, Detail: "reading the stored payload was refused"}
-	}
-	err := ctx.Err()
-	detail := "reading the stored payload"
-	if errors.Is(err, context.DeadlineExceeded) {
-		detail = "reading the stored payload timed out"
-	}
-	return &ResolveError{Object: ref.name, Subject: subject, Err: err, Detail: detail}
+	return readError(ctx, ref, subject, ctx.Err())
 }

@@ -88,6 +88,10 @@ var (
 	// this one once the site's limit is raised, can read it, so Consume
 	// Naks it.
 	errUnreachable error = &kindError{msg: "claimcheck: payload too large: its chunks cannot reach this connection", parent: ErrTooLarge}
+	// errReadExited: a shared read's goroutine ended by runtime.Goexit (in
+	// a WithSubjectMatch function) before it set a result: every caller
+	// waiting for it fails with it. Not permanent.
+	errReadExited error = &kindError{msg: "claimcheck: the read ended without a result"}
 	// ErrInvalidOption is wrapped by every error about an invalid option
 	// value, in this package and in package shim (shim.ErrInvalidOption is
 	// the same value): an out-of-range TTL, replica count, size or

@@ -23,7 +23,8 @@ import (
 // *ResolveError): the read was the same. A panic on the read's goroutine
 // (a WithSubjectMatch function's, which runs once per read) is raised
 // again, with the same value, in every waiting caller, where a recover
-// of the caller's can stop it, as when the read ran on its goroutine.
+// of the caller's can stop it, as when the read ran on its goroutine; a
+// runtime.Goexit there fails every waiting caller's read (errReadExited).
 
 // readKey names what a shared read reads and checks: the object, its
 // declared size and the subject its binding is checked against.
@@ -89,8 +90,15 @@ func (s *Store) resolve(ctx context.Context, m *nats.Msg, ref *refInfo) ([]byte,
 func (s *Store) readShared(ctx context.Context, key readKey, sr *sharedRead, subject string, ref *refInfo) {
 	var data []byte
 	var err error
+	finished := false
 	defer func() {
 		p := recover()
+		if p == nil && !finished {
+			// runtime.Goexit (a WithSubjectMatch function's, or t.FailNow
+			// in one): no result was set, and none may look like success.
+			err = &ResolveError{Object: ref.name, Subject: subject, Err: errReadExited,
+				Detail: "the read's goroutine exited before it finished (runtime.Goexit in a WithSubjectMatch function?)"}
+		}
 		sr.cancel()
 		s.readsMu.Lock()
 		if s.reads[key] == sr {
@@ -105,6 +113,7 @@ func (s *Store) readShared(ctx context.Context, key readKey, sr *sharedRead, sub
 		defer func() { _ = r.Close() }() // the read's own error is what matters
 		data, err = r.readAll()
 	}
+	finished = true
 }
 
 // take returns sr's result to one of its callers: a copy, unless no other

@@ -297,3 +297,33 @@ func TestSharedResolveReportsTheDenialThatEndedItsWait(t *testing.T) {
 		t.Errorf("Resolve: %v, want a *ResolveError for the permission violation", err)
 	}
 }
+
+// TestSharedResolveGoexitFailsEachCaller: a WithSubjectMatch function
+// that calls runtime.Goexit (t.FailNow does) ends the shared read's
+// goroutine without a result; every caller sharing it gets an error, none
+// a success without the payload.
+func TestSharedResolveGoexitFailsEachCaller(t *testing.T) {
+	s := startServer(t)
+	dl := natstest.StartDelayLine(t, strings.TrimPrefix(s.URL(), "nats://"), 20*time.Millisecond)
+	_, js := connect(t, "nats://"+dl.Addr())
+	st := newStore(t, js, claimcheck.WithSubjectMatch(func(stored, received string) bool {
+		runtime.Goexit()
+		return true
+	}))
+	ref, err := st.Prepare(ctxT(t), &nats.Msg{Subject: "shared.goexit", Data: payload(2*limit, 6)}, 0)
+	if err != nil || !claimcheck.IsClaimCheck(ref) {
+		t.Fatalf("Prepare: %v", err)
+	}
+	const callers = 5
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			data, err := st.Resolve(ctxT(t), ref)
+			var re *claimcheck.ResolveError
+			if err == nil || !errors.As(err, &re) || data != nil {
+				t.Errorf("Resolve: %d bytes, %v; want a *ResolveError and no data", len(data), err)
+			}
+		})
+	}
+	wg.Wait()
+}

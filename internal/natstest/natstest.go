@@ -162,8 +162,9 @@ func (s *Server) start(opts []Option) error {
 		o.Port = s.port
 	}
 	var srv *server.Server
-	// A restart may find the port briefly unavailable.
-	deadline := time.Now().Add(10 * time.Second)
+	// A restart may find the port briefly unavailable; a loaded machine
+	// (CI beside other builds) may take many seconds to start JetStream.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		srv, err = server.NewServer(o)
 		if err != nil {
@@ -173,7 +174,7 @@ func (s *Server) start(opts []Option) error {
 			srv.ConfigureLogger()
 		}
 		go srv.Start()
-		if srv.ReadyForConnections(10 * time.Second) {
+		if srv.ReadyForConnections(30 * time.Second) {
 			break
 		}
 		srv.Shutdown()

@@ -67,7 +67,13 @@ func (s *streamOut) ctlLocked(b []byte, at time.Time) string {
 	case ctlResend:
 		s.resendLocked(c.From, c.Start)
 	case ctlCancel:
-		s.cancel(ErrStreamCanceled)
+		if c.Broken {
+			// The caller found the stream broken (a frame the rules
+			// refuse, a digest mismatch): the handler learns why.
+			s.cancel(ErrStreamProtocol)
+		} else {
+			s.cancel(ErrStreamCanceled)
+		}
 	}
 	return ""
 }

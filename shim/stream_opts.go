@@ -16,7 +16,8 @@ const (
 	// the caller's reader has consumed. A stream starts with
 	// InitialStreamWindow of credit and widens toward it as the transfer
 	// needs (see StreamWindow), so a stream holds at most this much in
-	// the caller and as much in the responder (for resends), plus a frame.
+	// the caller and as much in the responder (for resends, bookkeeping
+	// of each held frame counted).
 	DefaultStreamWindow = 64 << 20
 	// InitialStreamWindow is the credit every stream starts with (its
 	// window, when that is smaller).
@@ -49,8 +50,9 @@ var (
 	// ErrStreamLost: frames were lost and the responder did not send them
 	// again within the stream's idle bound.
 	ErrStreamLost = errors.New("natssend: stream frames lost and not sent again")
-	// ErrStreamCorrupt: the end frame's length or SHA-256 digest does not
-	// match the bytes received.
+	// ErrStreamCorrupt: the end frame's length or digest (HighwayHash-256,
+	// or SHA-256 with a peer that checks only that: negotiated per stream)
+	// does not match the bytes received.
 	ErrStreamCorrupt = errors.New("natssend: stream digest mismatch")
 	// ErrStreamCanceled is the cause (context.Cause) of a responder's
 	// context when the caller closed the stream (ReplyStream.Close or the
@@ -83,7 +85,8 @@ type extOpts struct {
 // StreamWindow sets a RequestStream's flow-control window in bytes, the
 // most the responder may send beyond what the caller's reader consumed
 // (DefaultStreamWindow if not set): it bounds memory, as the caller holds
-// at most n bytes plus one frame, the responder as much for resends. A
+// at most n bytes (frames are cut at the credit's edge), the responder as
+// much for resends. A
 // responder never keeps more than DefaultStreamWindow of frames the caller
 // has not acknowledged, whatever n says: beyond it, n only lets the
 // reader fall further behind.

@@ -363,12 +363,13 @@ func (r *ReplyStream) ctxEndedLocked(err error) {
 
 // failLocked is fail's decision, with r.mu held: the first error ends the
 // stream, and a started stream's responder is told (its ctx is cancelled
-// with ErrStreamCanceled).
+// with ErrStreamProtocol when the responder broke the stream, else with
+// ErrStreamCanceled).
 func (r *ReplyStream) failLocked(err error) {
 	if r.err == nil && !r.ended && !r.closed {
 		r.err = err
 		if r.started {
-			r.cancelLocked()
+			r.publishCtl(xfer.CancelBody(errors.Is(err, ErrStreamProtocol) || errors.Is(err, ErrStreamCorrupt)))
 		}
 	}
 }
@@ -397,4 +398,4 @@ func (r *ReplyStream) notify() {
 	}
 }
 
-func (r *ReplyStream) cancelLocked() { r.publishCtl([]byte{ctlCancel}) }
+func (r *ReplyStream) cancelLocked() { r.publishCtl(xfer.CancelBody(false)) }

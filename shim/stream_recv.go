@@ -47,7 +47,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 			// responder is told.
 			r.startErr = err
 			r.signalLocked()
-			r.cancelLocked()
+			r.publishCtl(xfer.CancelBody(true))
 		}
 		r.failLocked(err)
 		r.cleanup()
@@ -292,6 +292,9 @@ func (r *ReplyStream) ackLocked(final bool) {
 	r.ackRecv, r.ackUsed, r.nAck = r.recv, r.consumed, 0
 }
 
+// publishCtl sends a control message to the responder's control inbox:
+// only ever the reply subject of the frames received, so that a caller
+// needs no publish permission beyond allow_responses (docs/permissions.md).
 func (r *ReplyStream) publishCtl(body []byte) {
 	if r.ctrl != "" {
 		_ = r.nc.Publish(r.ctrl, body) // a lost control message is repeated or made up by the next

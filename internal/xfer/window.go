@@ -17,8 +17,10 @@ import "time"
 // first acknowledgement.
 const InitialWindow = 4 << 20
 
-// MinFrame is the smallest cap on a data frame's payload (FrameCap): frames
-// of a stream with a tiny window are not cut smaller than this.
+// MinFrame is the smallest cap FrameCap puts on a data frame's payload,
+// whatever the declared window. A frame can still be smaller: the
+// connection's limit caps it, and a frame is cut at the credit's edge
+// (MinSend bounds how small that cut may be).
 const MinFrame = 32 << 10
 
 // StartCredit returns the credit a stream with the declared window starts with:

@@ -93,6 +93,25 @@ type Ctl struct {
 	Final bool  // Ack: the end arrived
 	From  int64 // Resend: from this offset
 	Start bool  // Resend: the start frame too
+	// Broken (Cancel): the caller ended the stream because the responder
+	// broke it (a frame the rules refuse, a digest mismatch), not because
+	// it closed it.
+	Broken bool
+}
+
+// CancelBroken is the reason byte of a cancel that says the stream broke
+// (Ctl.Broken); a cancel without one says the caller closed it. A peer of
+// the protocol before the reason byte reads it as a malformed cancel,
+// which breaks the stream too.
+const CancelBroken byte = 1
+
+// CancelBody returns a cancel control message; broken adds the reason
+// byte (CancelBroken).
+func CancelBody(broken bool) []byte {
+	if broken {
+		return []byte{Cancel, CancelBroken}
+	}
+	return []byte{Cancel}
 }
 
 // ParseCtl reads a control message and returns it, or what makes it break
@@ -126,9 +145,10 @@ func (sd Sender) ParseCtl(b []byte) (Ctl, string) {
 			return c, fmt.Sprintf("a resend request from offset %d, %d sent", uint64(c.From), sd.Sent)
 		}
 	case Cancel:
-		if len(b) != 1 {
+		if len(b) > 2 || (len(b) == 2 && b[1] != CancelBroken) {
 			return c, fmt.Sprintf("a malformed cancel (%d bytes)", len(b))
 		}
+		c.Broken = len(b) == 2
 	default:
 		return c, fmt.Sprintf("a control message of unknown kind %q", c.Kind)
 	}

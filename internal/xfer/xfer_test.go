@@ -107,6 +107,8 @@ func TestParseCtl(t *testing.T) {
 		{"resend: short", running, resend(0, 0)[:9], "malformed", xfer.Ctl{}},
 		{"cancel", running, []byte{xfer.Cancel}, "", xfer.Ctl{Kind: xfer.Cancel}},
 		{"cancel: with a payload", running, []byte{xfer.Cancel, 0}, "malformed", xfer.Ctl{}},
+		{"cancel: broken", running, []byte{xfer.Cancel, xfer.CancelBroken}, "", xfer.Ctl{Kind: xfer.Cancel, Broken: true}},
+		{"cancel: broken, then more", running, []byte{xfer.Cancel, xfer.CancelBroken, 0}, "malformed", xfer.Ctl{}},
 		{"empty", running, nil, "empty", xfer.Ctl{}},
 		{"a frame kind on the control side", running, []byte{xfer.Data}, "unknown kind", xfer.Ctl{}},
 		{"garbage", running, []byte("garbage"), "unknown kind", xfer.Ctl{}},

@@ -8,18 +8,27 @@ import (
 )
 
 // watchDenials ends the stream, once it has started, when the server
-// reports that it dropped one of the caller's control messages (credit,
-// acknowledgements: the user may not publish to the responder's control
-// inbox) or refused a subscription under the connection's inbox prefix
-// (inboxes): the responder would wait for credit that never comes, and the
-// caller for frames it cannot get, each until the idle bound. The stream
+// reports that it dropped one of this stream's control messages (a publish
+// to the responder's control inbox: the user has no allow_responses, or
+// it expired) or refused this stream's own inbox subscription: the
+// responder would wait for credit that never comes, and the caller for
+// frames it cannot get, each until the idle bound. A denial of any other
+// subject (another call's, another stream's) leaves it alone. The stream
 // fails with CodePermissionDenied naming the subject; the watch ends with
 // the stream (cleanup).
-func (r *ReplyStream) watchDenials(st *connlimit.State, inboxes string) {
+func (r *ReplyStream) watchDenials(st *connlimit.State) {
+	var inbox string
+	if sub := r.sub.Load(); sub != nil {
+		inbox = sub.Subject
+	}
 	stop := st.Listen(func(d *connlimit.Denial) {
-		if connlimit.SubjectMatches(inboxes, d.Subject) {
+		r.mu.Lock()
+		ctrl := r.ctrl
+		r.mu.Unlock()
+		ours := (d.Op == "subscribe" && d.Subject == inbox) || (d.Op != "subscribe" && ctrl != "" && d.Subject == ctrl)
+		if ours {
 			r.fail(&Error{Code: CodePermissionDenied, Sent: true, outcome: OutcomeUnknown, err: errors.Join(d, io.ErrUnexpectedEOF),
-				Message: d.Error() + ": the stream's flow control cannot reach the responder, so the stream ended (the caller needs publish permission on the responder's inbox, see docs/permissions.md)"})
+				Message: d.Error() + ": the stream's flow control cannot reach the responder, so the stream ended (the caller answers the frames: it needs allow_responses with an expiry at least the stream's duration, see docs/permissions.md)"})
 		}
 	})
 	r.unlisten.Store(&stop)

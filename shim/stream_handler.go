@@ -92,6 +92,11 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 				fmt.Sprintf("not a stream request (no %s header of version %d, or a window above MaxStreamWindow or an idle bound above MaxStreamIdle): use Client.RequestStream", HeaderStream, streamVersion), true))
 			return
 		}
+		if peer := callerAccept(req.Header).maxPayload; peer > 0 && peer < minStreamPayload {
+			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
+				fmt.Sprintf("a stream caller must accept messages of at least %d bytes (it declared a max-payload of %d); the handler did not run", minStreamPayload, peer), true))
+			return
+		}
 		if crossesAccount(req.Reply) {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
 				"a stream cannot cross an account import: the caller's flow control cannot reach this account; the handler did not run", true))

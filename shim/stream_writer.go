@@ -93,7 +93,7 @@ type streamOut struct {
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, sr streamReq) *streamOut {
-	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: sr.idle, window: sr.window,
+	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: randomInbox(nc), idle: sr.idle, window: sr.window,
 		granted: xfer.StartCredit(sr.window), digest: sr.digest, sum: xfer.NewDigest(sr.digest), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
@@ -334,13 +334,32 @@ func (s *streamOut) newBufLocked() ([]byte, error) {
 // maxUnacked is the most a responder keeps of frames the caller has not
 // acknowledged, whatever window the caller declared (up to
 // MaxStreamWindow): a caller that grants a large window and never
-// acknowledges would make the responder hold that much for resends.
+// acknowledges would make the responder hold that much for resends. Each
+// held frame counts heldFrameCost on top of its payload.
 const maxUnacked = DefaultStreamWindow
 
+// heldFrameCost is what the responder's bookkeeping of one held frame
+// costs beyond its payload: the frame's entry in the frames slice (whose
+// array may be twice as long as what it holds), the body's prefix and the
+// rounding of its allocation. Small frames (a handler that flushes every
+// few bytes, a caller that declares a small max-payload) would otherwise
+// make the bookkeeping many times the payload bytes the bound counts.
+const heldFrameCost = 160
+
+// minStreamPayload is the smallest max-payload a stream caller may declare
+// (HeaderMaxPayload or the accept header's max-payload): below it a
+// responder refuses the stream (INVALID_ARGUMENT) before its handler runs.
+// Frames of a few payload bytes each would cost far more in headers,
+// messages and bookkeeping than they carry; no NATS server is run with a
+// limit this small.
+const minStreamPayload = 1024
+
 // creditLocked is what may be sent now: the caller's credit, within
-// maxUnacked of what it acknowledged.
+// maxUnacked of what it acknowledged, counting each held frame's
+// bookkeeping (heldFrameCost).
 func (s *streamOut) creditLocked() int64 {
-	return min(s.granted, s.acked+maxUnacked) - s.sent
+	held := int64(len(s.frames)) * heldFrameCost
+	return min(s.granted, s.acked+maxUnacked-held) - s.sent
 }
 
 // flushLocked sends the buffered payload as data frames, each once the

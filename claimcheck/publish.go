@@ -37,7 +37,7 @@ import (
 // Prepare publishes nothing, so every error it returns matches
 // ErrNotPublished.
 func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Msg, error) {
-	ref, err := s.prepare(ctx, m, reserve, 0, false)
+	ref, err := s.prepare(ctx, m, reserve, 0, "")
 	if err != nil {
 		return nil, notPublished(err)
 	}
@@ -50,7 +50,7 @@ func (s *Store) Prepare(ctx context.Context, m *nats.Msg, reserve int) (*nats.Ms
 // too: a reply's capLimit is its caller's max-payload, and the caller
 // reads the chunks (across a leafnode to a site with a lower limit, one
 // direct-get reply over it closes the whole link).
-func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, reply bool) (*nats.Msg, error) {
+func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit int64, replyKey string) (*nats.Msg, error) {
 	if err := s.checkPublish(m); err != nil {
 		return nil, err
 	}
@@ -78,11 +78,10 @@ func (s *Store) prepare(ctx context.Context, m *nats.Msg, reserve int, capLimit 
 	case connlimit.Refuse:
 		return nil, err
 	}
-	name := ""
-	if reply {
-		name = replyObjectName(m.Subject)
-	}
-	ref, _, err := s.referenceNamed(ctx, m, m.Header, eff, name)
+	// A reply with its caller's key is stored under the name both derive
+	// (once per reply subject: errReplyStored); anything else under a
+	// random name.
+	ref, _, err := s.referenceNamed(ctx, m, m.Header, eff, replyName(replyKey, m.Subject))
 	return ref, err
 }
 

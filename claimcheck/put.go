@@ -30,16 +30,6 @@ func newName() string {
 	return nameEncoding.EncodeToString(b[:])
 }
 
-// replyObjectName is the object name of a claim-checked reply to the reply
-// subject subject (a reply claim check: see internal/claimops): derived from the subject, so that a
-// caller that never received the reply (its connection dropped while the
-// reference was on its way, or it gave up) can still delete the payload.
-// Reply subjects are inboxes, unique per request.
-func replyObjectName(subject string) string {
-	sum := sha256.Sum256([]byte("natssend reply\x00" + subject))
-	return nameEncoding.EncodeToString(sum[:16])
-}
-
 // nameFree refuses a chosen name that is already stored: a reply subject
 // is used once, so an object of its name is another responder's reply to
 // the same request (errReplyStored). It spares that upload; what decides

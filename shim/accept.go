@@ -15,7 +15,15 @@ import (
 // The value of HeaderAcceptClaimCheck says where the caller's claim-check
 // store is and what its connection accepts:
 //
-//	<bucket>[; domain=<JetStream domain>][; reads=<domain>,...][; max-payload=<bytes>]
+//	<bucket>[; domain=<JetStream domain>][; reads=<domain>,...][; max-payload=<bytes>][; reply-key=<32 hex digits>]
+//
+// reply-key is 128 random bits, new for every call (newReplyKey): a
+// responder names a claim-checked reply's object after it and the reply
+// subject (claimops.ReplyObjectName), so that the caller can delete the
+// payload even if the reference never reaches it, while nobody who did
+// not receive the request can predict the name (and store an object under
+// it first, which would make the responder's reply fail). Without it a
+// reply's object gets a random name. docs/protocol.md is the wire's spec.
 //
 // A responder stores a claim-checked reply where the caller can read it
 // (a Store in the caller's JetStream domain, or in one of the other
@@ -31,12 +39,16 @@ type acceptance struct {
 	hasDomain  bool
 	reads      []string // other domains the caller's Store reads
 	maxPayload int64    // 0: not said
+	replyKey   string   // names a claim-checked reply (see above); "": a random name
 }
 
 // acceptValue is the HeaderAcceptClaimCheck value of a Client with store
 // on the connection whose limit state is st.
-func acceptValue(store *claimcheck.Store, st *connlimit.State) string {
+func acceptValue(store *claimcheck.Store, st *connlimit.State, replyKey string) string {
 	v := store.Bucket() + "; domain=" + store.Domain()
+	if replyKey != "" {
+		v += "; reply-key=" + replyKey
+	}
 	if ds := claimops.Domains(store); len(ds) > 0 {
 		v += "; reads=" + strings.Join(ds, ",")
 	}
@@ -106,6 +118,10 @@ func parseAccept(v string) acceptance {
 			a.reads = strings.Split(val, ",")
 		case "max-payload":
 			a.maxPayload = parseLimit(val)
+		case "reply-key":
+			if validReplyKey(val) {
+				a.replyKey = val
+			}
 		}
 	}
 	return a

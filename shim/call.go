@@ -55,10 +55,15 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		return nil, sendError(ctx, err, false)
 	}
 	token, mc := mux.register(c.store)
+	var key string
+	if c.store != nil {
+		key = newReplyKey()
+		mc.key = key // before any reply can come: nothing is sent yet
+	}
 	tried := 0
 	defer func() { mux.end(token, mc, deadline, tried) }()
 
-	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co}
+	cs := callState{c: c, ctx: ctx, callCtx: callCtx, deadline: deadline, m: m, co: co, key: key}
 	defer cs.discard()
 	return runAttempts(callCtx, newSchedule(co, deadline), func(attempt int, wait func() time.Duration) (*nats.Msg, bool, error) {
 		tried = attempt
@@ -109,6 +114,7 @@ type callState struct {
 	deadline         time.Time
 	m                *nats.Msg
 	co               callOpts
+	key              string           // the call's reply key (newReplyKey): names a claim-checked reply; "" without a store
 	ref              *nats.Msg        // the stored claim check of the request, once made
 	pending          map[int]struct{} // attempts sent and not answered yet
 	discarded        chan struct{}
@@ -134,7 +140,7 @@ func (cs *callState) sendAttempt(reply string) error {
 					msg.Header = cloneHeader(cs.ref.Header)
 					msg.Header[HeaderTimeout] = []string{ms}
 				} else {
-					msg.Header, msg.Data = c.requestHeader(m.Header, HeaderTimeout, ms), m.Data
+					msg.Header, msg.Data = c.requestHeader(cs.key, m.Header, HeaderTimeout, ms), m.Data
 					if cs.co.opID != "" {
 						msg.Header[HeaderOperationID] = []string{cs.co.opID}
 					}
@@ -173,14 +179,14 @@ func (cs *callState) sendAttempt(reply string) error {
 // length of the timeout header's value, reserved in the decision.
 func (cs *callState) upload(limit int64, msLen int) error {
 	c, m := cs.c, cs.m
-	h := c.requestHeader(m.Header)
+	h := c.requestHeader(cs.key, m.Header)
 	if cs.co.opID != "" {
 		h[HeaderOperationID] = []string{cs.co.opID}
 	}
 	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	// The timeout header is added to the reference; its value only shrinks.
 	reserve := wire.LineSize(HeaderTimeout, strings.Repeat("9", msLen))
-	ref, err := claimops.PrepareMsg(cs.callCtx, c.store, pm, reserve, limit, false)
+	ref, err := claimops.PrepareMsg(cs.callCtx, c.store, pm, reserve, limit, "")
 	if err != nil {
 		return uploadError(cs.ctx, pm, limit, err)
 	}

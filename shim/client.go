@@ -312,9 +312,9 @@ func (c *Client) header(own nats.Header, timeoutMS int64, opID string) (nats.Hea
 	ms := strconv.FormatInt(timeoutMS, 10)
 	var h nats.Header
 	if opID != "" {
-		h = c.requestHeader(own, HeaderTimeout, ms, HeaderOperationID, opID)
+		h = c.requestHeader("", own, HeaderTimeout, ms, HeaderOperationID, opID)
 	} else {
-		h = c.requestHeader(own, HeaderTimeout, ms)
+		h = c.requestHeader("", own, HeaderTimeout, ms)
 	}
 	if k, bad := wire.InvalidHeaderKey(h); bad {
 		return nil, 0, notSent(CodeInvalidArgument, fmt.Sprintf("invalid header key %q; not sent", k), nats.ErrBadHeaderMsg)

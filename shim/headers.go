@@ -10,7 +10,9 @@ import (
 // requestHeader returns the header map of a request: the client's static
 // headers, then the request's own (replacing a static one of the same
 // key), then extra (the timeout and operation ID headers, which replace
-// anything of the same key). The caller's maps are not modified.
+// anything of the same key). The caller's maps are not modified. replyKey
+// is the call's reply key (see newReplyKey; "" for none), sent in the
+// accept header of a Client with claim checks.
 //
 // HeaderAcceptClaimCheck and HeaderMaxPayload are the Client's to set:
 // the first says the caller can read a claim-checked reply, which only a
@@ -20,7 +22,7 @@ import (
 // or set by hand) is dropped, and the Client sends its own (see
 // acceptValue), with the limit of the moment: it may change with a
 // reconnect, and one not known yet is not sent.
-func (c *Client) requestHeader(own nats.Header, extra ...string) nats.Header {
+func (c *Client) requestHeader(replyKey string, own nats.Header, extra ...string) nats.Header {
 	h := make(nats.Header, len(c.static)+len(own)+len(extra)/2+1)
 	for k, v := range c.static {
 		h[k] = v
@@ -32,7 +34,7 @@ func (c *Client) requestHeader(own nats.Header, extra ...string) nats.Header {
 		h[k] = v
 	}
 	if c.store != nil {
-		h[HeaderAcceptClaimCheck] = []string{acceptValue(c.store, c.st)}
+		h[HeaderAcceptClaimCheck] = []string{acceptValue(c.store, c.st, replyKey)}
 	} else if lim := c.limitText(); lim != "" {
 		h[HeaderMaxPayload] = []string{lim}
 	}

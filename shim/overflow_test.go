@@ -368,5 +368,6 @@ func TestOverflowAttempts(t *testing.T) {
 // acceptOf is the HeaderAcceptClaimCheck value a Client with st sends on a
 // connection whose limit is limit.
 func acceptOf(st *claimcheck.Store, limit int) string {
-	return fmt.Sprintf("%s; domain=%s; max-payload=%d", st.Bucket(), st.Domain(), limit)
+	// A request's reply key is new for every call, always 32 hex digits.
+	return fmt.Sprintf("%s; domain=%s; reply-key=%032x; max-payload=%d", st.Bucket(), st.Domain(), 0, limit)
 }

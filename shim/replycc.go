@@ -40,8 +40,10 @@ type replyPeer struct {
 // When another responder's reply to the same request is already stored
 // (claimops.ErrReplyStored: a subject served by several plain
 // subscriptions), nothing is sent: that reply answers the call.
-// The payload is stored under claimops.ReplyObjectName(replySubj), so
-// that the caller can delete it even if the reference never reaches it.
+// With the caller's reply key the payload is stored under
+// claimops.ReplyObjectName(key, replySubj), so that the caller can delete
+// it even if the reference never reaches it; without one (an older
+// caller) under a random name.
 func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller acceptance, replySubj string, data []byte, h nats.Header, p replyPeer) error {
 	if store == nil || replySubj == "" || !caller.canRead(store) || checkReplySubject(replySubj) != nil || crossesAccount(replySubj) {
 		// Across an account import the caller could not read the payload:
@@ -71,7 +73,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
 		return p.plain()
 	}
-	ref, err := claimops.PrepareMsg(ctx, store, rm, 0, limit, true)
+	ref, err := claimops.PrepareMsg(ctx, store, rm, 0, limit, caller.replyKey)
 	switch {
 	case errors.Is(err, claimops.ErrReplyStored):
 		return nil // another responder's reply to this request is stored: it answers the call

@@ -46,6 +46,7 @@ const maxMuxStores = 8
 type muxCall struct {
 	ch    chan muxReply
 	store *claimcheck.Store // deletes late claim-checked replies; nil: none can come
+	key   string            // the call's reply key: names its claim-checked replies
 	until time.Time         // after the call ended: how long late replies are watched for
 	ended bool
 	got   uint64 // attempts 1 to 64 whose reply arrived, one bit each
@@ -176,7 +177,7 @@ func (m *replyMux) end(token string, c *muxCall, deadline time.Time, attempts in
 		store := c.store
 		time.AfterFunc(time.Until(c.until), func() {
 			for _, subj := range missing {
-				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimops.ReplyObjectName(subj)}}}
+				ref := &nats.Msg{Subject: subj, Header: nats.Header{claimcheck.HeaderRef: {claimops.ReplyObjectName(c.key, subj)}}}
 				_ = store.Discard(context.Background(), ref) // nothing there: one look-up
 			}
 		})

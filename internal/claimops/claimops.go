@@ -18,18 +18,22 @@ import (
 // Prepare prepares m as a claim check on a *claimcheck.Store (store):
 // claimcheck's Prepare with the effective limit lowered to limit when
 // limit is positive (a Client's payload cap, a caller's max_payload). With
-// reply, m.Subject is a request's reply subject and the payload is stored
-// under ReplyObjectName(m.Subject), once per reply subject (a second
-// responder's reply gets an error matching ErrReplyStored).
-type Prepare func(ctx context.Context, store any, m *nats.Msg, reserve int, limit int64, reply bool) (*nats.Msg, error)
+// a replyKey (the caller's, from its accept header), m.Subject is a
+// request's reply subject and the payload is stored under
+// ReplyObjectName(replyKey, m.Subject), once per reply subject (a second
+// responder's reply gets an error matching ErrReplyStored); without one,
+// under a random name.
+type Prepare func(ctx context.Context, store any, m *nats.Msg, reserve int, limit int64, replyKey string) (*nats.Msg, error)
 
 var (
 	// PrepareMsg is claimcheck's Prepare for shim (see Prepare).
 	PrepareMsg Prepare
 	// ReplyObjectName is the object name of the claim-checked reply to
-	// the reply subject subject: derived from it, so that a caller that
-	// never received the reference can still delete the payload.
-	ReplyObjectName func(subject string) string
+	// the reply subject subject of a call with the reply key key: derived
+	// from both, so that a caller that never received the reference can
+	// still delete the payload, and nobody without the request can
+	// predict it.
+	ReplyObjectName func(key, subject string) string
 	// ErrReplyStored is matched by the error of a reply claim check when
 	// another responder's reply to the same request is stored: nothing of
 	// this reply is left stored, and nothing is to be sent.

@@ -17,8 +17,9 @@
 #   make bench-cc   the 64 MiB claim-check round trip against its floor, paired (BENCH_CC_COUNT=3),
 #                   and against JetStream's own store and read (tuned, tuned into a new buffer each
 #                   run, and nats.go's ordered default),
-#                   each leg the faster of two runs per iteration; then 200 concurrent Resolves against
-#                   ObjectStore.GetBytes, both legs in every iteration
+#                   each leg the faster of two runs per iteration; then 200 concurrent Resolves (of one
+#                   claim check, and of 200 different ones) against ObjectStore.GetBytes, every leg in
+#                   every iteration
 #   make bench-stream  a 64 MiB transfer stream against core NATS in ABBA cycles: one server in a
 #                   child process (caller and responder side), then across a gateway with a 20 ms
 #                   round trip (STREAM_BENCH_COUNT=3 runs of each)
@@ -111,8 +112,9 @@ bench-fast:
 # The 64 MiB claim-check round trip at 1 MiB max_payload against its floor
 # (the core NATS transfer plus two SHA-256 passes), paired in every
 # iteration, BENCH_CC_COUNT runs; then the raw object store and the legs;
-# then 200 concurrent Resolves on one Store (sharing one read), on a Store
-# each (no sharing) and 200 GetBytes, paired, BENCH_CC_COUNT runs.
+# then 200 concurrent Resolves of one claim check on one Store (sharing one
+# read), of 200 different claim checks on it (no sharing) and 200 GetBytes,
+# paired, BENCH_CC_COUNT runs.
 BENCH_CC_COUNT ?= 3
 bench-cc:
 	$(GO) test -c -o $(BIN)/claimcheck.test ./claimcheck/

@@ -296,7 +296,7 @@ func (cs *callState) discardAsync() {
 	ref := cs.ref
 	go func() {
 		defer close(cs.discarded)
-		_ = cs.c.store.Discard(cs.ctx, ref) // on failure the bucket's TTL removes it
+		cs.c.discard(cs.ctx, ref) // a failure is reported; the bucket's TTL removes it
 	}()
 }
 

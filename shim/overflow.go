@@ -139,7 +139,7 @@ func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*n
 		}
 	}
 	data, err := c.store.Resolve(callCtx, reply)
-	_ = c.store.Discard(ctx, reply) // the caller owns the reply payload; TTL is the backstop
+	c.discard(ctx, reply) // the caller owns the reply payload; a failure is reported, TTL is the backstop
 	if err != nil {
 		return nil, &Error{
 			Code:    CodeReplyLost,

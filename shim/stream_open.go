@@ -54,7 +54,7 @@ func (o *streamOpen) run() (*ReplyStream, error) {
 		if o.stored {
 			// The responder resolved the request before it answered, or
 			// will not be waited for.
-			_ = o.c.store.Discard(o.ctx, o.req) // on failure the bucket's TTL removes it
+			o.c.discard(o.ctx, o.req) // a failure is reported; the bucket's TTL removes it
 		}
 	}()
 	return runAttempts(o.ctx, newSchedule(o.co, o.first), func(attempt int, wait func() time.Duration) (*ReplyStream, bool, error) {

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Metric names: the OpenTelemetry messaging conventions' and natssend's.
@@ -19,6 +20,7 @@ const (
 	MetricRefusals          = "natssend.limit.refusals"
 	MetricAttempts          = "natssend.call.attempts"
 	MetricFaults            = "natssend.telemetry.errors"
+	MetricCleanupFailures   = "natssend.claimcheck.cleanup.failures"
 )
 
 // instruments are the instruments of one meter. An instrument the meter
@@ -30,6 +32,7 @@ type instruments struct {
 	refusals          metric.Int64Counter
 	attempts          metric.Int64Histogram
 	faults            metric.Int64Counter
+	cleanup           metric.Int64Counter
 }
 
 func newInstruments(m metric.Meter) *instruments {
@@ -55,6 +58,8 @@ func newInstruments(m metric.Meter) *instruments {
 		metric.WithExplicitBucketBoundaries(1, 2, 3, 4, 5, 8, 16))
 	in.faults, _ = m.Int64Counter(MetricFaults, metric.WithUnit("{fault}"),
 		metric.WithDescription("Propagator faults recovered (the message was sent without its trace context)."))
+	in.cleanup, _ = m.Int64Counter(MetricCleanupFailures, metric.WithUnit("{payload}"),
+		metric.WithDescription("Stored payloads a caller could not delete (the bucket's TTL removes them)."))
 	return in
 }
 
@@ -108,6 +113,19 @@ func (t Tel) Attempts(ctx context.Context, subject string, n int) {
 		return
 	}
 	t.inst.attempts.Record(ctx, int64(n), t.destSet(subject))
+}
+
+// CleanupFailed records a stored payload that a caller could not delete
+// (its clean-up failed with an error of type kind: a code), and adds an
+// event with the error to the span of the operation in ctx, if any.
+func (t Tel) CleanupFailed(ctx context.Context, kind string, err error) {
+	if span := SpanOf(ctx); span != nil && span.IsRecording() {
+		span.AddEvent("natssend.claimcheck.cleanup_failed", trace.WithAttributes(KeyErrorType.String(kind), attribute.String("exception.message", err.Error())))
+	}
+	if t.inst == nil {
+		return
+	}
+	t.inst.cleanup.Add(ctx, 1, metric.WithAttributes(systemNATS, KeyErrorType.String(kind)))
 }
 
 func (t Tel) fault(ctx context.Context, kind string) {

@@ -42,15 +42,31 @@ func spy(t *testing.T, peer *nats.Conn, f func(m *nats.Msg)) {
 	}
 }
 
-// forgedAnswer: a peer answers every request it sees with "forged" before
-// the honest responder (which takes 300 ms). With p the server drops the
-// forgery (want the honest reply) or delivers it (can: want "forged").
+// forgedAnswer: a peer answers every request it sees with "forged"; the
+// honest responder answers once the forgery has reached the server. With
+// p the server drops the forgery (want the honest reply) or delivers it
+// (can: want "forged").
 func forgedAnswer(p perms, opts []shim.CallOption, want string) func(t *testing.T) {
 	return func(t *testing.T) {
 		e := newSecEnv(t, map[string]perms{peerUser: p})
 		peer := e.rawAs(peerUser)
-		spy(t, peer, func(m *nats.Msg) { _ = peer.Publish(m.Reply, []byte("forged")) }) //natssend:reviewed a hostile peer's forged reply, small
-		serveReply(t, e.as(""), nil, []byte("reply"), 300*time.Millisecond)
+		forged := make(chan struct{}, 16)
+		spy(t, peer, func(m *nats.Msg) {
+			_ = peer.Publish(m.Reply, []byte("forged")) //natssend:reviewed a hostile peer's forged reply, small
+			_ = peer.Flush()
+			forged <- struct{}{}
+		})
+		rnc := e.as("")
+		if _, err := shim.Serve(rnc, subject, shim.Unary(func(context.Context, *nats.Msg) ([]byte, error) {
+			select {
+			case <-forged:
+			case <-time.After(settle):
+			}
+			return []byte("reply"), nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		_ = rnc.Flush()
 		ctx, cancel := context.WithTimeout(context.Background(), long)
 		defer cancel()
 		m, err := shim.NewClient(e.as("")).Request(ctx, subject, []byte("x"), opts...)
@@ -161,7 +177,13 @@ func squatted(plant bool) func(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = peer.Flush()
-			time.Sleep(time.Second) // the honest responder has stored its reply under the victim's name
+			// Today the honest responder stores its reply under the victim's
+			// name; a fixed one may store nothing: wait for it, not on it.
+			for deadline := time.Now().Add(atOnce); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, names, err := leftoverIn(e.ast); err == nil && objectsIn(names) > 0 {
+					break
+				}
+			}
 		}
 		var m *nats.Msg
 		var err error
@@ -236,6 +258,63 @@ func unreadReplies(t *testing.T) {
 	checkLeftIn(t, e.ast, -1) // and it expires
 }
 
+// replayed: a peer that may publish to inboxes replays a reply into the
+// subject of the caller's previous call, again and again, while the next
+// call waits: the next call takes only its own reply (a reply subject
+// answers one call). cc: the Client with WithClaimChecks (its reply
+// subjects are a connection's prefix, a call's token and the attempt).
+func replayed(cc bool) func(t *testing.T) {
+	return func(t *testing.T) {
+		e := newSecEnv(t, map[string]perms{peerUser: everything})
+		peer := e.rawAs(peerUser)
+		seen := make(chan string, 4)
+		spy(t, peer, func(m *nats.Msg) { seen <- m.Reply })
+		serveReply(t, e.as(""), nil, []byte("reply"), 300*time.Millisecond)
+		var opts []shim.Option
+		if cc {
+			opts = append(opts, shim.WithClaimChecks(store(t, e.as(""))))
+		}
+		c := shim.NewClient(e.as(""), opts...)
+		ctx, cancel := context.WithTimeout(context.Background(), long)
+		defer cancel()
+		if _, err := c.Request(ctx, subject, []byte("first")); err != nil {
+			t.Fatal(err)
+		}
+		old := <-seen
+		stop := make(chan struct{})
+		defer close(stop)
+		every(stop, func() { _ = peer.Publish(old, []byte("stale")) }) //natssend:reviewed a hostile peer's replayed reply, small
+		for i := range 3 {
+			m, err := c.Request(ctx, subject, []byte("next"))
+			if err != nil || string(m.Data) != "reply" {
+				t.Errorf("call %d: %v, %v; want its own reply", i, m, err)
+			}
+		}
+	}
+}
+
+// acceptAbove: a caller declares a max-payload far above the server's in
+// its accept header: the responder still decides against its own limit
+// (a claim check), never a reply that would close its connection, and
+// serves the next request.
+func acceptAbove(t *testing.T) {
+	e := newSecEnv(t, map[string]perms{peerUser: {pubAllow: []string{subject}, subAllow: []string{"_INBOX.>"}}})
+	rnc := e.as("")
+	r := serveReply(t, rnc, store(t, rnc), payload(bigSize, 2), 0)
+	peer := e.rawAs(peerUser)
+	h := nats.Header{shim.HeaderAcceptClaimCheck: {bucket + "; max-payload=" + strconv.Itoa(64<<20)}, shim.HeaderMaxPayload: {strconv.Itoa(64 << 20)}}
+	for i := range 2 {
+		m, err := peer.RequestMsg(&nats.Msg{Subject: subject, Header: h}, long) //natssend:reviewed a hostile peer's request, small
+		if err != nil || !claimcheck.IsClaimCheck(m) {
+			t.Fatalf("request %d: %v, %v; want a claim check", i, m, err)
+		}
+	}
+	if !rnc.IsConnected() {
+		t.Error("the responder's connection was closed")
+	}
+	ranTimes(t, rnc, r, 2)
+}
+
 func hostileRPCRows() []secRow {
 	row := func(path sendPath, name, pending string, run func(t *testing.T)) secRow {
 		return secRow{path: path, column: columnHostile, name: name, pending: pending, run: run}
@@ -246,6 +325,9 @@ func hostileRPCRows() []secRow {
 		row(pRequest, "a peer that may not publish to inboxes cannot answer another caller's request", "", forgedAnswer(peerOnly, nil, "reply")),
 		row(pRequest, "(can) a peer allowed the service's subject and allow_responses answers first: the caller takes its reply", "",
 			forgedAnswer(responses, nil, "forged")),
+		row(pRequest, "a reply replayed into the caller's inbox answers no later call", "", replayed(false)),
+		row(pRequest, "a reply replayed into the inbox of a Client with claim checks answers no later call", "", replayed(true)),
+		row(pCCReply, "a caller's accept header declaring a max-payload above the server's cannot make the responder overrun its limit", "", acceptAbove),
 		row(pRequest, "a late forged reply naming another user's payload does not delete it", "", forgedReference(true)),
 		row(pAttempts, "a peer that may not publish to inboxes cannot answer any attempt", "", forgedAnswer(peerOnly, idAttempts, "reply")),
 		row(pMany, "a peer that may not publish to inboxes adds no reply", "", manyForged),

@@ -40,6 +40,7 @@ type secRow struct {
 	name    string
 	pending string // the issue-42 fix this row waits for; "" when it holds today
 	bug     string // a product bug outside issue 42's fixes makes the row fail: skipped with it (NATSSEND_MATRIX_BUGS=1 runs it)
+	heap    bool   // the row measures the heap: it runs alone, in TestHostilePeerHeap
 	run     func(t *testing.T)
 }
 
@@ -60,10 +61,10 @@ func secRows() []secRow {
 	return slices.Concat(permRPCRows(), permStreamRows(), permStoreRows(), hostileRPCRows(), hostileStreamRows(), hostileStoreRows())
 }
 
-func columnRows(col string) []secRow {
+func columnRows(col string, heap bool) []secRow {
 	var rows []secRow
 	for _, r := range secRows() {
-		if r.column == col {
+		if r.column == col && r.heap == heap {
 			rows = append(rows, r)
 		}
 	}
@@ -75,7 +76,7 @@ func columnRows(col string) []secRow {
 // documentation promises, and nothing left in the bucket.
 func TestPermissionColumn(t *testing.T) {
 	t.Parallel()
-	runRows(t, columnRows(columnPerm))
+	runRows(t, columnRows(columnPerm, false))
 }
 
 // TestHostilePeerColumn: every send path against a peer with ordinary
@@ -83,7 +84,13 @@ func TestPermissionColumn(t *testing.T) {
 // references, frames and headers, or plants objects.
 func TestHostilePeerColumn(t *testing.T) {
 	t.Parallel()
-	runRows(t, columnRows(columnHostile))
+	runRows(t, columnRows(columnHostile, false))
+}
+
+// TestHostilePeerHeap: the hostile-peer rows that measure the heap, one
+// at a time. Not parallel: the heap they measure is theirs.
+func TestHostilePeerHeap(t *testing.T) {
+	runRowsAtOnce(t, 1, columnRows(columnHostile, true))
 }
 
 // perms is a user's permissions as server configuration text.

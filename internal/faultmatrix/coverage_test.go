@@ -30,9 +30,9 @@ const (
 	pCCReply      sendPath = "claim-checked reply"   // a reply over the limit
 	pPublishMsg   sendPath = "Store.PublishMsg"      // PublishMsg, Prepare; shim.Publish*
 	pPublishJS    sendPath = "Store.PublishJetStream"
-	pRead         sendPath = "Store.Resolve/Open" // Resolve, Open and the subscription helpers' reads
-	pDelete       sendPath = "Store.Discard/DeleteAfterRead"
-	noSend        sendPath = "" // sends nothing of its own: an option, an accessor, a classification
+	pRead         sendPath = "Store read"   // Resolve, Open and the subscription helpers' reads
+	pDelete       sendPath = "Store delete" // Discard, DeleteAfterRead
+	noSend        sendPath = ""             // sends nothing of its own: an option, an accessor, a classification
 	columnFault            = "fault"
 	columnHostile          = "hostile peer"
 	columnPerm             = "permission"

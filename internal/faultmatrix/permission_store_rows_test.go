@@ -117,6 +117,18 @@ func permStoreRows() []secRow {
 			permStore{pub: []string{metas}, run: publishJS}),
 		row(pPublishJS, "the server denies the stream's subject: at once, the payload deleted",
 			permStore{pub: []string{"ev.data"}, run: publishJS}),
+		row(pRead, "Subscribe: the server refuses the subscription: an error where it is made", permStore{sub: []string{"ev.>"},
+			run: func(t *testing.T, e *secEnv, st *claimcheck.Store) {
+				var sub *nats.Subscription
+				var err error
+				took := timed(func() {
+					sub, err = st.Subscribe("ev.data", func(*nats.Msg) {}, func(*nats.Msg, error) {})
+				})
+				deniedNow(t, err, took)
+				if sub != nil {
+					t.Error("a subscription was returned with the error")
+				}
+			}}),
 		row(pRead, "Resolve: the server denies direct gets: at once, no bytes", permStore{pub: directGets, run: read(false)}),
 		row(pRead, "Open: the server denies direct gets: at once, no bytes", permStore{pub: directGets, run: read(true)}),
 		row(pDelete, "Discard: the server denies the purge: at once, the payload stays for the TTL", permStore{pub: purge,

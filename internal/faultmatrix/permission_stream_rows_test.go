@@ -101,6 +101,8 @@ func permStreamRows() []secRow {
 	return []secRow{
 		row(pStreamCall, "the server denies the request's publish: not run, at once", "",
 			permStream{users: caller(denying([]string{subject}, nil)), caller: callerUser, open: &wantErr{outcome: shim.OutcomeNotRun, code: shim.CodePermissionDenied}}),
+		row(pStreamCall, "the server refuses the reply subscription: at once", "",
+			permStream{users: caller(denying(nil, []string{"_INBOX.>"})), caller: callerUser, open: &wantErr{outcome: shim.OutcomeUnknown, code: shim.CodePermissionDenied}}),
 		// Holds on main already: the caller's credit goes to the reply
 		// subject of the frames it received, which allow_responses grants.
 		row(pStreamCall, "the caller may publish only to the service and its responses (allow_responses, no _INBOX.>): the whole stream", "",

@@ -46,5 +46,22 @@
 // few MiB, and that goroutines and subscriptions come back to their
 // baseline; they run one at a time, outside the parallel groups.
 //
+// Two columns cross every send path (request, Attempts, RequestMany, both
+// sides of a stream, claim-checked requests and replies, Store publish,
+// read and delete): the permission column (TestPermissionColumn: the
+// server denies the publish, the reply subscription or the bucket's API
+// the path needs; the row states the code, the Classify outcome, that it
+// comes at once unless nats-server tells only the other side, and what is
+// left in the bucket) and the hostile-peer column (TestHostilePeerColumn:
+// a user of the same account with ordinary credentials forges or repeats
+// replies, references, frames and headers, or plants objects). Rows marked
+// "(can)" state what such a peer can do and docs/security.md says why.
+// TestMatrixCoverage keeps the matrix whole: every exported function of
+// shim and claimcheck is on a send path (or sends nothing), and every send
+// path has fault, hostile-peer and permission rows (or cited tests). A row
+// that waits for a fix of issue 42 is skipped ("pending issue 42: ...";
+// NATSSEND_MATRIX_PENDING=1 runs it), one that fails for another known
+// bug too ("BUG: ..."; NATSSEND_MATRIX_BUGS=1).
+//
 // make faults runs the matrix several times with the race detector.
 package faultmatrix

@@ -77,16 +77,7 @@ func storeReceiver(e *env) *receiver {
 // counts its messages.
 func evStream(t *testing.T, e *env) func() uint64 {
 	t.Helper()
-	js, err := jetstream.New(e.admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), long)
-	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EV", Subjects: []string{"ev.>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createEV(t, e.admin)
 	return func() uint64 {
 		// The admin connection may still be reconnecting after a restart
 		// row: ask again until it answers.
@@ -164,14 +155,37 @@ func ackLost(e *env, _ *call) {
 	}}))
 }
 
+// createEV creates the stream EV on ev.> with nc.
+func createEV(t *testing.T, nc *nats.Conn) jetstream.Stream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EV", Subjects: []string{"ev.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // stored prepares a claim check on the admin connection and returns its
 // reference and payload.
 func stored(t *testing.T, e *env) (*nats.Msg, []byte) {
 	t.Helper()
-	data := payload(bigSize, 7)
+	return preparedIn(t, e.ast, 7)
+}
+
+// preparedIn prepares a claim check for ev.data in st and returns its
+// reference and payload (of seed).
+func preparedIn(t *testing.T, st *claimcheck.Store, seed uint64) (*nats.Msg, []byte) {
+	t.Helper()
+	data := payload(bigSize, seed)
 	ctx, cancel := context.WithTimeout(context.Background(), long)
 	defer cancel()
-	ref, err := e.ast.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0)
+	ref, err := st.Prepare(ctx, &nats.Msg{Subject: "ev.data", Data: data}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

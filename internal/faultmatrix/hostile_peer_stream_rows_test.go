@@ -168,7 +168,6 @@ func hostileStreamRows() []secRow {
 		{path: pStreamResp, column: columnHostile, run: snooper(leastPriv, true, cancelStream),
 			name: "(can) a peer with allow_responses that snoops _INBOX.> cancels another's stream at its responder: an error, never other bytes"},
 		{path: pStreamResp, column: columnHostile, run: tinyFrames, heap: true,
-			pending: "a responder's held frames bounded in bytes of bookkeeping whatever max-payload a caller declares",
-			name:    "a caller's forged max-payload (one byte per frame): the responder holds about its window"},
+			name: "a caller's forged max-payload (one byte per frame): the responder holds about its window"},
 	}
 }

@@ -112,9 +112,13 @@
 // read one chunk per request. A bucket stream without allow_direct is not
 // read (errors.ErrUnsupported, at once). An object whose chunks are larger
 // than a Store on the reading connection writes its own (its max_payload
-// less 512 bytes, with shim.CapPayload's cap) is refused before any chunk
-// is asked for (ErrTooLarge): stored behind a higher limit, each chunk
-// would close a leafnode link on its way. Both verify the declared size, the chunk
+// less 512 bytes) is read when the bucket's stream is served by the
+// reader's server or its cluster (a server checks max_payload on
+// publishes, not on deliveries: another client's object store writes
+// chunks of the server's whole limit, which reach readers there), and
+// refused before any chunk is asked for (ErrTooLarge) when it is served
+// elsewhere or is above shim.CapPayload's cap: across a leafnode each
+// such chunk would close the link on its way. Both verify the declared size, the chunk
 // count and the digest: the HighwayHash-256 when the metadata has a
 // natssend-hh256 entry (a malformed one fails at once with ErrCorrupt),
 // the object store's SHA-256 otherwise (an object an older Store, nats.go

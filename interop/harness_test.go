@@ -155,3 +155,13 @@ func pattern(n, seed int) []byte {
 	}
 	return b
 }
+
+// jsOf returns a JetStream context of nc.
+func jsOf(t *testing.T, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}

@@ -1,0 +1,97 @@
+package interop_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/natssend/natssend/shim"
+)
+
+// TestShimCallsJSResponders: nats.js responders that follow the spec
+// serve a shim Client: a reply that fits, a reply over the limit as a
+// claim check in the caller's bucket (read and deleted by the Client),
+// PAYLOAD_TOO_LARGE over the responder's limit or the caller's announced
+// one (a path cap), a claim-checked request the responder resolves
+// (bound to its subject), its refusal by a responder without claim
+// checks, rejections and failures, the timeout and operation ID headers.
+func TestShimCallsJSResponders(t *testing.T) {
+	requireInterop(t)
+	s, nc, js := server(t)
+	st := store(t, js)
+	p := runPeer(t, "serve", s.URL())
+	ctx := ctxT(t, 2*time.Minute)
+	plain := shim.NewClient(nc)
+	cc := shim.NewClient(nc, shim.WithClaimChecks(st))
+
+	call := func(c *shim.Client, subject string, body []byte, opts ...shim.CallOption) ([]byte, error) {
+		t.Helper()
+		m, err := c.Request(ctx, subject, body, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return m.Data, nil
+	}
+	if got, err := call(plain, "jsrpc.echo", []byte("hello")); err != nil || string(got) != "hello" {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+	// A reply over the responder's limit: a claim check for a caller
+	// that accepts them, PAYLOAD_TOO_LARGE (the responder ran) otherwise.
+	for _, n := range []int{60_000, 200_000, 1 << 20} {
+		got, err := call(cc, "jsrpc.size", []byte(strconv.Itoa(n)))
+		if err != nil || sum(got) != sum(pattern(n, 0)) {
+			t.Fatalf("claim-checked reply of %d bytes: %d bytes, %v", n, len(got), err)
+		}
+	}
+	_, err := call(plain, "jsrpc.size", []byte("200000"))
+	if !errors.Is(err, shim.ErrReplyTooLarge) || shim.Classify(err) != shim.OutcomeUnknown {
+		t.Fatalf("a reply over the limit without claim checks: %v, want a PAYLOAD_TOO_LARGE reply (unknown)", err)
+	}
+	// The caller's limit is a path cap: the responder must decide against it.
+	capped, err := shim.Connect(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer capped.Close()
+	if err := shim.CapPayload(capped, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(shim.NewClient(capped), "jsrpc.size", []byte("2000")); !errors.Is(err, shim.ErrReplyTooLarge) {
+		t.Fatalf("a reply over the caller's announced limit: %v, want PAYLOAD_TOO_LARGE", err)
+	}
+	if got, err := call(shim.NewClient(capped, shim.WithClaimChecks(store(t, jsOf(t, capped)))), "jsrpc.size", []byte("2000")); err != nil || sum(got) != sum(pattern(2000, 0)) {
+		t.Fatalf("a claim-checked reply under the caller's announced limit: %d bytes, %v", len(got), err)
+	}
+	// A claim-checked request.
+	big := pattern(300_000, 0)
+	if got, err := call(cc, "jsrpc.sha", big); err != nil || string(got) != sum(big) {
+		t.Fatalf("claim-checked request: %q, %v", got, err)
+	}
+	_, err = call(cc, "jsrpc.sha-nocc", big)
+	var e *shim.Error
+	if !errors.As(err, &e) || e.Code != shim.CodeClaimCheckUnresolved || shim.Classify(err) != shim.OutcomeRejected {
+		t.Fatalf("claim-checked request to a responder without claim checks: %v, want CLAIM_CHECK_UNRESOLVED (rejected)", err)
+	}
+	if _, err = call(plain, "jsrpc.invalid", nil); !errors.As(err, &e) || e.Code != shim.CodeInvalidArgument || shim.Classify(err) != shim.OutcomeRejected {
+		t.Fatalf("invalid: %v", err)
+	}
+	if _, err = call(plain, "jsrpc.fail", nil); !errors.As(err, &e) || e.Code != shim.CodeInternal || shim.Classify(err) != shim.OutcomeUnknown {
+		t.Fatalf("fail: %v", err)
+	}
+	got, err := call(plain, "jsrpc.timeout", nil, shim.Timeout(5*time.Second), shim.OperationID("op-1"))
+	if err != nil || !strings.HasPrefix(string(got), "Natssend-Timeout=") || !strings.HasSuffix(string(got), " Natssend-Operation-Id=op-1") {
+		t.Fatalf("headers: %q, %v", got, err)
+	}
+	if ms, _ := strconv.Atoi(strings.Fields(strings.TrimPrefix(string(got), "Natssend-Timeout="))[0]); ms < 1 || ms > 5000 {
+		t.Fatalf("Natssend-Timeout %q", got)
+	}
+	if n := bucketObjects(t, st); n != 0 {
+		t.Errorf("%d objects left: the Client deletes its claim-checked requests and replies", n)
+	}
+	if err := nc.Publish("interop.done", nil); err != nil { //natssend:reviewed test control message
+		t.Fatal(err)
+	}
+	p.wait(nil)
+}

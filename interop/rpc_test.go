@@ -64,7 +64,10 @@ func serveShim(t *testing.T, nc *nats.Conn, st *claimcheck.Store) {
 	unary("rpc.reply2000", func(context.Context, *nats.Msg) ([]byte, error) { return pattern(2000, 0), nil }, cc)
 	unary("rpc.sha", func(_ context.Context, m *nats.Msg) ([]byte, error) { return []byte(sum(m.Data)), nil }, cc)
 	unary("rpc.sha-nocc", func(_ context.Context, m *nats.Msg) ([]byte, error) { return []byte(sum(m.Data)), nil })
-	unary("rpc.slow", func(ctx context.Context, _ *nats.Msg) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() })
+	// Answers only when the test ends: no reply can race the caller's deadline.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	unary("rpc.slow", func(context.Context, *nats.Msg) ([]byte, error) { <-release; return nil, nil })
 	// A responder that answers with a reference to nothing (an object
 	// deleted or never stored): the caller cannot read the reply.
 	if _, err := nc.Subscribe("rpc.lost", func(m *nats.Msg) {

@@ -177,4 +177,12 @@
 // delivery (queue groups, work-queue streams). On fan-out subjects every
 // subscriber reads the same payload and none can tell when the last one is
 // done, so the TTL must be long enough for the slowest reader.
+//
+// # Wire format
+//
+// The wire format (reference headers, object names, the subject binding
+// and digests in the object's metadata, chunk sizes, deletion) is
+// specified in docs/protocol.md, which is normative and versioned, so that
+// services in other languages read and write claim checks too; this
+// documentation describes the Go API.
 package claimcheck

@@ -113,6 +113,9 @@ const scenarios = {
     rpc.serve(nc, "jsrpc.size", (data) => pattern(Number(text(data))), { stores });
     rpc.serve(nc, "jsrpc.sha", (data) => utf8(sha(data)), { stores });
     rpc.serve(nc, "jsrpc.sha-nocc", (data) => utf8(sha(data)));
+    // Two responders answer every request (plain subscriptions): only one
+    // claim-checked reply may be stored under the reply-key's name.
+    for (let i = 0; i < 2; i++) rpc.serve(nc, "jsrpc.twice", (data) => pattern(Number(text(data))), { stores });
     rpc.serve(nc, "jsrpc.invalid", () => { throw rpc.reject("INVALID_ARGUMENT", "no"); });
     rpc.serve(nc, "jsrpc.fail", () => { throw new Error("boom"); });
     rpc.serve(nc, "jsrpc.timeout", (data, req) => utf8(rpc.HeaderTimeout + "=" + hget(req.headers, rpc.HeaderTimeout) + " " + rpc.HeaderOperationID + "=" + hget(req.headers, rpc.HeaderOperationID)));

@@ -1,12 +1,17 @@
 package interop_test
 
 import (
+	"crypto/sha256"
+	"encoding/base32"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -87,6 +92,7 @@ func TestShimCallsJSResponders(t *testing.T) {
 	if ms, _ := strconv.Atoi(strings.Fields(strings.TrimPrefix(string(got), "Natssend-Timeout="))[0]); ms < 1 || ms > 5000 {
 		t.Fatalf("Natssend-Timeout %q", got)
 	}
+	replyKeyNames(t, nc, st)
 	if n := bucketObjects(t, st); n != 0 {
 		t.Errorf("%d objects left: the Client deletes its claim-checked requests and replies", n)
 	}
@@ -94,4 +100,45 @@ func TestShimCallsJSResponders(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wait(nil)
+}
+
+// replyKeyNames: a hand-made version 2 caller sends reply-key; two
+// nats.js responders answer the request with a claim-checked reply: the
+// object is named as docs/protocol.md 5.3 derives it (computed here on
+// its own), only one reply is stored and sent, and it resolves bound to
+// the reply subject.
+func replyKeyNames(t *testing.T, nc *nats.Conn, st *claimcheck.Store) {
+	t.Helper()
+	ctx := ctxT(t, time.Minute)
+	key := "9f0c2a6d4b1e8f7a0c3d5e6f7a8b9c0d"
+	inbox := nc.NewInbox()
+	replies := make(chan *nats.Msg, 4)
+	if _, err := nc.ChanSubscribe(inbox, replies); err != nil {
+		t.Fatal(err)
+	}
+	req := &nats.Msg{Subject: "jsrpc.twice", Reply: inbox, Data: []byte("200000"), Header: nats.Header{
+		shim.HeaderAcceptClaimCheck: {st.Bucket() + "; domain=; max-payload=65536; reply-key=" + key},
+		shim.HeaderTimeout:          {"10000"},
+	}}
+	if err := nc.PublishMsg(req); err != nil { //natssend:reviewed a hand-made version 2 caller
+		t.Fatal(err)
+	}
+	ref := <-replies
+	sum := sha256.Sum256([]byte("natssend reply\x00" + key + "\x00" + inbox))
+	name := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
+	if got := ref.Header.Get(claimcheck.HeaderRef); got != name {
+		t.Fatalf("reply object %q, want the spec's %q", got, name)
+	}
+	select {
+	case m := <-replies:
+		t.Fatalf("a second reply: %v", m.Header)
+	case <-time.After(time.Second): // the other responder's conditional write was refused
+	}
+	got, err := st.Resolve(ctx, ref)
+	if err != nil || string(got) != string(pattern(200_000, 0)) {
+		t.Fatalf("resolving the reply: %d bytes, %v", len(got), err)
+	}
+	if err := st.Discard(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
 }

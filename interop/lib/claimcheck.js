@@ -136,12 +136,15 @@ export async function resolve(stores, subject, h, body, { binding = true } = {})
 
 // store writes data as an object bound to subject and returns the
 // reference headers (2.1-2.4). chunk: the chunk size (2.5); unset, the
-// object store's own (min(max_payload, 128 KiB)).
-export async function store(stores, subject, data, { name = newName(), chunk, bucket = stores.bucket } = {}) {
+// object store's own (min(max_payload, 128 KiB)). once: only while no
+// object of the name is stored (5.3: the meta message is published with
+// Nats-Expected-Last-Subject-Sequence: 0; on refusal the object store
+// purges the chunks and put throws).
+export async function store(stores, subject, data, { name = newName(), chunk, bucket = stores.bucket, once = false } = {}) {
   const os = await stores.at(bucket, stores.domain);
   const meta = { name, metadata: { [MetaSubject]: subject } };
   if (chunk) meta.options = { max_chunk_size: chunk };
-  await os.putBlob(meta, data);
+  await os.putBlob(meta, data, once ? { previousRevision: 0 } : undefined);
   const h = headers();
   h.set(HeaderRef, name);
   h.set(HeaderSize, String(data.length));

@@ -160,9 +160,19 @@ async function answer(nc, req, fn, stores) {
   if (!canRead || req.reply.startsWith("_R_.")) {
     return errorReply(nc, req, "PAYLOAD_TOO_LARGE", `reply of ${out.length} bytes exceeds the max_payload of ${limit} bytes and was not sent; the operation may already have completed`, false);
   }
-  const name = accept.replyKey ? cc.replyObjectName(accept.replyKey, req.reply) : cc.newName();
-  const os = await stores.at(stores.bucket, stores.domain);
-  if (await os.info(name)) return; // another responder's reply is stored: it answers the call
-  const ref = await cc.store(stores, req.reply, out, { name, chunk: cc.chunkFor(limit) });
-  nc.publish(req.reply, new Uint8Array(0), { headers: ref });
+  const named = !!accept.replyKey;
+  const name = named ? cc.replyObjectName(accept.replyKey, req.reply) : cc.newName();
+  let ref;
+  try {
+    ref = await cc.store(stores, req.reply, out, { name, chunk: cc.chunkFor(limit), once: named });
+  } catch (e) {
+    if (named && /wrong last sequence/i.test(String(e.message))) return; // another responder's reply is stored: it answers the call
+    return errorReply(nc, req, "INTERNAL", `reply of ${out.length} bytes could not be stored as a claim check (${e.message}) and was not sent; the operation may already have completed`, false);
+  }
+  try {
+    nc.publish(req.reply, new Uint8Array(0), { headers: ref });
+  } catch (e) {
+    await cc.remove(stores, ref).catch(() => {}); // nothing was sent: nobody can read it
+    throw e;
+  }
 }

@@ -10,7 +10,7 @@ import { jetstream } from "@nats-io/jetstream";
 import * as cc from "./lib/claimcheck.js";
 import * as rpc from "./lib/rpc.js";
 import * as stream from "./lib/stream.js";
-import { utf8, text, hget } from "./lib/wire.js";
+import { utf8, text, hget, hhas } from "./lib/wire.js";
 
 const sha = (b) => createHash("sha256").update(b).digest("hex");
 const json = (o) => utf8(JSON.stringify(o));
@@ -119,6 +119,11 @@ const scenarios = {
     rpc.serve(nc, "jsrpc.invalid", () => { throw rpc.reject("INVALID_ARGUMENT", "no"); });
     rpc.serve(nc, "jsrpc.fail", () => { throw new Error("boom"); });
     rpc.serve(nc, "jsrpc.timeout", (data, req) => utf8(rpc.HeaderTimeout + "=" + hget(req.headers, rpc.HeaderTimeout) + " " + rpc.HeaderOperationID + "=" + hget(req.headers, rpc.HeaderOperationID)));
+    // Scatter-gather (7): a reply saying which limit header the request
+    // carried, an error reply, and later the empty reply that ends it.
+    rpc.serve(nc, "jsrpc.many", (data, req) => utf8(`accept=${hhas(req.headers, rpc.HeaderAccept)} max-payload=${hget(req.headers, rpc.HeaderMaxPayload)}`));
+    rpc.serve(nc, "jsrpc.many", () => { throw rpc.reject("INVALID_ARGUMENT", "not me"); });
+    rpc.serve(nc, "jsrpc.many", () => new Promise((r) => setTimeout(() => r(new Uint8Array(0)), 300)));
     const done = nc.subscribe("interop.done", { max: 1 });
     await nc.flush();
     console.log("READY");

@@ -93,6 +93,7 @@ func TestShimCallsJSResponders(t *testing.T) {
 		t.Fatalf("Natssend-Timeout %q", got)
 	}
 	replyKeyNames(t, nc, st)
+	scatterGather(t, cc)
 	if n := bucketObjects(t, st); n != 0 {
 		t.Errorf("%d objects left: the Client deletes its claim-checked requests and replies", n)
 	}
@@ -140,5 +141,34 @@ func replyKeyNames(t *testing.T, nc *nats.Conn, st *claimcheck.Store) {
 	}
 	if err := st.Discard(ctx, ref); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// scatterGather: RequestMany to three nats.js responders: the request
+// carries Natssend-Max-Payload, never the accept header (docs/protocol.md
+// 7), even from a Client with claim checks; an error reply is yielded and
+// the collection goes on; the empty reply ends it (the sentinel) long
+// before the deadline.
+func scatterGather(t *testing.T, c *shim.Client) {
+	t.Helper()
+	var ok []string
+	var errs []error
+	t0 := time.Now()
+	for m, err := range c.RequestMany(ctxT(t, time.Minute), "jsrpc.many", nil, shim.Sentinel(shim.EmptyReply)) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ok = append(ok, string(m.Data))
+	}
+	if len(ok) != 1 || ok[0] != "accept=false max-payload=65536" {
+		t.Fatalf("replies %q, want one saying the request carried max-payload only", ok)
+	}
+	var e *shim.Error
+	if len(errs) != 1 || !errors.As(errs[0], &e) || e.Code != shim.CodeInvalidArgument || shim.Classify(errs[0]) != shim.OutcomeRejected {
+		t.Fatalf("errors %v, want one INVALID_ARGUMENT (rejected)", errs)
+	}
+	if d := time.Since(t0); d >= shim.DefaultTimeout {
+		t.Fatalf("ended after %v: the sentinel did not end it", d)
 	}
 }

@@ -143,7 +143,7 @@ func TestShimReadsJSStream(t *testing.T) {
 	requireInterop(t)
 	s, nc, _ := server(t)
 	results := make(chan map[string]any, 16)
-	if _, err := nc.Subscribe("interop.results", func(m *nats.Msg) {
+	if _, err := nc.Subscribe("interop.results", func(m *nats.Msg) { //natssend:reviewed the peer's JSON reports, never claim checks
 		var r map[string]any
 		_ = json.Unmarshal(m.Data, &r)
 		results <- r

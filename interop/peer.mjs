@@ -9,7 +9,7 @@ import { headers } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import * as cc from "./lib/claimcheck.js";
 import * as rpc from "./lib/rpc.js";
-import * as stream from "./lib/stream.js";
+import * as stream from "./peer-stream.mjs";
 import { utf8, text, hget, hhas } from "./lib/wire.js";
 
 const sha = (b) => createHash("sha256").update(b).digest("hex");

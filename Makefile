@@ -33,15 +33,17 @@
 #   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
 #   make race       the runtime packages' tests with the race detector
 #   make faults     the fault matrix (internal/faultmatrix) and the proxy under -race, FAULTS_COUNT=3 runs
+#   make interop    the nats.js peers of interop/ (written from docs/protocol.md) against the Go
+#                   side: claim checks both ways, every RPC outcome, 64 MiB streams (npm ci first)
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 30000x
 FUZZMINIMIZETIME ?= 500x
 STRESS_RESTARTS ?= 200
-GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
+GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*' -not -path '*/node_modules/*')
 
-.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults interop
 
 all: build test
 
@@ -168,7 +170,14 @@ FAULTS_COUNT ?= 3
 faults:
 	$(GO) test -race -count=$(FAULTS_COUNT) -timeout 30m ./internal/natstest/ ./internal/faultmatrix/
 
-ci: test lint tool-recipe fuzz race faults golangci golangci-test docs-check
+# The nats.js peers (interop/, pinned @nats-io packages, package-lock.json)
+# against servers and shim/claimcheck peers the Go side starts. Needs
+# Node.js 20+ and npm; interop/node_modules is ignored by go.mod.
+interop:
+	cd interop && npm ci --no-audit --no-fund
+	NATSSEND_INTEROP=1 $(GO) test -count=1 -timeout 10m ./interop/
+
+ci: test interop lint tool-recipe fuzz race faults golangci golangci-test docs-check
 
 clean:
 	rm -rf $(BIN)

@@ -2,6 +2,9 @@ module github.com/natssend/natssend
 
 go 1.26.0
 
+// The nats.js peer's packages (make interop installs them with npm ci).
+ignore ./interop/node_modules
+
 require (
 	github.com/golangci/plugin-module-register v0.1.2
 	github.com/minio/highwayhash v1.0.4

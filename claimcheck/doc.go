@@ -112,9 +112,13 @@
 // read one chunk per request. A bucket stream without allow_direct is not
 // read (errors.ErrUnsupported, at once). An object whose chunks are larger
 // than a Store on the reading connection writes its own (its max_payload
-// less 512 bytes, with shim.CapPayload's cap) is refused before any chunk
-// is asked for (ErrTooLarge): stored behind a higher limit, each chunk
-// would close a leafnode link on its way. Both verify the declared size, the chunk
+// less 512 bytes) is read when the bucket's stream is served by the
+// reader's server or its cluster (a server checks max_payload on
+// publishes, not on deliveries: another client's object store writes
+// chunks of the server's whole limit, which reach readers there), and
+// refused before any chunk is asked for (ErrTooLarge) when it is served
+// elsewhere or is above shim.CapPayload's cap: across a leafnode each
+// such chunk would close the link on its way. Both verify the declared size, the chunk
 // count and the digest: the HighwayHash-256 when the metadata has a
 // natssend-hh256 entry (a malformed one fails at once with ErrCorrupt),
 // the object store's SHA-256 otherwise (an object an older Store, nats.go
@@ -173,4 +177,12 @@
 // delivery (queue groups, work-queue streams). On fan-out subjects every
 // subscriber reads the same payload and none can tell when the last one is
 // done, so the TTL must be long enough for the slowest reader.
+//
+// # Wire format
+//
+// The wire format (reference headers, object names, the subject binding
+// and digests in the object's metadata, chunk sizes, deletion) is
+// specified in docs/protocol.md, which is normative and versioned, so that
+// services in other languages read and write claim checks too; this
+// documentation describes the Go API.
 package claimcheck

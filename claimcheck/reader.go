@@ -149,11 +149,18 @@ func (r *objReader) start() error {
 }
 
 // reachable refuses, before any chunk is asked for, an object whose
-// chunks may be larger than a Store on this connection writes its own
-// (chunkSize of the connection's limit, with CapPayload's cap): stored by
-// a writer with a higher limit, such a chunk can reach this connection's
-// server across a leafnode, whose server closes the whole link for one
-// message over its limit. The largest chunk is the declared chunk size or
+// chunks cannot arrive on this connection. A server checks max_payload on
+// what clients and leafnodes publish to it, not on what it delivers: a
+// chunk of the server's own limit (every object-store client writes them
+// at min(max_payload, 128 KiB)) reaches a reader on that server, or on
+// another server of its cluster, as a direct-get reply above the limit.
+// Across a leafnode the receiving server checks each message against its
+// own max_payload and closes the whole link for one over it. So a chunk
+// larger than a Store on this connection writes its own (chunkSize of the
+// connection's limit) is read only when the bucket's stream is served
+// here or by this server's cluster (see servedHere), and never when it is
+// above the path cap (shim.CapPayload: the reader's word that a smaller
+// limit lies on the way). The largest chunk is the declared chunk size or
 // the whole object, whichever is smaller. Nothing is refused while the
 // limit cannot be known (a reconnect); on a connection not made with
 // shim.Connect the first read confirms it with one round trip.
@@ -163,10 +170,18 @@ func (r *objReader) reachable() error {
 		return nil // the chunks' own reads will meet what this is
 	}
 	largest := min(int64(r.chunkSize()), int64(r.info.Size))
-	if reach := int64(chunkSize(limit, math.MaxInt)); largest > reach {
-		return r.fail(errUnreachable, "its chunks of up to %d bytes are above the %d this connection can receive (max_payload %d less the direct get's headers; across a leafnode one larger message closes the whole link): store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, limit)
+	reach := int64(chunkSize(limit, math.MaxInt))
+	if largest <= reach {
+		return nil
 	}
-	return nil
+	if pc := r.s.limit.PathCap(); pc > 0 && pc <= limit {
+		return r.fail(errUnreachable, "its chunks of up to %d bytes are above the %d this connection's path can carry (the path cap of %d set with shim.CapPayload, less the direct get's headers; across a leafnode one larger message closes the whole link): store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, pc)
+	}
+	here, why := r.servedHere()
+	if here {
+		return nil
+	}
+	return r.fail(errUnreachable, "its chunks of up to %d bytes are above the %d this connection can receive (max_payload %d less the direct get's headers), and the bucket's stream is not served by this server or its cluster (%s), so they may cross a leafnode, which closes the whole link for one larger message: store it with chunks that fit every reader (shim.CapPayload or WithMaxChunkSize on the publisher's side)", largest, reach, limit, why)
 }
 
 // validNUID reports whether a NUID names one subject token of the

@@ -391,4 +391,11 @@
 //	for m, err := range c.RequestMany(ctx, "cluster.status", nil, shim.StallTimeout(200*time.Millisecond)) {
 //		...
 //	}
+//
+// # Wire format
+//
+// The wire format (the request headers, error replies and their outcomes,
+// claim-checked requests and replies, transfer-stream frames and control
+// messages, RequestMany's ends) is specified in docs/protocol.md, which is
+// normative and versioned; this documentation describes the Go API.
 package shim

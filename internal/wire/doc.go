@@ -9,4 +9,7 @@
 // The functions take map[string][]string so that both nats.Header and
 // http.Header-shaped maps can be passed without conversion, and so that this
 // package depends on nothing but the standard library.
+//
+// The sizes are those of docs/protocol.md, section 1, where the wire
+// format is specified.
 package wire

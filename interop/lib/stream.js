@@ -326,8 +326,11 @@ export class StreamOut {
         return "";
       }
       case C:
-        if (b.length !== 1) return `a malformed cancel (${b.length} bytes)`;
-        this.gone = new StreamError("CANCELED", rpc.Unknown, "the caller closed the stream");
+        // [C] the caller closed the stream; [C 0x01] the caller found it broken (6.3).
+        if (b.length > 2 || (b.length === 2 && b[1] !== 1)) return `a malformed cancel (${b.length} bytes)`;
+        this.gone = b.length === 2
+          ? new StreamError("STREAM_BROKEN", rpc.Unknown, "the caller found the stream broken")
+          : new StreamError("CANCELED", rpc.Unknown, "the caller closed the stream");
         this.stop();
         return "";
     }

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/objstore"
+	"github.com/natssend/natssend/outcome"
 )
 
 // bindError is New's error: the bucket could not be created or bound, so
@@ -23,9 +24,9 @@ type bindError struct {
 func (e *bindError) Error() string { return e.msg }
 func (e *bindError) Unwrap() error { return e.err }
 
-// NotRun reports that nothing was stored or published; package shim's
-// Classify reads it (OutcomeNotRun).
-func (e *bindError) NotRun() bool { return true }
+// OutcomeCode implements outcome.Coder: nothing was stored or published
+// (NotRun), for the reason its cause gives.
+func (e *bindError) OutcomeCode() (string, outcome.Kind) { return "", outcome.NotRun }
 
 // bindFailed builds New's error for a failed step on bucket.
 func bindFailed(bucket, step string, err error) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/natssend/natssend/internal/telemetry"
+	"github.com/natssend/natssend/outcome"
 )
 
 var (
@@ -21,7 +22,7 @@ var (
 	// stored. Errors matching ErrNotPublished keep their cause: errors.Is
 	// and errors.As still see ErrTooLarge, *jetstream.APIError and the
 	// rest. Prepare itself never publishes, so all its errors match.
-	ErrNotPublished = errors.New("claimcheck: nothing was published")
+	ErrNotPublished error = &kindError{msg: "claimcheck: nothing was published"}
 	// ErrTooLarge is returned, before anything is stored or published, for
 	// a body above the Store's maximum object size (MaxSize unless
 	// WithMaxObjectSize set less), for a message whose claim-check
@@ -35,16 +36,16 @@ var (
 	// are larger than a Store on the reading connection writes its own
 	// (stored behind a higher max_payload: across a leafnode each would
 	// close the link).
-	ErrTooLarge = errors.New("claimcheck: payload too large")
+	ErrTooLarge error = &kindError{msg: "claimcheck: payload too large", code: outcome.CodePayloadTooLarge}
 	// ErrMissing is returned by Resolve and Open when the referenced
 	// object does not exist: it expired (TTL), was deleted, or never
 	// existed. The error names the object.
-	ErrMissing = errors.New("claimcheck: stored payload missing")
+	ErrMissing error = &kindError{msg: "claimcheck: stored payload missing", code: outcome.CodeNotFound}
 	// ErrCorrupt is returned by Resolve and Open for malformed claim-check
 	// headers, a declared size that differs from the stored size, a digest
 	// mismatch, or a reference bound to another subject
 	// (ErrSubjectMismatch, which matches ErrCorrupt too).
-	ErrCorrupt = errors.New("claimcheck: corrupt claim check")
+	ErrCorrupt error = &kindError{msg: "claimcheck: corrupt claim check", code: outcome.CodeDataLoss}
 	// ErrSubjectMismatch is returned by Resolve and Open when the object
 	// was stored for a message on another subject than the one the
 	// message was received on, and subject binding is on (see
@@ -53,20 +54,20 @@ var (
 	// mirror, or an account subject mapping produces for a genuine claim
 	// check, so Consume and Messages do not Term such a message (see
 	// Consume).
-	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt}
+	ErrSubjectMismatch error = &kindError{msg: "claimcheck: claim check bound to another subject", parent: ErrCorrupt, code: outcome.CodeDataLoss}
 	// ErrForeignDomain is returned by Resolve, Open and the subscription
 	// helpers (wrapped in a *ResolveError whose Detail names the domain)
 	// for a claim check stored in a JetStream domain that is neither the
 	// Store's own nor one named with WithDomains. Nothing is read.
-	ErrForeignDomain = errors.New("claimcheck: claim check stored in a JetStream domain this Store may not read")
+	ErrForeignDomain error = &kindError{msg: "claimcheck: claim check stored in a JetStream domain this Store may not read"}
 	// ErrNoErrorHandler is returned by the subscription helpers when no
 	// error callback is given: resolve failures must go somewhere.
-	ErrNoErrorHandler = errors.New("claimcheck: an error handler is required")
+	ErrNoErrorHandler error = &kindError{msg: "claimcheck: an error handler is required", code: outcome.CodeInvalidArgument}
 	// ErrReservedHeader is returned by Prepare and the publish methods for
 	// a message with a body that already carries HeaderRef or HeaderSize:
 	// receivers would take it for a claim check and ignore its body.
 	// Nothing is published; errors.Is(err, ErrNotPublished) is true for it.
-	ErrReservedHeader error = &kindError{msg: "claimcheck: message already carries a claim-check header", parent: ErrNotPublished}
+	ErrReservedHeader error = &kindError{msg: "claimcheck: message already carries a claim-check header", parent: ErrNotPublished, code: outcome.CodeInvalidArgument}
 	// errReplyStored is returned by a reply claim check (package shim's,
 	// through internal/claimops) when a reply to the same
 	// reply subject is already stored (under replyObjectName), or is
@@ -77,17 +78,17 @@ var (
 	// first). A responder that gets it has nothing to send: another
 	// responder has answered the request, or is answering it (should that
 	// one then fail to send its reference, the caller gets no reply).
-	errReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader}
+	errReplyStored error = &kindError{msg: "claimcheck: a reply to this reply subject is already stored", parent: ErrReservedHeader, code: outcome.CodeInvalidArgument}
 	// ErrClosed is returned by Prepare and the publish methods of a Store
 	// after Close. Nothing is published; errors.Is(err, ErrNotPublished)
 	// is true for it.
-	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished}
+	ErrClosed error = &kindError{msg: "claimcheck: store closed", parent: ErrNotPublished, code: outcome.CodeUnavailable}
 	// errUnreachable: the object's chunks are larger than the reading
 	// connection can receive (objReader.reachable); it matches ErrTooLarge.
 	// Permanent for this reader, not for the message: another reader, or
 	// this one once the site's limit is raised, can read it, so Consume
 	// Naks it.
-	errUnreachable error = &kindError{msg: "claimcheck: payload too large: its chunks cannot reach this connection", parent: ErrTooLarge}
+	errUnreachable error = &kindError{msg: "claimcheck: payload too large: its chunks cannot reach this connection", parent: ErrTooLarge, code: outcome.CodePayloadTooLarge}
 	// errReadExited: a shared read's goroutine ended by runtime.Goexit (in
 	// a WithSubjectMatch function) before it set a result: every caller
 	// waiting for it fails with it. Not permanent.
@@ -115,8 +116,17 @@ func (e *notPublishedError) Error() string {
 	return "claimcheck: nothing was published: " + e.err.Error()
 }
 
-func (e *notPublishedError) Unwrap() error        { return e.err }
+func (e *notPublishedError) Unwrap() error { return e.err }
+
+// OutcomeCode implements outcome.Coder: nothing was published, for the
+// reason its cause gives.
+func (e *notPublishedError) OutcomeCode() (string, outcome.Kind) { return "", outcome.NotRun }
+
 func (e *notPublishedError) Is(target error) bool { return target == ErrNotPublished }
+
+// OutcomeCode implements outcome.Coder: nothing was stored or published,
+// for the reason its cause gives.
+func (e *storeError) OutcomeCode() (string, outcome.Kind) { return "", outcome.NotRun }
 
 // notPublished marks err as "nothing was published" (nil stays nil).
 func notPublished(err error) error {
@@ -127,13 +137,22 @@ func notPublished(err error) error {
 }
 
 // kindError is a sentinel error that also matches a parent sentinel.
+//
+// Every kindError is one of this package's errors and says its code in
+// natssend's one vocabulary (package outcome): each means nothing was
+// stored, published or read (NotRun); an empty code is the code of its
+// cause (outcome.CodeOf).
 type kindError struct {
 	msg    string
 	parent error
+	code   string
 }
 
 func (e *kindError) Error() string        { return e.msg }
 func (e *kindError) Is(target error) bool { return target == e.parent }
+
+// OutcomeCode implements outcome.Coder.
+func (e *kindError) OutcomeCode() (string, outcome.Kind) { return e.code, outcome.NotRun }
 
 // ResolveError reports a claim check that could not be resolved. Err is
 // ErrMissing, ErrCorrupt, ErrSubjectMismatch, ErrTooLarge or the transport
@@ -161,8 +180,27 @@ func (e *ResolveError) Error() string {
 	return s
 }
 
-// Unwrap returns Err, so errors.Is sees ErrMissing, ErrCorrupt and the rest.
-func (e *ResolveError) Unwrap() error { return e.Err }
+// Unwrap returns Err (wrapped so that natssend's vocabulary reads a failed
+// read as not run: package outcome), so errors.Is and errors.As see
+// ErrMissing, ErrCorrupt, a timeout and the rest.
+func (e *ResolveError) Unwrap() error { return &readFailure{e.Err} }
+
+// readFailure is a ResolveError's cause as its Unwrap returns it: a read
+// changes nothing (the payload stays stored; DeleteAfterRead deletes only
+// after a complete, verified read), so its outcome is NotRun, with the
+// code of the cause.
+type readFailure struct{ err error }
+
+func (e *readFailure) Error() string {
+	if e.err == nil {
+		return "claimcheck: read failed"
+	}
+	return e.err.Error()
+}
+func (e *readFailure) Unwrap() error { return e.err }
+
+// OutcomeCode implements outcome.Coder.
+func (e *readFailure) OutcomeCode() (string, outcome.Kind) { return "", outcome.NotRun }
 
 // Permanent reports whether resolving the same message again with the
 // same Store configuration cannot succeed: the object is missing, the

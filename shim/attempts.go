@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/outcome"
 )
 
 // OperationID sends id with the request in HeaderOperationID. It names
@@ -159,13 +160,13 @@ func attemptsError(errs []error) error {
 		return last
 	}
 	le := Describe(last) // a claimcheck error too
-	e := &Error{Code: le.Code, Remote: le.Remote, Sent: le.Sent, Size: le.Size, Limit: le.Limit, outcome: le.Outcome()}
+	kind := le.Outcome()
 	var b strings.Builder
 	fmt.Fprintf(&b, "after %d attempts (", len(errs))
 	for i, err := range errs {
 		o := Classify(err)
 		if o == OutcomeUnknown {
-			e.outcome = OutcomeUnknown
+			kind = OutcomeUnknown
 		}
 		if i > 0 {
 			b.WriteString("; ")
@@ -173,9 +174,9 @@ func attemptsError(errs []error) error {
 		fmt.Fprintf(&b, "%d: %s, %s", i+1, Describe(err).Code, o)
 	}
 	b.WriteString(")")
-	e.Message = b.String()
+	e := outcome.New(le.Code, b.String(), kind, last)
+	e.Remote, e.Sent, e.Size, e.Limit = le.Remote, le.Sent, le.Size, le.Limit
 	e.Attempts = errs
-	e.err = last
 	return e
 }
 

@@ -228,7 +228,7 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 			var rerr error
 			switch {
 			case isNoResponders(r.msg):
-				rerr = &Error{Code: CodeNoResponders, Message: "no responders on the subject; not delivered", Sent: true, outcome: OutcomeNotRun, err: nats.ErrNoResponders}
+				rerr = notDelivered()
 			default:
 				if e := remoteError(r.msg); e != nil {
 					rerr = e
@@ -249,7 +249,7 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 				return nil, held
 			}
 			if time.Now().Before(cs.deadline) {
-				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no reply within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptTimedOut}
+				return nil, mayHaveRun(CodeDeadlineExceeded, "no reply within the attempt's wait after sending; it may have run", errAttemptTimedOut)
 			}
 			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
 		case <-cs.callCtx.Done():

@@ -30,5 +30,5 @@ func deniedError(d *connlimit.Denial, err error) error {
 	if d.Op != "subscribe" || !sent {
 		return notSent(CodePermissionDenied, d.Error()+"; not delivered", d)
 	}
-	return &Error{Code: CodePermissionDenied, Message: d.Error() + " after the request was sent; it may have run", Sent: true, outcome: OutcomeUnknown, err: d}
+	return mayHaveRun(CodePermissionDenied, d.Error()+" after the request was sent; it may have run", d)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/natssend/natssend/claimcheck"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
+	"github.com/natssend/natssend/outcome"
 )
 
 // HandlerFunc handles one request and returns the reply body, or an error
@@ -244,7 +245,7 @@ type result struct {
 func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.err = &Error{Code: CodeInternal, Message: "internal error", outcome: OutcomeUnknown}
+			r.err = outcome.New(CodeInternal, "internal error", OutcomeUnknown, nil)
 			r.panicked = fmt.Errorf("natssend: handler panic: %v", p)
 		}
 	}()
@@ -264,10 +265,10 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 func replyError(ctx context.Context, st *connlimit.State, req *nats.Msg, err error) error {
 	var e *Error
 	if errors.As(err, &e) && e != nil && !e.Remote {
-		switch e.outcome {
-		case OutcomeRejected:
+		switch {
+		case e.Outcome() == OutcomeRejected:
 			return respondError(ctx, st, req, e.Code, e.Message, true)
-		case OutcomeOK: // built by hand
+		case !outcome.Built(e): // built by hand
 			return respondError(ctx, st, req, e.Code, e.Message, false)
 		}
 		if e.Code == CodeInternal {

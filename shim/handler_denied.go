@@ -70,7 +70,6 @@ func (w *replyWatch) denied(d *connlimit.Denial) {
 	delete(w.reqs, d.Subject)
 	w.mu.Unlock()
 	if ok {
-		w.report(req, &Error{Code: CodePermissionDenied, Sent: true, outcome: OutcomeUnknown, err: d,
-			Message: d.Error() + ": the server refused the reply, so the caller gets none and cannot tell whether the request ran (the responder's user needs allow_responses or publish permission on the caller's inbox)"})
+		w.report(req, mayHaveRun(CodePermissionDenied, d.Error()+": the server refused the reply, so the caller gets none and cannot tell whether the request ran (the responder's user needs allow_responses or publish permission on the caller's inbox)", d))
 	}
 }

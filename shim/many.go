@@ -70,7 +70,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 		msg := a.m
 		switch {
 		case errors.Is(err, nats.ErrSlowConsumer):
-			if !yield(nil, &Error{Code: CodeInternal, Message: "replies were dropped: the caller consumed them too slowly", Sent: true, outcome: OutcomeUnknown, err: err}) {
+			if !yield(nil, mayHaveRun(CodeInternal, "replies were dropped: the caller consumed them too slowly", err)) {
 				return
 			}
 			continue

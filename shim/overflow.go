@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/outcome"
 )
 
 // WithClaimChecks lets the Client carry requests and replies above the
@@ -99,11 +100,10 @@ func timeoutMS(d time.Duration) int64 {
 func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error {
 	switch {
 	case errors.Is(err, claimcheck.ErrTooLarge):
-		return &Error{
-			Code:    CodePayloadTooLarge,
-			Message: fmt.Sprintf("request of %d bytes does not fit the %d-byte limit even as a claim check: %v; not sent", MsgSize(m), limit, err),
-			Size:    int64(MsgSize(m)), Limit: limit, outcome: OutcomeNotRun, err: fmt.Errorf("%w; %w", nats.ErrMaxPayload, err),
-		}
+		e := notSent(CodePayloadTooLarge, fmt.Sprintf("request of %d bytes does not fit the %d-byte limit even as a claim check: %v; not sent", MsgSize(m), limit, err),
+			fmt.Errorf("%w; %w", nats.ErrMaxPayload, err))
+		e.Size, e.Limit = int64(MsgSize(m)), limit
+		return e
 	case errors.Is(err, claimcheck.ErrReservedHeader):
 		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
 	}
@@ -119,7 +119,7 @@ func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error
 	// Nothing of the request was sent: whatever failed during the upload
 	// (a dropped connection, a stream without a leader), the responder saw
 	// nothing. UNAVAILABLE is what Attempts and Retry send again.
-	return &Error{Code: code, Message: "storing the request as a claim check failed: " + msg, outcome: OutcomeNotRun, err: err}
+	return notSent(code, "storing the request as a claim check failed: "+msg, err)
 }
 
 // resolveReply returns reply with a claim-checked body resolved, and
@@ -132,20 +132,12 @@ func (c *Client) resolveReply(ctx, callCtx context.Context, reply *nats.Msg) (*n
 		// This Client did not ask for a claim-checked reply and cannot
 		// read one: the responder ran, the reply is out of reach. Never
 		// hand the reference back as if it were the reply.
-		return nil, &Error{
-			Code:    CodeReplyLost,
-			Message: fmt.Sprintf("the operation completed but the responder answered with a claim-checked reply (%s bytes) that this Client cannot read (it has no WithClaimChecks store)", reply.Header.Get(claimcheck.HeaderSize)),
-			Sent:    true, outcome: OutcomeUnknown, err: ErrReplyLost,
-		}
+		return nil, mayHaveRun(CodeReplyLost, fmt.Sprintf("the operation completed but the responder answered with a claim-checked reply (%s bytes) that this Client cannot read (it has no WithClaimChecks store)", reply.Header.Get(claimcheck.HeaderSize)), ErrReplyLost)
 	}
 	data, err := c.store.Resolve(callCtx, reply)
 	c.discard(ctx, reply) // the caller owns the reply payload; a failure is reported, TTL is the backstop
 	if err != nil {
-		return nil, &Error{
-			Code:    CodeReplyLost,
-			Message: fmt.Sprintf("the operation completed but its claim-checked reply (%s bytes) could not be read: %v", reply.Header.Get(claimcheck.HeaderSize), err),
-			Sent:    true, outcome: OutcomeUnknown, err: fmt.Errorf("%w; %w", ErrReplyLost, err),
-		}
+		return nil, mayHaveRun(CodeReplyLost, fmt.Sprintf("the operation completed but its claim-checked reply (%s bytes) could not be read: %v", reply.Header.Get(claimcheck.HeaderSize), err), fmt.Errorf("%w; %w", ErrReplyLost, err))
 	}
 	return resolved(reply, data), nil
 }
@@ -193,7 +185,7 @@ func (o *handlerOpts) resolveRequest(ctx context.Context, req *nats.Msg, report 
 	if crossesAccount(req.Reply) {
 		err = fmt.Errorf("the request came through a service import from another account, and its claim check is stored in that account's JetStream, which this responder's Store cannot read (see docs/permissions.md, \"Accounts\"): %w", err)
 	}
-	rerr := &Error{Code: CodeClaimCheckUnresolved, Message: "the claim-checked request could not be resolved; the handler did not run: " + err.Error(), outcome: OutcomeRejected, err: err}
+	rerr := outcome.New(CodeClaimCheckUnresolved, "the claim-checked request could not be resolved; the handler did not run: "+err.Error(), OutcomeRejected, err)
 	report(req, rerr)
 	if req.Reply != "" {
 		report(req, respondError(ctx, o.st, req, CodeClaimCheckUnresolved, rerr.Message, true))

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/outcome"
 )
 
 // ResolveMicro is ServeClaimChecks for a micro endpoint: it returns the
@@ -53,11 +54,11 @@ func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) 
 	if err == nil {
 		return data, nil
 	}
-	rerr := &Error{Code: CodeClaimCheckUnresolved, Message: "the claim-checked request could not be resolved; the handler did not run: " + err.Error(), outcome: OutcomeRejected, err: err}
+	rerr := outcome.New(CodeClaimCheckUnresolved, "the claim-checked request could not be resolved; the handler did not run: "+err.Error(), OutcomeRejected, err)
 	if req.Reply() != "" {
 		if serr := req.Error(CodeClaimCheckUnresolved, truncate(rerr.Message, maxErrorMessage), nil,
 			micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}})); serr != nil {
-			rerr.err = fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr))
+			rerr = rerr.WithCause(fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr)))
 		}
 	}
 	return nil, rerr

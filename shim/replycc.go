@@ -81,10 +81,12 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 		return p.plain()
 	case err != nil:
 		msg := fmt.Sprintf("reply of %d bytes could not be stored as a claim check (%v) and was not sent; the operation may already have completed", len(data), err)
-		e := &Error{Code: CodeInternal, Message: msg, Size: int64(len(data)), outcome: OutcomeNotRun, err: err}
+		cause := err
 		if serr := p.errorReply(CodeInternal, msg); serr != nil {
-			e.err = fmt.Errorf("%w; error reply not sent either: %w", err, serr)
+			cause = fmt.Errorf("%w; error reply not sent either: %w", err, serr)
 		}
+		e := notSent(CodeInternal, msg, cause)
+		e.Size = int64(len(data))
 		return e
 	case ref == rm:
 		return p.plain() // it fits the limit after all

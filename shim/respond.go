@@ -170,10 +170,12 @@ func replyTooLarge(size, limit int64, whose string, sendErr func(code, msg strin
 	if limit > 0 {
 		msg = fmt.Sprintf("reply of %d bytes exceeds the %s max_payload of %d bytes and was not sent; the operation may already have completed", size, whose, limit)
 	}
-	e := &Error{Code: CodePayloadTooLarge, Message: msg, Size: size, Limit: limit, outcome: OutcomeNotRun, err: nats.ErrMaxPayload}
+	cause := nats.ErrMaxPayload
 	if err := sendErr(CodePayloadTooLarge, msg); err != nil {
-		e.err = fmt.Errorf("%w; %w", nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
+		cause = fmt.Errorf("%w; %w", nats.ErrMaxPayload, fmt.Errorf("error reply not sent either: %w", err))
 	}
+	e := notSent(CodePayloadTooLarge, msg, cause)
+	e.Size, e.Limit = size, limit
 	return e
 }
 

@@ -101,9 +101,8 @@ func ctxEnded(err, cerr error) error {
 	if errors.Is(err, cerr) || !errors.As(err, &e) || e == nil {
 		return err
 	}
-	ne := *e
+	ne := e.WithCause(fmt.Errorf("%w; %w", cerr, err))
 	ne.Code = ctxCode(cerr)
 	ne.Message = "the call's context ended (" + cerr.Error() + ") " + e.Message
-	ne.err = fmt.Errorf("%w; %w", cerr, err)
-	return &ne
+	return ne
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/natssend/natssend/outcome"
 )
 
 // TestRunAttemptsSchedule: the one attempts driver tries at most n times,
@@ -15,9 +17,9 @@ import (
 // with the next attempt, stops at a failure that must not be repeated or at a final
 // answer, and returns every failure.
 func TestRunAttemptsSchedule(t *testing.T) {
-	unavailable := &Error{Code: CodeUnavailable, outcome: OutcomeNotRun}
-	unknown := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: errAttemptWait}
-	invalid := &Error{Code: CodeInvalidArgument, outcome: OutcomeNotRun}
+	unavailable := notSent(CodeUnavailable, "", nil)
+	unknown := outcome.New(CodeDeadlineExceeded, "", OutcomeUnknown, errAttemptWait)
+	invalid := notSent(CodeInvalidArgument, "", nil)
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 
@@ -104,8 +106,9 @@ func TestRunAttemptsSchedule(t *testing.T) {
 func TestRunAttemptsCancelAtWaitEnd(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	s := attemptSchedule{n: 5, withID: true, wait: time.Second, deadline: deadline}
-	wait := &Error{Code: CodeDeadlineExceeded, outcome: OutcomeUnknown, err: errAttemptTimedOut}
-	rejected := &Error{Code: "BUSY", Remote: true, outcome: OutcomeRejected}
+	wait := outcome.New(CodeDeadlineExceeded, "", OutcomeUnknown, errAttemptTimedOut)
+	rejected := outcome.New("BUSY", "", OutcomeRejected, nil)
+	rejected.Remote = true
 	for _, tc := range []struct {
 		name     string
 		last     *Error

@@ -27,8 +27,8 @@ func (r *ReplyStream) watchDenials(st *connlimit.State) {
 		r.mu.Unlock()
 		ours := (d.Op == "subscribe" && d.Subject == inbox) || (d.Op != "subscribe" && ctrl != "" && d.Subject == ctrl)
 		if ours {
-			r.fail(&Error{Code: CodePermissionDenied, Sent: true, outcome: OutcomeUnknown, err: errors.Join(d, io.ErrUnexpectedEOF),
-				Message: d.Error() + ": the stream's flow control cannot reach the responder, so the stream ended (the caller answers the frames: it needs allow_responses with an expiry at least the stream's duration, see docs/permissions.md)"})
+			r.fail(mayHaveRun(CodePermissionDenied, d.Error()+": the stream's flow control cannot reach the responder, so the stream ended (the caller answers the frames: it needs allow_responses with an expiry at least the stream's duration, see docs/permissions.md)",
+				errors.Join(d, io.ErrUnexpectedEOF)))
 		}
 	})
 	r.unlisten.Store(&stop)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/xfer"
+	"github.com/natssend/natssend/outcome"
 )
 
 // The end of an outgoing stream: the end or error frame, the wait for
@@ -103,8 +104,8 @@ func (s *streamOut) awaitFinalLocked() error {
 		return s.failErr
 	}
 	s.cancel(ErrCallerGone)
-	return &Error{Code: CodeStreamBroken, Message: fmt.Sprintf("the caller did not acknowledge the stream's end within %v", endAckWait(s.idle)),
-		Sent: true, outcome: OutcomeUnknown, err: errors.Join(ErrCallerGone, io.ErrUnexpectedEOF)}
+	return mayHaveRun(CodeStreamBroken, fmt.Sprintf("the caller did not acknowledge the stream's end within %v", endAckWait(s.idle)),
+		errors.Join(ErrCallerGone, io.ErrUnexpectedEOF))
 }
 
 func (s *streamOut) finishLocked(fnErr error) error {
@@ -149,10 +150,10 @@ func (s *streamOut) sendLastLocked(fnErr error) error {
 func errorFields(err error) (code, msg string, rejected bool) {
 	var e *Error
 	if errors.As(err, &e) && e != nil && !e.Remote {
-		switch e.outcome {
-		case OutcomeRejected:
+		switch {
+		case e.Outcome() == OutcomeRejected:
 			return e.Code, e.Message, true
-		case OutcomeOK:
+		case !outcome.Built(e): // built by hand
 			return e.Code, e.Message, false
 		}
 		if e.Code == CodeInternal {

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/outcome"
 )
 
 // StreamHandlerFunc handles one stream request: it writes the reply body to
@@ -117,8 +118,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		report(req, panicked)
 		ferr := s.finish(req, err)
 		if d := connlimit.DeniedCause(sctx); d != nil {
-			ferr = &Error{Code: CodePermissionDenied, Sent: true, outcome: OutcomeUnknown, err: d,
-				Message: d.Error() + ": the stream ended there; the caller got part of it at most"}
+			ferr = mayHaveRun(CodePermissionDenied, d.Error()+": the stream ended there; the caller got part of it at most", d)
 		}
 		streamAttrs(&op, s)
 		opErr = err
@@ -149,7 +149,7 @@ func misconfigured(optErr error, o *handlerOpts, fn StreamHandlerFunc) string {
 func callStream(ctx context.Context, fn StreamHandlerFunc, req *nats.Msg, w *StreamWriter) (err, panicked error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &Error{Code: CodeInternal, Message: "internal error", outcome: OutcomeUnknown}
+			err = outcome.New(CodeInternal, "internal error", OutcomeUnknown, nil)
 			panicked = fmt.Errorf("natssend: stream handler panic: %v", p)
 		}
 	}()

@@ -171,7 +171,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 				return nil, held
 			}
 			if time.Now().Before(o.first) {
-				return nil, &Error{Code: CodeDeadlineExceeded, Message: "no first frame within the attempt's wait after sending; it may have run", Sent: true, outcome: OutcomeUnknown, err: errAttemptTimedOut}
+				return nil, mayHaveRun(CodeDeadlineExceeded, "no first frame within the attempt's wait after sending; it may have run", errAttemptTimedOut)
 			}
 			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
 		case <-o.denied.Done():

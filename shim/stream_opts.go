@@ -33,12 +33,6 @@ const (
 	MaxStreamIdle = 10 * time.Minute
 )
 
-// CodeStreamBroken is the code of a transfer stream that ended before its
-// end frame (frames lost beyond recovery, the responder gone silent, a
-// digest mismatch, a peer that broke the frame protocol: ErrStreamProtocol):
-// OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
-const CodeStreamBroken = "STREAM_BROKEN"
-
 // Errors of transfer streams, for errors.Is.
 var (
 	// ErrStreamClosed: Read after Close, or Write/Flush after the

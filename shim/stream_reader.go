@@ -116,7 +116,7 @@ func ctxStreamError(err error) error {
 	if err == context.Canceled {
 		msg = "the stream's context was cancelled before its end"
 	}
-	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(err, io.ErrUnexpectedEOF)}
+	return mayHaveRun(ctxCode(err), msg, errors.Join(err, io.ErrUnexpectedEOF))
 }
 
 // endErrorLocked is the error of a stream that ended with an error frame:
@@ -137,7 +137,7 @@ func (r *ReplyStream) endErrorLocked() error {
 
 // brokenError is the error of a stream cut short by cause.
 func brokenError(msg string, cause error) error {
-	return &Error{Code: CodeStreamBroken, Message: msg, Sent: true, outcome: OutcomeUnknown, err: errors.Join(io.ErrUnexpectedEOF, cause)}
+	return mayHaveRun(CodeStreamBroken, msg, errors.Join(io.ErrUnexpectedEOF, cause))
 }
 
 // Header returns the responder's headers, from its first frame.
@@ -165,7 +165,7 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 		switch {
 		case r.closed:
 			r.mu.Unlock()
-			return 0, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+			return 0, mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
 		case r.eof:
 			n := r.consumed
 			r.mu.Unlock()
@@ -256,7 +256,7 @@ func (r *ReplyStream) next() ([]byte, error) {
 		switch {
 		case r.closed:
 			r.mu.Unlock()
-			return nil, &Error{Code: CodeCanceled, Message: "Read after Close", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+			return nil, mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
 		case r.eof:
 			n := r.consumed
 			r.mu.Unlock()
@@ -321,7 +321,7 @@ func (r *ReplyStream) Close() error {
 	case r.err != nil:
 		endErr = r.err
 	case !r.eof:
-		endErr = &Error{Code: CodeCanceled, Message: "stream closed before its end", Sent: true, outcome: OutcomeUnknown, err: ErrStreamClosed}
+		endErr = mayHaveRun(CodeCanceled, "stream closed before its end", ErrStreamClosed)
 	}
 	n := r.consumed
 	r.notify()

@@ -116,7 +116,7 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 		if e := remoteError(m); e != nil {
 			r.endErr = e
 		} else {
-			r.endErr = &Error{Code: CodeInternal, Message: "the responder failed mid-stream", Remote: true, Sent: true, outcome: OutcomeUnknown}
+			r.endErr = remoteFailure("the responder failed mid-stream")
 		}
 		r.endLocked()
 	case frameHeartbeat:
@@ -146,7 +146,7 @@ func (r *ReplyStream) plainLocked(m *nats.Msg) {
 	case rerr != nil:
 		r.startErr = rerr
 	default:
-		r.startErr = &Error{Code: CodeInternal, Message: "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", Sent: true, outcome: OutcomeUnknown}
+		r.startErr = mayHaveRun(CodeInternal, "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", nil)
 	}
 	r.signalLocked()
 }

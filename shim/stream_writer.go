@@ -237,7 +237,7 @@ func (s *streamOut) goneErrLocked() error {
 	if cause != nil && cause != err {
 		cerr = errors.Join(cause, err)
 	}
-	return &Error{Code: ctxCode(err), Message: msg, Sent: true, outcome: OutcomeUnknown, err: cerr}
+	return mayHaveRun(ctxCode(err), msg, cerr)
 }
 
 // startLocked subscribes the control inbox and sends the start frame.

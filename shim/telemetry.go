@@ -9,6 +9,7 @@ import (
 
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
+	"github.com/natssend/natssend/outcome"
 )
 
 // outcomeOf is err's natssend.outcome value and error code.
@@ -154,7 +155,7 @@ func envelopeOf(ctx context.Context, m *nats.Msg) {
 
 // errUnresolved is a handler span's outcome when the request was answered
 // before fn ran (a claim check it could not resolve).
-var errUnresolved = &Error{Code: CodeClaimCheckUnresolved, Message: "claim-checked request not resolved", outcome: OutcomeRejected}
+var errUnresolved = outcome.New(CodeClaimCheckUnresolved, "claim-checked request not resolved", OutcomeRejected, nil)
 
 // requestStreamTraced is RequestMsgStream with telemetry: a Client span
 // from the request until the responder accepted the stream (its first

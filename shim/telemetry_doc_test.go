@@ -285,6 +285,20 @@ func TestTelemetryDocTable(t *testing.T) {
 		t.Fatalf("a publish above the Store's object size: %v", err)
 	}
 
+	// A call whose clean-up cannot finish: the caller's purges are lost
+	// (after its Store's permission probe), so the payloads it stored and
+	// read are reported (natssend.claimcheck.cleanup.failures).
+	p := s.Proxy(t)
+	p.On(natstest.Rule{Dir: natstest.ToServer, Op: "PUB", Subject: "$JS.API.STREAM.PURGE.>", Nth: 2, Every: true, Action: natstest.Drop})
+	lossy := connect(t, p.URL())
+	ljs, err := jetstream.New(lossy)
+	must(err)
+	lst, err := claimcheck.New(ctx, ljs, claimcheck.WithStorage(jetstream.MemoryStorage), claimcheck.WithCleanupTimeout(time.Second))
+	must(err)
+	if _, err := shim.NewClient(lossy, shim.WithClaimChecks(lst)).Request(ctx, "doc.req", big); err != nil {
+		t.Fatalf("a call whose clean-up fails: %v", err)
+	}
+
 	// The handlers' spans end after their replies: wait until what was
 	// recorded matches the table (or stops changing towards it).
 	var bad []string

@@ -5,53 +5,33 @@ import (
 	"time"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/outcome"
 )
 
-// Error codes: the Code of a *Error. A responder may use any code (micro
-// services commonly use HTTP-like numbers such as "400"); these are the
-// ones natssend produces. README.md's table gives each error of shim and
-// claimcheck with its code and outcome (see Classify and Describe).
+// Error codes: the Code of a *Error, package outcome's (the one
+// vocabulary of shim and claimcheck: see its doc). A responder may use any
+// code (micro services commonly use HTTP-like numbers such as "400");
+// these are the ones natssend produces. README.md's table gives each
+// error of shim and claimcheck with its code and outcome (see Classify and
+// Describe).
 const (
-	// CodePayloadTooLarge: a message did not fit the connection's
-	// max_payload. Local refusals were not sent; a reply with this code means
-	// the responder ran but could not send its reply.
-	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
-	// CodeInvalidArgument: the input was rejected before any work was done.
-	CodeInvalidArgument = "INVALID_ARGUMENT"
-	// CodeInternal: the responder failed (returned a plain error or panicked).
-	CodeInternal = "INTERNAL"
-	// CodeDeadlineExceeded: no reply arrived before the call's deadline.
-	CodeDeadlineExceeded = "DEADLINE_EXCEEDED"
-	// CodeCanceled: the caller's context was cancelled.
-	CodeCanceled = "CANCELED"
-	// CodeNoResponders: nobody was subscribed to the subject.
-	CodeNoResponders = "NO_RESPONDERS"
-	// CodeUnavailable: the connection was closed or reconnecting.
-	CodeUnavailable = "UNAVAILABLE"
-	// CodeNotFound: what the operation needs does not exist: a claim
-	// check's stored payload (expired, deleted, never stored) or the
-	// bucket's stream (deleted after the Store was made).
-	CodeNotFound = "NOT_FOUND"
-	// CodeDataLoss: a claim check's reference or stored payload is not
-	// what it claims to be (malformed headers, a size or digest that does
-	// not match, a reference bound to another subject).
-	CodeDataLoss = "DATA_LOSS"
-	// CodePermissionDenied: the server refused a publish or a subscription
-	// the connection's user may not make (errors.Is(err,
-	// nats.ErrPermissionViolation); the message names the subject). The
-	// server reports it only asynchronously: natssend sees it on
-	// connections made by Connect and ends the wait at once.
-	CodePermissionDenied = "PERMISSION_DENIED"
-	// CodeReplyLost: the responder answered with a claim-checked reply, so
-	// the operation completed, but the caller could not read the reply
-	// (its deadline passed during the download, the payload was gone, the
-	// connection failed). OutcomeUnknown; errors.Is(err, ErrReplyLost).
-	CodeReplyLost = "REPLY_LOST"
-	// CodeClaimCheckUnresolved: the responder could not resolve a
-	// claim-checked request (missing, corrupt, bound to another subject,
-	// the deadline passed, or the responder does not serve claim checks)
-	// and did not run its handler. A rejection (OutcomeRejected).
-	CodeClaimCheckUnresolved = "CLAIM_CHECK_UNRESOLVED"
+	CodePayloadTooLarge      = outcome.CodePayloadTooLarge      // a message did not fit max_payload (see outcome)
+	CodeInvalidArgument      = outcome.CodeInvalidArgument      // the input was rejected before any work
+	CodeInternal             = outcome.CodeInternal             // the responder failed
+	CodeDeadlineExceeded     = outcome.CodeDeadlineExceeded     // no reply before the deadline
+	CodeCanceled             = outcome.CodeCanceled             // the caller's context was cancelled
+	CodeNoResponders         = outcome.CodeNoResponders         // nobody was subscribed to the subject
+	CodeUnavailable          = outcome.CodeUnavailable          // the connection was closed or reconnecting
+	CodeNotFound             = outcome.CodeNotFound             // a stored payload or the bucket is gone
+	CodeDataLoss             = outcome.CodeDataLoss             // a reference or payload is not what it claims
+	CodePermissionDenied     = outcome.CodePermissionDenied     // the server refused a publish or subscription
+	CodeReplyLost            = outcome.CodeReplyLost            // the operation completed, its claim-checked reply unread
+	CodeClaimCheckUnresolved = outcome.CodeClaimCheckUnresolved // a claim-checked request could not be resolved; not run
+	// CodeStreamBroken is the code of a transfer stream that ended before
+	// its end frame (frames lost beyond recovery, the responder gone
+	// silent, a digest mismatch, a peer that broke the frame protocol:
+	// ErrStreamProtocol): OutcomeUnknown, errors.Is(err, io.ErrUnexpectedEOF).
+	CodeStreamBroken = outcome.CodeStreamBroken
 )
 
 // Header names used on the wire.
@@ -130,15 +110,15 @@ var (
 	// while a PAYLOAD_TOO_LARGE reply (also errors.Is ErrReplyTooLarge) comes
 	// from a responder that may already have done the work (OutcomeUnknown).
 	// Check Classify before sending a smaller request again.
-	ErrPayloadTooLarge = errors.New("natssend: payload too large")
+	ErrPayloadTooLarge = outcome.ErrPayloadTooLarge
 	// ErrReplyTooLarge matches a PAYLOAD_TOO_LARGE error reply: the responder
 	// ran, but its reply did not fit its connection's max_payload.
-	ErrReplyTooLarge = errors.New("natssend: reply too large")
+	ErrReplyTooLarge = outcome.ErrReplyTooLarge
 	// ErrReplyLost matches (errors.Is) a call whose operation completed but
 	// whose claim-checked reply could not be read: see CodeReplyLost. The
 	// cause (context.DeadlineExceeded, claimcheck.ErrMissing, ...) stays
 	// visible to errors.Is as well.
-	ErrReplyLost = errors.New("natssend: the operation completed but its reply was lost")
+	ErrReplyLost = outcome.ErrReplyLost
 	// ErrInvalidOption is wrapped by every error about an invalid option
 	// value in natssend (it is claimcheck.ErrInvalidOption): a Client built
 	// with an invalid Option refuses every call with it (INVALID_ARGUMENT, not

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"errors"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -10,12 +9,14 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/natssend/natssend/outcome"
 )
 
 // ErrInvalidOption is wrapped by every error about an invalid option
 // value of natssend (shim.ErrInvalidOption and claimcheck.ErrInvalidOption
 // are this error): the public telemetry package, below both, needs it too.
-var ErrInvalidOption = errors.New("natssend: invalid option")
+var ErrInvalidOption = outcome.ErrInvalidOption
 
 // ScopeName is the instrumentation scope of natssend's tracer and meter.
 const ScopeName = "github.com/natssend/natssend"

@@ -126,11 +126,8 @@ func (c *Client) Limit(ctx context.Context) (int64, error) {
 	if err := c.Err(); err != nil {
 		return 0, err
 	}
-	if c.nc == nil {
-		return 0, notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
-	}
-	if ctx == nil {
-		return 0, notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
+	if err := checkInputs(ctx, c.nc, nil, false); err != nil {
+		return 0, err
 	}
 	limit, err := c.st.Limit(ctx)
 	if err != nil {
@@ -166,37 +163,21 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte, opts 
 // nats.ErrNoResponders, nats.ErrConnectionClosed,
 // nats.ErrConnectionReconnecting and context.Canceled.
 func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption) (*nats.Msg, error) {
-	if err := c.checkCall(ctx, m); err != nil {
-		return nil, err
-	}
-	var co callOpts
-	if len(opts) > 0 {
-		var err error
-		if co, err = callOptions(opts); err != nil {
-			return nil, err
+	co, deadline, err := c.setUp(ctx, m, func() (callOpts, error) {
+		if len(opts) == 0 {
+			return callOpts{}, nil
 		}
-	}
-	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+		return callOptions(opts)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
-	}
-	now := time.Now()
-	timeout := c.callTimeout(co)
-	deadline := now.Add(timeout)
 	callCtx := ctx
 	var cancel context.CancelFunc
 	if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {
 		callCtx, cancel = context.WithDeadline(ctx, deadline)
-	} else {
-		deadline = d
-		if c.st.Hooked() {
-			callCtx, cancel = context.WithCancel(ctx) // for the watch
-		}
+	} else if c.st.Hooked() {
+		callCtx, cancel = context.WithCancel(ctx) // for the watch
 	}
 	if cancel != nil {
 		defer cancel()
@@ -210,7 +191,6 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 		return c.requestTraced(ctx, callCtx, deadline, m, co, t, w)
 	}
 	var reply *nats.Msg
-	var err error
 	if co.attempts > 1 || c.store != nil {
 		reply, err = c.call(ctx, callCtx, deadline, m, co)
 	} else {
@@ -222,11 +202,8 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 // send is one send of m within callCtx (whose deadline is deadline); ctx
 // is the caller's context, to tell a cancellation from the deadline.
 func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.Msg, opID string) (*nats.Msg, error) {
-	switch {
-	case c.nc.IsClosed():
-		return nil, notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
-	case c.nc.IsReconnecting():
-		return nil, notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
+	if err := connUsable(c.nc); err != nil {
+		return nil, err
 	}
 	var (
 		req    nats.Msg
@@ -266,23 +243,6 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		return nil, rerr
 	}
 	return c.resolveReply(ctx, callCtx, reply)
-}
-
-// checkCall is the input check of every call before its options: the
-// Client, the context, the message, the connection.
-func (c *Client) checkCall(ctx context.Context, m *nats.Msg) error {
-	if err := c.Err(); err != nil {
-		return err
-	}
-	switch {
-	case m == nil:
-		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
-	case ctx == nil:
-		return notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
-	case c.nc == nil:
-		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
-	}
-	return nil
 }
 
 // capLimit is the connection's limit lowered to the payload cap.

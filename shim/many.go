@@ -111,42 +111,15 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 // sendMany checks and sends the request once, with a fresh inbox
 // subscribed for the replies (into in).
 func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, in *manyInbox) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
-	var co callOpts
+	co, deadline, err := c.setUp(ctx, m, func() (callOpts, error) { return manyOptions(opts) })
 	fail := func(err error) (*nats.Subscription, context.Context, context.CancelFunc, callOpts, error) {
 		return nil, nil, nil, co, err
 	}
-	if err := c.Err(); err != nil {
-		return fail(err)
-	}
-	switch {
-	case ctx == nil:
-		return fail(notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext))
-	case c.nc == nil:
-		return fail(notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection))
-	}
-	co, err := manyOptions(opts)
 	if err != nil {
 		return fail(err)
 	}
-	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+	if err := connUsable(c.nc); err != nil {
 		return fail(err)
-	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {
-		return fail(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(notSent(ctxCode(err), "context done before sending; not sent", err))
-	}
-	switch {
-	case c.nc.IsClosed():
-		return fail(notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed))
-	case c.nc.IsReconnecting():
-		return fail(notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting))
-	}
-	timeout := c.callTimeout(co)
-	deadline := time.Now().Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
 	}
 	dctx, cancelDeadline := context.WithDeadline(ctx, deadline)
 	callCtx, stop := c.watchDenied(dctx, m.Subject)

@@ -179,18 +179,10 @@ func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 // keys are checked by nats.go on the fast path and by publishSend before
 // any other (checkMsg).
 func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
-	switch {
-	case ctx == nil:
-		return notSent(CodeInvalidArgument, "nil context; not sent", nats.ErrInvalidContext)
-	case m == nil:
-		return notSent(CodeInvalidArgument, "nil message; not sent", nats.ErrInvalidMsg)
-	case nc == nil:
-		return notSent(CodeInvalidArgument, "nil connection; not sent", nats.ErrInvalidConnection)
+	if err := checkInputs(ctx, nc, m, true); err != nil {
+		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return notSent(ctxCode(err), "context done before sending; not sent", err)
-	}
-	return nil
+	return ctxDone(ctx)
 }
 
 // checkMsg is wire.CheckMsg, natssend's one input check, as a *Error

@@ -52,32 +52,19 @@ func (c *Client) RequestMsgStream(ctx context.Context, m *nats.Msg, opts ...Stre
 }
 
 func (c *Client) requestMsgStream(ctx context.Context, m *nats.Msg, opts ...StreamOption) (*ReplyStream, error) {
-	if err := c.checkCall(ctx, m); err != nil {
-		return nil, err
-	}
-	co, err := streamOptions(opts)
+	// The call's deadline bounds the wait for the first frame (first).
+	co, first, err := c.setUp(ctx, m, func() (callOpts, error) {
+		co, err := streamOptions(opts)
+		if co.x.window == 0 {
+			co.x.window = DefaultStreamWindow
+		}
+		if co.x.idle == 0 {
+			co.x.idle = DefaultStreamIdle
+		}
+		return co, err
+	})
 	if err != nil {
 		return nil, err
-	}
-	if co.x.window == 0 {
-		co.x.window = DefaultStreamWindow
-	}
-	if co.x.idle == 0 {
-		co.x.idle = DefaultStreamIdle
-	}
-	if err := checkMsg(m.Subject, "", m.Header); err != nil {
-		return nil, err
-	}
-	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, notSent(ctxCode(err), "context done before sending; not sent", err)
-	}
-	timeout := c.callTimeout(co)
-	first := time.Now().Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(first) {
-		first = d
 	}
 	o := &streamOpen{c: c, ctx: ctx, m: m, co: co, first: first}
 	return o.run()

@@ -70,11 +70,8 @@ func (o *streamOpen) run() (*ReplyStream, error) {
 // nothing of this attempt was written.
 func (o *streamOpen) send(attempt int) error {
 	c, ctx := o.c, o.ctx
-	switch {
-	case c.nc.IsClosed():
-		return notSent(CodeUnavailable, "connection closed; not sent", nats.ErrConnectionClosed)
-	case c.nc.IsReconnecting():
-		return notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
+	if err := connUsable(c.nc); err != nil {
+		return err
 	}
 	rs := newReplyStream(ctx, c.nc, o.co.x.window, o.co.x.idle)
 	reply := randomInbox(c.nc)

@@ -107,18 +107,27 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 	return func(req *nats.Msg) { h(nil, req) }
 }
 
-// handler is Handler's adapter, which also serves a request that came
-// through a micro endpoint (mreq not nil, see Endpoint): its replies then
-// go through mreq, so that micro counts them.
-func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
-	o := handlerOpts{base: context.Background}
-	optErr := applyOptions(&o, opts)
+// handlerSetUp is the one set-up of Handler's and StreamHandler's
+// adapters: their options applied (the first error kept, for every
+// request to be answered with), the telemetry fixed, and report, which
+// hands an error nobody else can be given to OnError.
+func handlerSetUp(opts []HandlerOption) (o *handlerOpts, optErr error, report func(*nats.Msg, error)) {
+	o = &handlerOpts{base: context.Background}
+	optErr = applyOptions(o, opts)
 	o.tel.Fix()
-	report := func(req *nats.Msg, err error) {
+	report = func(req *nats.Msg, err error) {
 		if err != nil && o.onError != nil {
 			o.onError(req, err)
 		}
 	}
+	return o, optErr, report
+}
+
+// handler is Handler's adapter, which also serves a request that came
+// through a micro endpoint (mreq not nil, see Endpoint): its replies then
+// go through mreq, so that micro counts them.
+func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
+	o, optErr, report := handlerSetUp(opts)
 	var noConn sync.Once
 	watch := newReplyWatch(o.st, report, o.onError != nil)
 	return func(mreq micro.Request, req *nats.Msg) {

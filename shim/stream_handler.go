@@ -60,20 +60,13 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 // that came through a micro endpoint (see Endpoint): an error reply before
 // the stream starts then goes through mreq, so that micro counts it.
 func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
-	o := handlerOpts{base: context.Background}
-	optErr := applyOptions(&o, opts)
-	o.tel.Fix()
-	report := func(req *nats.Msg, err error) {
-		if err != nil && o.onError != nil {
-			o.onError(req, err)
-		}
-	}
+	o, optErr, report := handlerSetUp(opts)
 	return func(mreq micro.Request, req *nats.Msg) {
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))
 			return
 		}
-		if msg := misconfigured(optErr, &o, fn); msg != "" {
+		if msg := misconfigured(optErr, o, fn); msg != "" {
 			o.refuse(req, notSent(CodeInvalidArgument, msg, ErrInvalidOption), report)
 			return
 		}

@@ -161,47 +161,61 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
 	}
 	r.mu.Lock()
+	if err := r.readyLocked(len(p) > 0); err != nil {
+		if err == errNoWait {
+			return 0, nil // an empty read of a stream with nothing queued
+		}
+		return 0, err
+	}
+	n := 0
+	for n < len(p) && len(r.q) > 0 {
+		k := copy(p[n:], r.q[0])
+		n += k
+		if k == len(r.q[0]) {
+			r.q[0] = nil
+			r.q = r.q[1:]
+		} else {
+			r.q[0] = r.q[0][k:]
+		}
+	}
+	if len(r.q) == 0 {
+		r.tailOwned = false // the buffer left with the reader
+	}
+	r.tookLocked(n)
+	return n, nil
+}
+
+// errNoWait is readyLocked's answer when nothing is queued and it may not
+// wait.
+var errNoWait = errors.New("natssend: nothing queued")
+
+// readyLocked returns nil, with r.mu still held, once bytes are queued;
+// otherwise, with r.mu released, Read's error (io.EOF at the end of a
+// complete stream, the stream's failure, Read after Close), or errNoWait
+// when nothing is queued and block is false. r.mu is held on entry.
+func (r *ReplyStream) readyLocked(block bool) error {
 	for {
 		switch {
 		case r.closed:
 			r.mu.Unlock()
-			return 0, mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
+			return mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
 		case r.eof:
 			n := r.consumed
 			r.mu.Unlock()
 			r.reportEnd(nil, n)
-			return 0, io.EOF
+			return io.EOF
 		case r.err != nil:
 			err, n := r.err, r.consumed
 			r.mu.Unlock()
 			r.reportEnd(err, n)
-			return 0, err
+			return err
 		}
 		if err := r.ctx.Err(); err != nil {
 			r.ctxEndedLocked(err)
 			continue
 		}
 		if len(r.q) > 0 {
-			n := 0
-			for n < len(p) && len(r.q) > 0 {
-				k := copy(p[n:], r.q[0])
-				n += k
-				if k == len(r.q[0]) {
-					r.q[0] = nil
-					r.q = r.q[1:]
-				} else {
-					r.q[0] = r.q[0][k:]
-				}
-			}
-			if len(r.q) == 0 {
-				r.tailOwned = false // the buffer left with the reader
-			}
-			r.consumed += int64(n)
-			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
-				r.ackLocked(false)
-			}
-			r.mu.Unlock()
-			return n, nil
+			return nil
 		}
 		if r.ended {
 			if r.endErr != nil {
@@ -211,14 +225,23 @@ func (r *ReplyStream) Read(p []byte) (int, error) {
 			r.eof = true
 			continue
 		}
-		if len(p) == 0 {
-			r.mu.Unlock()
-			return 0, nil
-		}
 		r.mu.Unlock()
+		if !block {
+			return errNoWait
+		}
 		<-r.wake
 		r.mu.Lock()
 	}
+}
+
+// tookLocked counts n bytes the reader took, acknowledges every quantum
+// consumed (which raises the credit), and releases r.mu.
+func (r *ReplyStream) tookLocked(n int) {
+	r.consumed += int64(n)
+	if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
+		r.ackLocked(false)
+	}
+	r.mu.Unlock()
 }
 
 // WriteTo writes the stream's body to w until its end (io.Copy uses it):
@@ -252,52 +275,17 @@ func (r *ReplyStream) WriteTo(w io.Writer) (int64, error) {
 // next returns the next received chunk, consumed, or Read's error.
 func (r *ReplyStream) next() ([]byte, error) {
 	r.mu.Lock()
-	for {
-		switch {
-		case r.closed:
-			r.mu.Unlock()
-			return nil, mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
-		case r.eof:
-			n := r.consumed
-			r.mu.Unlock()
-			r.reportEnd(nil, n)
-			return nil, io.EOF
-		case r.err != nil:
-			err, n := r.err, r.consumed
-			r.mu.Unlock()
-			r.reportEnd(err, n)
-			return nil, err
-		}
-		if err := r.ctx.Err(); err != nil {
-			r.ctxEndedLocked(err)
-			continue
-		}
-		if len(r.q) > 0 {
-			chunk := r.q[0]
-			r.q[0] = nil
-			r.q = r.q[1:]
-			if len(r.q) == 0 {
-				r.tailOwned = false // chunk leaves with the caller: never filled again
-			}
-			r.consumed += int64(len(chunk))
-			if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
-				r.ackLocked(false)
-			}
-			r.mu.Unlock()
-			return chunk, nil
-		}
-		if r.ended {
-			if r.endErr != nil {
-				r.err = r.endErrorLocked()
-				continue
-			}
-			r.eof = true
-			continue
-		}
-		r.mu.Unlock()
-		<-r.wake
-		r.mu.Lock()
+	if err := r.readyLocked(true); err != nil {
+		return nil, err
 	}
+	chunk := r.q[0]
+	r.q[0] = nil
+	r.q = r.q[1:]
+	if len(r.q) == 0 {
+		r.tailOwned = false // chunk leaves with the caller: never filled again
+	}
+	r.tookLocked(len(chunk))
+	return chunk, nil
 }
 
 // Close ends the stream. Before its end, the responder is told: its

@@ -25,7 +25,7 @@ var (
 
 // PrepareLimit is Prepare with the decision's limit lowered to limit.
 func (s *Store) PrepareLimit(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
-	return claimops.PrepareMsg(ctx, s, m, reserve, limit, "")
+	return claimops.For(s).Prepare(ctx, m, reserve, limit, "")
 }
 
 // TestReplyKey is the reply key of PrepareReply's caller.
@@ -34,7 +34,7 @@ const TestReplyKey = "00112233445566778899aabbccddeeff"
 // PrepareReply is PrepareLimit for a reply to a caller whose reply key is
 // TestReplyKey (stored once per reply subject).
 func (s *Store) PrepareReply(ctx context.Context, m *nats.Msg, reserve int, limit int64) (*nats.Msg, error) {
-	return claimops.PrepareMsg(ctx, s, m, reserve, limit, TestReplyKey)
+	return claimops.For(s).Prepare(ctx, m, reserve, limit, TestReplyKey)
 }
 
 // MetaDigest is the object metadata key of the HighwayHash-256 digest.

@@ -2,7 +2,7 @@ package claimcheck
 
 import (
 	"context"
-	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,49 +13,45 @@ import (
 )
 
 func init() {
-	claimops.PrepareMsg = func(ctx context.Context, store any, m *nats.Msg, reserve int, limit int64, replyKey string) (*nats.Msg, error) {
-		s, ok := store.(*Store)
-		if !ok || s == nil {
-			return nil, notPublished(fmt.Errorf("%w: claimcheck: not a *Store", nats.ErrInvalidArg))
-		}
-		ref, err := s.prepare(ctx, m, reserve, limit, replyKey)
-		if err != nil {
-			return nil, notPublished(err)
-		}
-		return ref, nil
+	claimops.Register(func(store any) claimops.Ops { s, _ := store.(*Store); return ops{s} })
+}
+
+// ops is a Store's claimops.Ops (see internal/claimops): what package
+// shim uses of it beyond the public API.
+type ops struct{ s *Store }
+
+func (o ops) Prepare(ctx context.Context, m *nats.Msg, reserve int, limit int64, replyKey string) (*nats.Msg, error) {
+	if o.s == nil {
+		return nil, notPublished(fmt.Errorf("%w: claimcheck: not a *Store", nats.ErrInvalidArg))
 	}
-	claimops.ReplyObjectName = replyName
-	claimops.ErrReplyStored = errReplyStored
-	claimops.CanDelete = func(ctx context.Context, store any) error {
-		s, ok := store.(*Store)
-		if !ok || s == nil {
-			return nil
-		}
-		return s.canDelete(ctx)
+	ref, err := o.s.prepare(ctx, m, reserve, limit, replyKey)
+	if err != nil {
+		return nil, notPublished(err)
 	}
-	claimops.Domains = func(store any) []string {
-		s, ok := store.(*Store)
-		if !ok || s == nil {
-			return nil
-		}
-		return slices.Sorted(maps.Keys(s.cfg.domains))
+	return ref, nil
+}
+
+func (o ops) ReplyStored(err error) bool { return errors.Is(err, errReplyStored) }
+
+func (o ops) Domains() []string {
+	if o.s == nil {
+		return nil
 	}
+	return slices.Sorted(maps.Keys(o.s.cfg.domains))
+}
+
+func (o ops) CanDelete(ctx context.Context) error {
+	if o.s == nil {
+		return nil
+	}
+	return o.s.canDelete(ctx)
 }
 
 // replyName is the object name of a claim-checked reply to the reply
 // subject subject of a call whose reply key (the accept header's
-// reply-key) is key: derived from both, so that the caller, who made the
-// key, can delete the payload even if the reference never reaches it,
-// while nobody who did not receive the request can predict the name.
-// docs/protocol.md specifies it. The name of a reply without a key is
-// random (nameFor("")).
-func replyName(key, subject string) string {
-	if key == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte("natssend reply\x00" + key + "\x00" + subject))
-	return nameEncoding.EncodeToString(sum[:16])
-}
+// reply-key) is key: claimops.ReplyObjectName; "" (a random name) without
+// a key.
+func replyName(key, subject string) string { return claimops.ReplyObjectName(key, subject) }
 
 // Conn returns the connection the Store publishes on (that of the
 // JetStream context given to New).

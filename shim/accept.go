@@ -49,7 +49,7 @@ func acceptValue(store *claimcheck.Store, st *connlimit.State, replyKey string) 
 	if replyKey != "" {
 		v += "; reply-key=" + replyKey
 	}
-	if ds := claimops.Domains(store); len(ds) > 0 {
+	if ds := claimops.For(store).Domains(); len(ds) > 0 {
 		v += "; reads=" + strings.Join(ds, ",")
 	}
 	if st != nil {

@@ -46,7 +46,7 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 		// RPC overflow deletes both payloads of the call: a user who may
 		// not would leave them for the bucket's TTL behind a call that
 		// succeeds. The Store asks the server once.
-		if err := claimops.CanDelete(callCtx, c.store); err != nil {
+		if err := claimops.For(c.store).CanDelete(callCtx); err != nil {
 			return nil, notSent(CodePermissionDenied, err.Error()+"; not sent", err)
 		}
 	}
@@ -186,7 +186,7 @@ func (cs *callState) upload(limit int64, msLen int) error {
 	pm := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	// The timeout header is added to the reference; its value only shrinks.
 	reserve := wire.LineSize(HeaderTimeout, strings.Repeat("9", msLen))
-	ref, err := claimops.PrepareMsg(cs.callCtx, c.store, pm, reserve, limit, "")
+	ref, err := claimops.For(c.store).Prepare(cs.callCtx, pm, reserve, limit, "")
 	if err != nil {
 		return uploadError(cs.ctx, pm, limit, err)
 	}

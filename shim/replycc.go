@@ -38,7 +38,7 @@ type replyPeer struct {
 // upload (or a deadline that passed: nothing is stored for a caller that
 // gave up) answers INTERNAL. A reference that cannot be sent is deleted.
 // When another responder's reply to the same request is already stored
-// (claimops.ErrReplyStored: a subject served by several plain
+// (claimops.Ops.ReplyStored: a subject served by several plain
 // subscriptions), nothing is sent: that reply answers the call.
 // With the caller's reply key the payload is stored under
 // claimops.ReplyObjectName(key, replySubj), so that the caller can delete
@@ -73,9 +73,10 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 	if limit > 0 && connlimit.Decide(int64(MsgSize(rm)), limit, connlimit.NoClaimCheck) == connlimit.Fits {
 		return p.plain()
 	}
-	ref, err := claimops.PrepareMsg(ctx, store, rm, 0, limit, caller.replyKey)
+	cc := claimops.For(store)
+	ref, err := cc.Prepare(ctx, rm, 0, limit, caller.replyKey)
 	switch {
-	case errors.Is(err, claimops.ErrReplyStored):
+	case cc.ReplyStored(err):
 		return nil // another responder's reply to this request is stored: it answers the call
 	case errors.Is(err, claimcheck.ErrTooLarge), errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, claimcheck.ErrReservedHeader):
 		return p.plain()

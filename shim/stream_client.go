@@ -96,7 +96,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 	if c.store == nil {
 		return nil, false, tooLarge("stream request", size, limit, nil)
 	}
-	ref, err := claimops.PrepareMsg(fctx, c.store, req, 0, limit, "")
+	ref, err := claimops.For(c.store).Prepare(fctx, req, 0, limit, "")
 	if err != nil {
 		return nil, false, uploadError(ctx, req, limit, err)
 	}

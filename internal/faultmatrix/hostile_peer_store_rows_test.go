@@ -59,7 +59,7 @@ func squattedMsgID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pjs.Publish(ctx, "ev.data", []byte("squat"), jetstream.WithMsgID("m-1")); err != nil {
+	if _, err := pjs.Publish(ctx, "ev.data", []byte("squat"), jetstream.WithMsgID("m-1")); err != nil { //natssend:reviewed a hostile peer's raw publish, small
 		t.Fatal(err)
 	}
 	ack, err := e.ast.PublishJetStream(ctx, &nats.Msg{Subject: "ev.data", Data: payload(bigSize, 6)}, jetstream.WithMsgID("m-1"))

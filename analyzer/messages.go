@@ -22,3 +22,7 @@ func retryAdvice(k sendKind) string {
 	}
 	return "it may be out already; retry with shim.Retry"
 }
+
+// ackAdvice is the advice for a send repeated when its acknowledgement is
+// late (ackwait.go).
+const ackAdvice = "it may have arrived and its ack been lost; if the receiver drops duplicates (a sequence number), mark it //natssend:reviewed retry: <reason>"

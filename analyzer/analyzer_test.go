@@ -34,6 +34,13 @@ func TestRetry(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retry")
 }
 
+// TestKeyValueWrites: JetStream KeyValue writes are raw sends, and a
+// retried Put is a retry; Create and Update, whose repeat the bucket
+// refuses, are not.
+func TestKeyValueWrites(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "kvwrites")
+}
+
 func TestRetryAcrossPackages(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "wrappers", "retrywrap", "retryhelpers")
 }

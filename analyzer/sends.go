@@ -46,7 +46,7 @@ func newSendIndex(pass *analysis.Pass, vals *valueIndex, graph *callGraph) *send
 // which then sends too.
 func (sn *sendIndex) addSend(call *ast.CallExpr, caller *types.Func, si sendInfo) {
 	sn.sendCalls = append(sn.sendCalls, call)
-	if caller != nil {
+	if caller != nil && si.kind != kindKVGuarded {
 		if _, done := sn.senders[caller]; !done {
 			sn.senders[caller] = sendInfo{via: si.via, kind: si.kind}
 		}
@@ -263,7 +263,7 @@ func (sn *sendIndex) litInfo(lit *ast.FuncLit) *sendInfo {
 		return nil
 	}
 	for _, call := range fb.calls {
-		if s, ok := sn.sendOf(call); ok {
+		if s, ok := sn.sendOf(call); ok && s.info.kind != kindKVGuarded {
 			si := &sendInfo{via: s.info.via, kind: s.info.kind}
 			sn.litSends[lit] = si
 			return si

@@ -289,6 +289,17 @@ func TestHelperOrder(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retryorder")
 }
 
+// TestReceiversFollowed: callbacks in a variable assigned twice, messages
+// subscribed in one method and read in another, and, with -audit, the
+// receive paths the check cannot follow, listed as unjudged.
+func TestReceiversFollowed(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryReceiver}
+	cfg.ClaimChecks = true
+	cfg.Audit = true
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "receiversfollow")
+}
+
 func TestReceivers(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Categories = []string{analyzer.CategoryReceiver}

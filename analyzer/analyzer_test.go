@@ -74,7 +74,7 @@ func TestDisabledCategories(t *testing.T) {
 func TestAudit(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Audit = true
-	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "audit")
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "audit", "connaudit")
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // The expression side of the connection-options summary: what an
@@ -61,7 +62,7 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 				if co.ctorHit(f, x) {
 					return fixedSum(bufDefault, 0) // the constructor's caller decides
 				}
-				sum := unknownSum("exported field " + f.Name() + ", which other packages may set")
+				sum := unknownSum("exported field " + ownerName(co.pass.Pkg, co.info.TypeOf(x.X)) + f.Name() + ", which other packages may set: look at where they make " + strings.TrimSuffix(ownerName(co.pass.Pkg, co.info.TypeOf(x.X)), ".") + " values")
 				if !f.Exported() || f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X)) {
 					sum = co.fieldSum(f)
 				}
@@ -86,6 +87,19 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		return unknownSum("options read through a pointer")
 	}
 	return unknownSum("options built in a way not followed")
+}
+
+// ownerName returns "T." for a field of the named struct type t (or a
+// pointer to it), "" if t is not named.
+func ownerName(pkg *types.Package, t types.Type) string {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return ""
+	}
+	return types.TypeString(n, types.RelativeTo(pkg)) + "."
 }
 
 // exportedOwner reports whether t (a struct or a pointer to one) is an

@@ -1,0 +1,84 @@
+package connaudit // want package:"uses nats.go"
+
+// Connects whose options other code changes, as the modules that showed
+// them are written: options kept in a field and changed in place, a
+// config passed to two constructors in turn, exported option fields the
+// callers set. What can be judged is; each audit entry says which field
+// or store to look at.
+
+import "github.com/nats-io/nats.go"
+
+// Client keeps its options and changes them in place.
+type Client struct {
+	opts nats.Options
+	conn *nats.Conn
+}
+
+func NewClient(url string) *Client {
+	c := &Client{opts: nats.GetDefaultOptions()}
+	c.opts.Url = url
+	return c
+}
+
+func (c *Client) SetBuffer(n int) { c.opts.ReconnectBufSize = n }
+
+func (c *Client) Dial() error {
+	nc, err := c.opts.Connect() // want `unjudged \(nats.Options\).Connect: field opts's ReconnectBufSize is changed in place at connaudit.go:23 in \(\*Client\).SetBuffer: look there`
+	c.conn = nc
+	return err
+}
+
+// Config is passed to two constructors in turn.
+type Config struct {
+	URL         string
+	NatsOptions []nats.Option
+}
+
+func NewPublisher(cfg Config) (*nats.Conn, error) { // want NewPublisher:`connects with parameter 0's field NatsOptions, else buffer default`
+	return nats.Connect(cfg.URL, cfg.NatsOptions...) // want `delegated nats.Connect to the calls of exported NewPublisher: its options come from field NatsOptions of parameter cfg`
+}
+
+func NewSubscriber(cfg Config) (*nats.Conn, error) { // want NewSubscriber:`connects with parameter 0's field NatsOptions, else buffer default`
+	return nats.Connect(cfg.URL, cfg.NatsOptions...) // want `delegated nats.Connect to the calls of exported NewSubscriber: its options come from field NatsOptions of parameter cfg`
+}
+
+func wire() {
+	cfg := Config{URL: "nats://x", NatsOptions: []nats.Option{nats.Name("svc")}}
+	_, _ = NewPublisher(cfg)  // want `call of NewPublisher connects without nats.ReconnectBufSize\(-1\)`
+	_, _ = NewSubscriber(cfg) // want `call of NewSubscriber connects without nats.ReconnectBufSize\(-1\)`
+}
+
+// Transport has an exported Options field its users set.
+type Transport struct {
+	Options *nats.Options
+	URL     string
+}
+
+func (t *Transport) Open() (*nats.Conn, error) {
+	return t.Options.Connect() // want `unjudged \(nats.Options\).Connect: exported field Transport.Options, which other packages may set: look at where they make Transport values`
+}
+
+type Bus struct {
+	Opts []nats.Option
+}
+
+func (b *Bus) Open(url string) (*nats.Conn, error) {
+	return nats.Connect(url, b.Opts...) // want `unjudged nats.Connect: exported field Bus.Opts, which other packages may set: look at where they make Bus values`
+}
+
+// Server changes only its URL in place: judged by the stores to the field
+// (nats.GetDefaultOptions(): the buffer's default).
+type Server struct {
+	opts nats.Options
+}
+
+func newServer(url string) *Server {
+	s := &Server{opts: nats.GetDefaultOptions()}
+	s.opts.Url = url
+	s.opts.Name = "server"
+	return s
+}
+
+func (s *Server) dial() (*nats.Conn, error) {
+	return s.opts.Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default`
+}

@@ -99,7 +99,12 @@ func ownerName(pkg *types.Package, t types.Type) string {
 	if !ok {
 		return ""
 	}
-	return types.TypeString(n, types.RelativeTo(pkg)) + "."
+	return types.TypeString(n, func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	}) + "."
 }
 
 // exportedOwner reports whether t (a struct or a pointer to one) is an

@@ -82,3 +82,39 @@ func newServer(url string) *Server {
 func (s *Server) dial() (*nats.Conn, error) {
 	return s.opts.Connect() // want `\(nats.Options\).Connect leaves ReconnectBufSize at its default`
 }
+
+// NatsConfig is given by address to one constructor, then another.
+type NatsConfig struct {
+	ServerURI string
+	Options   []nats.Option
+}
+
+func NewDefaultProducer(c *NatsConfig) (*nats.Conn, error) { // want NewDefaultProducer:`connects with parameter 0's field Options, else buffer default`
+	return nats.Connect(c.ServerURI, c.Options...) // want `delegated nats.Connect to the calls of exported NewDefaultProducer: its options come from field Options of parameter c`
+}
+
+func NewJetProducer(c *NatsConfig) (*nats.Conn, error) { // want NewJetProducer:`connects with parameter 0's field Options, else buffer default`
+	return nats.Connect(c.ServerURI, c.Options...) // want `delegated nats.Connect to the calls of exported NewJetProducer: its options come from field Options of parameter c`
+}
+
+func produce() {
+	c := NatsConfig{ServerURI: "127.0.0.1:4222"}
+	_, _ = NewDefaultProducer(&c) // want `call of NewDefaultProducer connects without nats.ReconnectBufSize\(-1\)`
+	_, _ = NewJetProducer(&c)     // want `call of NewJetProducer connects without nats.ReconnectBufSize\(-1\)`
+}
+
+// produceSafe sets the buffer off in the literal: nothing to report.
+func produceSafe() {
+	c := NatsConfig{ServerURI: "127.0.0.1:4222", Options: []nats.Option{nats.ReconnectBufSize(-1)}}
+	_, _ = NewDefaultProducer(&c)
+	_, _ = NewJetProducer(&c)
+}
+
+// produceChanged appends to the options between the two calls, a store
+// the check does not follow: both calls listed as unjudged.
+func produceChanged(extra nats.Option) {
+	c := NatsConfig{ServerURI: "127.0.0.1:4222"}
+	_, _ = NewDefaultProducer(&c) // want `unjudged call of NewDefaultProducer: field Options of c set in a way not followed`
+	c.Options = append(c.Options, extra)
+	_, _ = NewJetProducer(&c) // want `unjudged call of NewJetProducer: field Options of c set in a way not followed`
+}

@@ -130,7 +130,7 @@ func (co *connOpts) judgeField(f *types.Var) optSum {
 	for i, st := range stores {
 		s := co.exprSum(st.fb, st.rhs)
 		if s.Param >= 0 {
-			return unknownSum("field " + f.Name() + " stored from a parameter")
+			return unknownSum("field " + f.Name() + " stored from a parameter at " + co.where(st.rhs.Pos(), st.fb) + ": look at its calls")
 		}
 		if s.Buf == bufUnknown {
 			return s

@@ -22,11 +22,13 @@ const binEnv = "NATSSEND_GOLANGCI_LINT"
 // categories are the checks the analyzer runs by default.
 var categories = []string{"rawsend", "retry", "reconnectbuf"}
 
+// auditCategories are the categories of -audit's entries.
+var auditCategories = []string{"reviewed", "unjudged", "delegated"}
+
 // allCategories are every category a diagnostic may carry: the checks, plus
 // the receiver check (in force where claim checks are used), the handler
-// check,
-// problems and audit entries.
-var allCategories = append(slices.Clone(categories), "receiver", "handler", "directive", "reviewed")
+// check, problems and audit entries.
+var allCategories = append(append(slices.Clone(categories), "receiver", "handler", "directive"), auditCategories...)
 
 // golangciLint is the path of the binary under test, set by TestMain.
 var golangciLint string
@@ -160,12 +162,22 @@ func sortFindings(fs []finding) {
 }
 
 // markerRE matches the "// finding: cat..." comments that mark the expected
-// findings of the fixture.
-var markerRE = regexp.MustCompile(`// finding: ([a-z ]+)$`)
+// findings of the fixture; auditRE the "// audit: cat" ones that mark the
+// entries -audit adds.
+var (
+	markerRE = regexp.MustCompile(`// finding: ([a-z ]+)$`)
+	auditRE  = regexp.MustCompile(`// audit: ([a-z ]+)$`)
+)
 
 // expectedFindings reads the "// finding:" markers of the Go files under
 // dir, with file names relative to dir.
 func expectedFindings(t *testing.T, dir string) []finding {
+	t.Helper()
+	return expectedMarked(t, dir, markerRE)
+}
+
+// expectedMarked reads the markers re matches in the Go files under dir.
+func expectedMarked(t *testing.T, dir string, re *regexp.Regexp) []finding {
 	t.Helper()
 	var want []finding
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -183,7 +195,7 @@ func expectedFindings(t *testing.T, dir string) []finding {
 		defer func() { _ = f.Close() }()
 		sc := bufio.NewScanner(f)
 		for line := 1; sc.Scan(); line++ {
-			if m := markerRE.FindStringSubmatch(sc.Text()); m != nil {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				for _, cat := range strings.Fields(m[1]) {
 					want = append(want, finding{filepath.ToSlash(rel), line, cat})
 				}
@@ -214,6 +226,50 @@ func TestFixture(t *testing.T) {
 	got := findings(t, dir, lint(t, dir, filepath.Join("testdata", "unsafe.golangci.yml"), "./..."))
 	if !slices.Equal(got, want) {
 		t.Errorf("natssend findings:\n%s\nwant:\n%s", lines(got), lines(want))
+	}
+}
+
+// TestAuditEntries checks that the plugin shows -audit's entries
+// (reviewed, unjudged, delegated) only when its audit setting asks for
+// them, as natssend-lint shows them only with -audit, and then exactly
+// where natssend-lint -audit does, each message starting with its
+// category once ("unjudged: nats.Connect: ...").
+func TestAuditEntries(t *testing.T) {
+	dir := filepath.Join("testdata", "unsafe")
+	findingsOnly := expectedFindings(t, dir)
+	entries := expectedMarked(t, dir, auditRE)
+	for _, cat := range auditCategories {
+		if !slices.ContainsFunc(entries, func(f finding) bool { return f.Category == cat }) {
+			t.Fatalf("fixture has no %s entry marked", cat)
+		}
+	}
+	want := append(slices.Clone(findingsOnly), entries...)
+	sortFindings(want)
+	issues := lint(t, dir, filepath.Join("testdata", "audit.golangci.yml"), "./...")
+	got := findings(t, dir, issues)
+	if !slices.Equal(got, want) {
+		t.Errorf("natssend issues with audit: true:\n%s\nwant:\n%s", lines(got), lines(want))
+	}
+	for _, is := range issues {
+		cat, rest, _ := strings.Cut(is.Text, ": ")
+		if strings.HasPrefix(rest, cat+" ") {
+			t.Errorf("%s:%d: the category is repeated: %q", is.Pos.Filename, is.Pos.Line, is.Text)
+		}
+	}
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "natssend-lint")); err != nil {
+		t.Logf("no cmd/natssend-lint to compare with: %v", err)
+		return
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa := standalone(t, root, abs, "./...", "-audit", "-shim-packages=example.com/unsafe/wrap"); !slices.Equal(got, sa) {
+		t.Errorf("golangci-lint with audit: true:\n%s\nnatssend-lint -audit -json:\n%s", lines(got), lines(sa))
 	}
 }
 
@@ -267,9 +323,10 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// standalone runs cmd/natssend-lint -json with the analyzer defaults in
-// modRoot and returns its findings, file names relative to modRoot.
-func standalone(t *testing.T, root, modRoot, pattern string) []finding {
+// standalone runs cmd/natssend-lint -json in modRoot, with the analyzer
+// defaults changed by flags, and returns its findings, file names relative
+// to modRoot.
+func standalone(t *testing.T, root, modRoot, pattern string, flags ...string) []finding {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "natssend-lint")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/natssend-lint")
@@ -277,7 +334,7 @@ func standalone(t *testing.T, root, modRoot, pattern string) []finding {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building natssend-lint: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-json", pattern)
+	cmd := exec.Command(bin, append(append([]string{"-json"}, flags...), pattern)...)
 	cmd.Dir = modRoot
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

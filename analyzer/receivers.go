@@ -26,7 +26,7 @@ type recvCheck struct {
 	// for one assigned by a call with several results, or in a way not
 	// seen), for handlers held in a variable assigned more than once.
 	values map[*types.Var][]ast.Expr
-	memo  map[recvKey]*recvUse
+	memo   map[recvKey]*recvUse
 	// inbox says, for a variable or field, whether every value stored
 	// to it is an inbox (nats.NewInbox(), nc.NewRespInbox()).
 	inbox map[*types.Var]bool
@@ -101,13 +101,13 @@ func (st *state) checkReceivers() {
 	}
 	c := &recvCheck{
 		pass: st.pass, info: st.info, rep: st.rep,
-		decls: make(map[*types.Func]*ast.FuncDecl),
-		lits:  make(map[*types.Var]*ast.FuncLit),
+		decls:  make(map[*types.Func]*ast.FuncDecl),
+		lits:   make(map[*types.Var]*ast.FuncLit),
 		multi:  make(map[*types.Var]bool),
 		values: make(map[*types.Var][]ast.Expr),
-		memo:  make(map[recvKey]*recvUse),
-		inbox: make(map[*types.Var]bool),
-		subs:  make(map[*types.Var]*ast.CallExpr),
+		memo:   make(map[recvKey]*recvUse),
+		inbox:  make(map[*types.Var]bool),
+		subs:   make(map[*types.Var]*ast.CallExpr),
 
 		server: make(map[*types.Var]bool),
 	}

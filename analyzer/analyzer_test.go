@@ -41,6 +41,16 @@ func TestKeyValueWrites(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "kvwrites")
 }
 
+// TestGeneratedCodeInfersNothing: a package of the main module whose every
+// file is generated code and which does not use NATS gives no facts (a
+// loop retrying a function parameter there is no retry helper), as
+// natssend-lint reads it from export data; a hand-written one does.
+func TestGeneratedCodeInfersNothing(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "gencode/retrier", "gencode/helper", "gencode/app")
+}
+
 func TestRetryAcrossPackages(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "wrappers", "retrywrap", "retryhelpers")
 }

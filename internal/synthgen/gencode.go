@@ -127,15 +127,7 @@ func (q *Queries) Create{{.}}(ctx context.Context, arg Create{{.}}Params) ({{.}}
 	)
 	var i {{.}}
 	err := row.Scan(
-		&i.ID,
-		&i.AccountID,
-		&i.Name,
-		&i.Description,
-		&i.Status,
-		&i.Quantity,
-		&i.Price,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+{{template "scanArgs"}}
 	)
 	return i, err
 }
@@ -149,15 +141,7 @@ func (q *Queries) Get{{.}}(ctx context.Context, id int64) ({{.}}, error) {
 	row := q.db.QueryRowContext(ctx, get{{.}}, id)
 	var i {{.}}
 	err := row.Scan(
-		&i.ID,
-		&i.AccountID,
-		&i.Name,
-		&i.Description,
-		&i.Status,
-		&i.Quantity,
-		&i.Price,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+{{template "scanArgs"}}
 	)
 	return i, err
 }
@@ -185,15 +169,7 @@ func (q *Queries) List{{.}}s(ctx context.Context, arg List{{.}}sParams) ([]{{.}}
 	for rows.Next() {
 		var i {{.}}
 		if err := rows.Scan(
-			&i.ID,
-			&i.AccountID,
-			&i.Name,
-			&i.Description,
-			&i.Status,
-			&i.Quantity,
-			&i.Price,
-			&i.CreatedAt,
-			&i.UpdatedAt,
+{{template "scanArgs"}}
 		); err != nil {
 			return nil, err
 		}
@@ -230,7 +206,18 @@ func (q *Queries) Delete{{.}}(ctx context.Context, id int64) error {
 	_, err := q.db.ExecContext(ctx, delete{{.}}, id)
 	return err
 }
-{{end}}`))
+{{end}}
+{{- define "scanArgs"}}
+	&i.ID,
+	&i.AccountID,
+	&i.Name,
+	&i.Description,
+	&i.Status,
+	&i.Quantity,
+	&i.Price,
+	&i.CreatedAt,
+	&i.UpdatedAt,
+{{- end}}`))
 
 // genSource returns the formatted source of generated package i.
 func genSource(opt Options, i int) ([]byte, error) {

@@ -164,34 +164,13 @@ func (t target) describe() string {
 // cache already).
 func generate(work string, n, units, plain int) target {
 	dir := filepath.Join(work, fmt.Sprintf("gen%d", n))
-	sum, err := os.ReadFile(filepath.Join(filepath.Dir(goEnv("GOMOD")), "go.sum"))
+	opt := realNATS(fmt.Sprintf("synth.example/gen%d", n))
+	opt.Packages, opt.Units, opt.Stdlib, opt.Plain = n, units, true, plain
+	st, err := synthgen.Generate(dir, opt)
 	if err != nil {
 		fatalf("%v", err)
 	}
-	out, err := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, synthgen.NATSDeps...)...).Output()
-	if err != nil {
-		fatalf("go list -m: %v", err)
-	}
-	st, err := synthgen.Generate(dir, synthgen.Options{
-		Module:   fmt.Sprintf("synth.example/gen%d", n),
-		Packages: n,
-		Units:    units,
-		RealNATS: true,
-		Require:  strings.Split(strings.TrimSpace(string(out)), "\n"),
-		GoSum:    sum,
-		Stdlib:   true,
-		Plain:    plain,
-	})
-	if err != nil {
-		fatalf("%v", err)
-	}
-	// Resolve the module graph once (go.sum), outside the measurements.
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir = dir
-	tidy.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-	if b, err := tidy.CombinedOutput(); err != nil {
-		fatalf("go mod tidy in %s: %v\n%s", dir, err, b)
-	}
+	tidy(dir)
 	mid := fmt.Sprintf("p%03d", n/2)
 	return target{name: fmt.Sprintf("generated, %d packages", n), dir: dir, stats: &st, touch: filepath.Join(dir, mid, mid+".go")}
 }

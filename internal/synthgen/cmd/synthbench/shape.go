@@ -14,6 +14,20 @@ import (
 // generated packages and the real nats.go, its module graph resolved.
 func generateShape(work string, g int) target {
 	dir := filepath.Join(work, fmt.Sprintf("generated%d", g))
+	opt := realNATS(fmt.Sprintf("synth.example/generated%d", g))
+	opt.Generated = g
+	st, err := synthgen.Generate(dir, opt)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	tidy(dir)
+	return target{name: fmt.Sprintf("generated code, %d packages", g), dir: dir, stats: &st}
+}
+
+// realNATS returns the options of a generated module named module with
+// the real nats.go, pinned to this module's versions of nats.go's
+// dependencies (all in the module cache already) and its go.sum.
+func realNATS(module string) synthgen.Options {
 	sum, err := os.ReadFile(filepath.Join(filepath.Dir(goEnv("GOMOD")), "go.sum"))
 	if err != nil {
 		fatalf("%v", err)
@@ -22,21 +36,21 @@ func generateShape(work string, g int) target {
 	if err != nil {
 		fatalf("go list -m: %v", err)
 	}
-	st, err := synthgen.Generate(dir, synthgen.Options{
-		Module:    fmt.Sprintf("synth.example/generated%d", g),
-		Generated: g,
-		RealNATS:  true,
-		Require:   strings.Split(strings.TrimSpace(string(out)), "\n"),
-		GoSum:     sum,
-	})
-	if err != nil {
-		fatalf("%v", err)
+	return synthgen.Options{
+		Module:   module,
+		RealNATS: true,
+		Require:  strings.Split(strings.TrimSpace(string(out)), "\n"),
+		GoSum:    sum,
 	}
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir = dir
-	tidy.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-	if b, err := tidy.CombinedOutput(); err != nil {
+}
+
+// tidy resolves the module graph of dir once (go.sum), outside the
+// measurements.
+func tidy(dir string) {
+	cmd := exec.Command("go", "mod", "tidy")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if b, err := cmd.CombinedOutput(); err != nil {
 		fatalf("go mod tidy in %s: %v\n%s", dir, err, b)
 	}
-	return target{name: fmt.Sprintf("generated code, %d packages", g), dir: dir, stats: &st}
 }

@@ -280,47 +280,6 @@ func (c *recvCheck) judge(s recvSite) {
 	c.rep.add(f)
 }
 
-// handler returns the body of a message handler and its message
-// parameter: a function literal, a function or method of the package, a
-// local variable assigned a literal once, through conversions.
-func (c *recvCheck) handler(e ast.Expr) (*ast.BlockStmt, *types.Var) {
-	for {
-		e = ast.Unparen(e)
-		call, ok := e.(*ast.CallExpr)
-		if !ok {
-			break
-		}
-		if tv, ok := c.info.Types[call.Fun]; !ok || !tv.IsType() || len(call.Args) != 1 {
-			return nil, nil
-		}
-		e = call.Args[0]
-	}
-	var lit *ast.FuncLit
-	switch e := e.(type) {
-	case *ast.FuncLit:
-		lit = e
-	case *ast.Ident, *ast.SelectorExpr:
-		var obj types.Object
-		if sel, ok := e.(*ast.SelectorExpr); ok {
-			obj = c.info.ObjectOf(sel.Sel)
-		} else {
-			obj = c.info.ObjectOf(e.(*ast.Ident))
-		}
-		switch obj := obj.(type) {
-		case *types.Func:
-			if d := c.decls[obj]; d != nil {
-				return d.Body, c.msgParam(d.Type)
-			}
-		case *types.Var:
-			lit = c.lits[obj]
-		}
-	}
-	if lit == nil {
-		return nil, nil
-	}
-	return lit.Body, c.msgParam(lit.Type)
-}
-
 // msgParam returns the parameter of ft that holds a received message.
 func (c *recvCheck) msgParam(ft *ast.FuncType) *types.Var {
 	for _, field := range ft.Params.List {

@@ -39,6 +39,17 @@ func (c *recvCheck) handlers(e ast.Expr) ([]handlerBody, string) {
 			if fn != nil && fn.Pkg() != nil && isKnownShim(fn.Pkg().Path()) {
 				return nil, "" // shim.Handler and the like: the shim's
 			}
+			if d := c.decls[fn]; d != nil {
+				// s.ServeMsg(nc): a function of the package returning
+				// literals, each a handler.
+				if lits := returnedLits(d.Body); lits != nil {
+					var hs []handlerBody
+					for _, lit := range lits {
+						hs = append(hs, handlerBody{lit.Body, c.msgParam(lit.Type)})
+					}
+					return hs, ""
+				}
+			}
 			return nil, "its callback is made by " + types.ExprString(call.Fun) + ", which the check cannot follow"
 		}
 		e = call.Args[0]
@@ -82,6 +93,33 @@ func (c *recvCheck) handlers(e ast.Expr) ([]handlerBody, string) {
 		}
 	}
 	return nil, "its callback is " + types.ExprString(e) + ", which the check cannot follow"
+}
+
+// returnedLits returns the function literals body returns, or nil unless
+// every return statement (outside function literals) returns one.
+func returnedLits(body *ast.BlockStmt) []*ast.FuncLit {
+	var lits []*ast.FuncLit
+	all := true
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			lit, ok := (*ast.FuncLit)(nil), len(n.Results) == 1
+			if ok {
+				lit, ok = ast.Unparen(n.Results[0]).(*ast.FuncLit)
+			}
+			if !ok {
+				all = false
+			}
+			lits = append(lits, lit)
+		}
+		return all
+	})
+	if !all || len(lits) == 0 {
+		return nil
+	}
+	return lits
 }
 
 // fieldChan judges the messages of a channel subscription whose channel,

@@ -132,3 +132,23 @@ func (j *jsInput) Read() ([]byte, error) {
 	}
 	return msg.Data(), msg.Ack()
 }
+
+// Subscriber makes its handler in a method, as go-kit's transport does:
+// the literal it returns is the handler.
+type Subscriber struct {
+	decode func([]byte) (any, error)
+}
+
+// ServeMsg returns the nats.MsgHandler.
+func (s Subscriber) ServeMsg(nc *nats.Conn) func(msg *nats.Msg) {
+	return func(msg *nats.Msg) {
+		if _, err := s.decode(msg.Data); err != nil {
+			log.Printf("decode: %v", err)
+		}
+	}
+}
+
+func serve(nc *nats.Conn, s Subscriber) error {
+	_, err := nc.QueueSubscribe("svc", "q", s.ServeMsg(nc)) // want `raw \(\*nats.Conn\).QueueSubscribe callback reads the message without resolving claim checks`
+	return err
+}

@@ -58,7 +58,8 @@
 // JetStream Subscribe forms, jetstream Consume, micro.HandlerFunc and
 // micro.ContextHandler (a literal, a function of the package, a local
 // variable: each value assigned to it, as a handler wrapped for concurrent
-// delivery), and the messages a function gets from ChanSubscribe, NextMsg
+// delivery; a call of a function of the package every return of which is
+// a literal, s.ServeMsg(nc)), and the messages a function gets from ChanSubscribe, NextMsg
 // and Fetch on a subscription it made, jetstream Fetch, Next and a
 // Messages iterator. What is derived from the message, the functions of
 // the package it is passed to, and where the package receives it from a

@@ -324,9 +324,44 @@ func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
 	}
 	s, n := o.result()
 	if s == bufUnknown {
+		if why := co.nonConstBuf(vb, v, init); why != "" {
+			return unknownSum("options value " + v.Name() + ": " + why)
+		}
 		return unknownSum("options value " + v.Name() + " not followed")
 	}
 	return fixedSum(s, n)
+}
+
+// nonConstBuf says which buffer setting of the local nats.Options v, in
+// the body vb, is not a constant, and where: in its literal init
+// (ReconnectBufSize: o.ReconnectBufSize) or assigned to its field later;
+// "" if none is.
+func (co *connOpts) nonConstBuf(vb *fnBody, v *types.Var, init ast.Expr) string {
+	check := func(name string, val ast.Expr) string {
+		if !bufferFields[name] || co.info.Types[val].Value != nil {
+			return ""
+		}
+		return "its " + name + " is " + types.ExprString(val) + ", not a constant, at " + co.where(val.Pos(), vb)
+	}
+	if lit, ok := ast.Unparen(init).(*ast.CompositeLit); ok {
+		for _, e := range lit.Elts {
+			if kv, ok := e.(*ast.KeyValueExpr); ok {
+				if id, ok := kv.Key.(*ast.Ident); ok {
+					if why := check(id.Name, kv.Value); why != "" {
+						return why
+					}
+				}
+			}
+		}
+	}
+	for _, a := range indexOf(vb).byVar[v] {
+		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok && !a.whole && a.rhs != nil {
+			if why := check(sel.Sel.Name, a.rhs); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // isAppendTo reports whether call is append(v, ...).

@@ -118,3 +118,25 @@ func produceChanged(extra nats.Option) {
 	c.Options = append(c.Options, extra)
 	_, _ = NewJetProducer(&c) // want `unjudged call of NewJetProducer: field Options of c set in a way not followed`
 }
+
+// NatsOptions mirrors nats.Options in a configuration file; ToOptions
+// converts it, the buffer size included: not a constant, listed with the
+// place.
+type NatsOptions struct {
+	URL              string
+	AllowReconnect   bool
+	ReconnectBufSize int
+}
+
+func (o NatsOptions) ToOptions() nats.Options {
+	options := nats.Options{
+		Url:              o.URL,
+		AllowReconnect:   o.AllowReconnect,
+		ReconnectBufSize: o.ReconnectBufSize,
+	}
+	return options
+}
+
+func start(cfg NatsOptions) (*nats.Conn, error) {
+	return cfg.ToOptions().Connect() // want `unjudged \(nats.Options\).Connect: options value options: its AllowReconnect is o.AllowReconnect, not a constant, at connaudit.go:134 in \(NatsOptions\).ToOptions`
+}

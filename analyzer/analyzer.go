@@ -9,11 +9,17 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
-//go:embed doc.go
-var docFile string
+// docFile and docRest are the package comment, in two files.
+var (
+	//go:embed doc.go
+	docFile string
+	//go:embed doc_rest.go
+	docRest string
+)
 
-// doc is the Analyzer's Doc: the "Analyzer natssend" section of doc.go.
-var doc = mustExtractDoc(docFile, "natssend")
+// doc is the Analyzer's Doc: the "Analyzer natssend" section of the
+// package comment (doc.go and doc_rest.go).
+var doc = mustExtractDoc("natssend", docFile, docRest)
 
 // Analyzer is the natssend analysis pass with DefaultConfig. Its Flags set
 // the configuration for command-line drivers: -shim-packages,

@@ -34,6 +34,23 @@ func TestRetry(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retry")
 }
 
+// TestKeyValueWrites: JetStream KeyValue writes are raw sends, and a
+// retried Put is a retry; Create and Update, whose repeat the bucket
+// refuses, are not.
+func TestKeyValueWrites(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "kvwrites")
+}
+
+// TestGeneratedCodeInfersNothing: a package of the main module whose every
+// file is generated code and which does not use NATS gives no facts (a
+// loop retrying a function parameter there is no retry helper), as
+// natssend-lint reads it from export data; a hand-written one does.
+func TestGeneratedCodeInfersNothing(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryRetry}
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "gencode/retrier", "gencode/helper", "gencode/app")
+}
+
 func TestRetryAcrossPackages(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Analyzer, "wrappers", "retrywrap", "retryhelpers")
 }
@@ -67,7 +84,7 @@ func TestDisabledCategories(t *testing.T) {
 func TestAudit(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Audit = true
-	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "audit")
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "audit", "connaudit")
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -280,6 +297,17 @@ func TestHelperOrder(t *testing.T) {
 	cfg := analyzer.DefaultConfig()
 	cfg.Categories = []string{analyzer.CategoryRetry}
 	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "retryorder")
+}
+
+// TestReceiversFollowed: callbacks in a variable assigned twice, messages
+// subscribed in one method and read in another, and, with -audit, the
+// receive paths the check cannot follow, listed as unjudged.
+func TestReceiversFollowed(t *testing.T) {
+	cfg := analyzer.DefaultConfig()
+	cfg.Categories = []string{analyzer.CategoryReceiver}
+	cfg.ClaimChecks = true
+	cfg.Audit = true
+	analysistest.Run(t, analysistest.TestData(), newAnalyzer(t, cfg), "receiversfollow")
 }
 
 func TestReceivers(t *testing.T) {

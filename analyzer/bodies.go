@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -98,6 +100,28 @@ func (vi *valueIndex) searchBodyOf(v *types.Var) *ast.BlockStmt {
 		}
 	}
 	return nil
+}
+
+// enclosingDecl returns the declared function whose body holds lit, or
+// nil (a literal at package level).
+func (vi *valueIndex) enclosingDecl(lit *ast.FuncLit) *types.Func {
+	for _, d := range vi.list {
+		if d.self != nil && d.body.Pos() <= lit.Pos() && lit.End() <= d.body.End() {
+			return d.self // declarations do not nest
+		}
+	}
+	return nil
+}
+
+// litName names the function literal lit for a message: "the function
+// literal at line 12 in (*Relay).Start" (qualified by package name unless
+// pkg is its own), "at line 12" alone at package level.
+func (vi *valueIndex) litName(pkg *types.Package, fset *token.FileSet, lit *ast.FuncLit) string {
+	name := fmt.Sprintf("the function literal at line %d", fset.Position(lit.Pos()).Line)
+	if fn := vi.enclosingDecl(lit); fn != nil {
+		name += " in " + funcName(pkg, fn)
+	}
+	return name
 }
 
 // typed reports whether bodyOf looks for parameters in fb's type: a

@@ -263,7 +263,7 @@ func (st *state) checkConnects() {
 			}
 			if s.fb.lit != nil {
 				if !co.judgedLits[s.fb.lit] {
-					st.rep.unjudged(s.call, name+": its options come from the caller of a function literal whose calls are not followed")
+					st.rep.unjudged(s.call, name+": its options come from the caller of "+st.vals.litName(st.pass.Pkg, st.pass.Fset, s.fb.lit)+", whose calls are not followed")
 				}
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // The expression side of the connection-options summary: what an
@@ -61,7 +62,7 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 				if co.ctorHit(f, x) {
 					return fixedSum(bufDefault, 0) // the constructor's caller decides
 				}
-				sum := unknownSum("exported field " + f.Name() + ", which other packages may set")
+				sum := unknownSum("exported field " + ownerName(co.pass.Pkg, co.info.TypeOf(x.X)) + f.Name() + ", which other packages may set: look at where they make " + strings.TrimSuffix(ownerName(co.pass.Pkg, co.info.TypeOf(x.X)), ".") + " values")
 				if !f.Exported() || f.Pkg() == co.pass.Pkg && !exportedOwner(co.info.TypeOf(x.X)) {
 					sum = co.fieldSum(f)
 				}
@@ -86,6 +87,24 @@ func (co *connOpts) exprSum(fb *fnBody, e ast.Expr) optSum {
 		return unknownSum("options read through a pointer")
 	}
 	return unknownSum("options built in a way not followed")
+}
+
+// ownerName returns "T." for a field of the named struct type t (or a
+// pointer to it), "" if t is not named.
+func ownerName(pkg *types.Package, t types.Type) string {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return ""
+	}
+	return types.TypeString(n, func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	}) + "."
 }
 
 // exportedOwner reports whether t (a struct or a pointer to one) is an
@@ -305,9 +324,44 @@ func (co *connOpts) localOptionsSum(vb *fnBody, v *types.Var) optSum {
 	}
 	s, n := o.result()
 	if s == bufUnknown {
+		if why := co.nonConstBuf(vb, v, init); why != "" {
+			return unknownSum("options value " + v.Name() + ": " + why)
+		}
 		return unknownSum("options value " + v.Name() + " not followed")
 	}
 	return fixedSum(s, n)
+}
+
+// nonConstBuf says which buffer setting of the local nats.Options v, in
+// the body vb, is not a constant, and where: in its literal init
+// (ReconnectBufSize: o.ReconnectBufSize) or assigned to its field later;
+// "" if none is.
+func (co *connOpts) nonConstBuf(vb *fnBody, v *types.Var, init ast.Expr) string {
+	check := func(name string, val ast.Expr) string {
+		if !bufferFields[name] || co.info.Types[val].Value != nil {
+			return ""
+		}
+		return "its " + name + " is " + types.ExprString(val) + ", not a constant, at " + co.where(val.Pos(), vb)
+	}
+	if lit, ok := ast.Unparen(init).(*ast.CompositeLit); ok {
+		for _, e := range lit.Elts {
+			if kv, ok := e.(*ast.KeyValueExpr); ok {
+				if id, ok := kv.Key.(*ast.Ident); ok {
+					if why := check(id.Name, kv.Value); why != "" {
+						return why
+					}
+				}
+			}
+		}
+	}
+	for _, a := range indexOf(vb).byVar[v] {
+		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok && !a.whole && a.rhs != nil {
+			if why := check(sel.Sel.Name, a.rhs); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // isAppendTo reports whether call is append(v, ...).

@@ -44,10 +44,5 @@ func (co *connOpts) enclosing(fb *fnBody) *types.Func {
 	if fb == nil || fb.lit == nil {
 		return nil
 	}
-	for _, d := range co.vals.list {
-		if d.self != nil && d.body.Pos() <= fb.lit.Pos() && fb.lit.End() <= d.body.End() {
-			return d.self // declarations do not nest
-		}
-	}
-	return nil
+	return co.vals.enclosingDecl(fb.lit)
 }

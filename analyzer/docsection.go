@@ -8,17 +8,30 @@ import (
 )
 
 // mustExtractDoc returns the section "# Analyzer name" of the package doc
-// comment in the source of doc.go, in the form Analyzer.Doc expects: the
-// summary after "name: ", a blank line, and the text up to the next
-// section of the analyzer's own (a following "# " heading that does not
-// belong to it is kept: the analyzer's documentation is the rest of the
-// comment). It panics if the section is missing, as x/tools analyzers do.
-func mustExtractDoc(src, name string) string {
-	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", src, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil || f.Doc == nil {
-		panic(fmt.Sprintf("natssend: doc.go has no package comment: %v", err))
+// comment in the sources srcs (doc.go, then doc_rest.go, which go doc
+// joins in that order; a continuation's first paragraph, "Package
+// analyzer, continued ...", which revive asks for, is left out), in the
+// form Analyzer.Doc expects: the summary after "name: ", a blank line, and
+// the text up to the next section of the analyzer's own (a following "# "
+// heading that does not belong to it is kept: the analyzer's documentation
+// is the rest of the comment). It panics if the section is missing, as
+// x/tools analyzers do.
+func mustExtractDoc(name string, srcs ...string) string {
+	var text string
+	for i, src := range srcs {
+		f, err := parser.ParseFile(token.NewFileSet(), "doc.go", src, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil || f.Doc == nil {
+			panic(fmt.Sprintf("natssend: doc source %d has no package comment: %v", i, err))
+		}
+		part := f.Doc.Text()
+		if i > 0 {
+			if _, after, ok := strings.Cut(part, "\n\n"); ok && strings.HasPrefix(part, "Package ") {
+				part = after
+			}
+			text += "\n"
+		}
+		text += part
 	}
-	text := f.Doc.Text()
 	head := "# Analyzer " + name + "\n"
 	i := strings.Index(text, head)
 	if i < 0 {

@@ -198,10 +198,29 @@ func hasFuncParam(sig *types.Signature) bool {
 // the main module (a module without a version: the one being linted, or a
 // workspace's). Not in other modules' packages without NATS, which go vet
 // analyzes but cmd/natssend-lint reads from export data: the two drivers
-// then see the same facts. cmd/natssend-lint's loader follows the same
-// rule (load.go); change them together.
+// then see the same facts. Nor in a main-module package without NATS
+// whose every file is generated code ("// Code generated ... DO NOT
+// EDIT.": sqlc queries, an OpenAPI server): tools do not write retry
+// helpers, and analysing such packages cost most of a lint of a module
+// full of them. cmd/natssend-lint's loader follows the same rule
+// (load.go: it reads such a package from export data unless it is
+// named); change them together.
 func inferHere(pass *analysis.Pass, nats bool) bool {
-	return nats || pass.Module == nil || pass.Module.Version == ""
+	if nats {
+		return true
+	}
+	return (pass.Module == nil || pass.Module.Version == "") && !allGenerated(pass.Files)
+}
+
+// allGenerated reports whether files is not empty and every file in it
+// is generated code (ast.IsGenerated).
+func allGenerated(files []*ast.File) bool {
+	for _, f := range files {
+		if !ast.IsGenerated(f) {
+			return false
+		}
+	}
+	return len(files) > 0
 }
 
 // inGOROOT reports whether the package's files are in the Go root (the

@@ -190,9 +190,11 @@ func (rt *retryCheck) checkIfaceRetries(fb *fnBody) {
 		if _, ok := rt.retriedAt(fb, bc, locs[j], s); !ok || rt.rep.reviewedRetry(s.call) {
 			continue
 		}
-		name := "a function literal"
+		var name string
 		if fb.self != nil {
 			name = funcName(nil, fb.self)
+		} else {
+			name = rt.vals.litName(nil, rt.pass.Fset, fb.lit)
 		}
 		pos := rt.pass.Fset.Position(s.call.Pos())
 		fn := calleeFunc(rt.info, s.call)

@@ -27,6 +27,11 @@ const (
 	kindReply                     // a reply to a request
 	kindJetStream                 // a JetStream publish, de-duplicated by message ID
 	kindStore                     // a claim-check upload (claimcheck (*Store).Prepare)
+	kindKV                        // a JetStream KeyValue Put: a repeat writes another revision
+	// kindKVGuarded is a KeyValue Create or Update: a repeat after a
+	// stored first is refused (the key exists, the revision moved on),
+	// so retrying one never writes twice; a raw send, not a retried one.
+	kindKVGuarded
 )
 
 // rawSend describes one raw NATS send API.

@@ -19,6 +19,12 @@ func retryAdvice(k sendKind) string {
 		return "it may be stored; fix its ID with jetstream.WithMsgID"
 	case kindStore:
 		return "it may be stored; reconcile first, or use shim.Retry"
+	case kindKV, kindKVGuarded:
+		return "it may be stored, and a Put again writes another revision; use Create, or Update with the revision read, whose repeat the bucket refuses (docs/checks.md#jetstream-keyvalue)"
 	}
 	return "it may be out already; retry with shim.Retry"
 }
+
+// ackAdvice is the advice for a send repeated when its acknowledgement is
+// late (ackwait.go).
+const ackAdvice = "it may have arrived and its ack been lost; if the receiver drops duplicates (a sequence number), mark it //natssend:reviewed retry: <reason>"

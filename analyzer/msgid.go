@@ -88,6 +88,9 @@ func isOperationIDOption(info *types.Info, e ast.Expr) bool {
 // a fixed JetStream message ID, or a fixed operation ID on a shim request.
 // region is in the body fb.
 func (ic *idCheck) fixedID(s sendSite, fb *fnBody, region []ast.Node, lit *ast.FuncLit) bool {
+	if s.info.direct && s.info.kind == kindKVGuarded {
+		return true // KeyValue Create or Update: the bucket refuses a repeat
+	}
 	return s.info.js && ic.fixedMsgID(s.call, fb, region, lit) || ic.fixedOperationID(s.call, fb, region, lit)
 }
 

@@ -1,9 +1,11 @@
 package analyzer
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 )
 
 // The fields of option type: the stores to them the scan notes, and the
@@ -23,10 +25,11 @@ func (co *connOpts) noteStore(a *assignment) {
 			co.store(f, a.rhs, a.fb)
 			return
 		}
-		// s.opts.ReconnectBufSize = -1: changed in place.
+		// s.opts.ReconnectBufSize = -1: changed in place. Only the
+		// buffer's settings matter (s.opts.Url = url does not).
 		if sel, ok := ast.Unparen(a.lhs).(*ast.SelectorExpr); ok {
-			if f := optionField(co.info, sel.X); f != nil && optionKind(f.Type()) == optOptions {
-				co.bad(f, "field "+f.Name()+" changed in place")
+			if f := optionField(co.info, sel.X); f != nil && optionKind(f.Type()) == optOptions && bufferFields[sel.Sel.Name] {
+				co.bad(f, "field "+f.Name()+"'s "+sel.Sel.Name+" is changed in place at "+co.where(a.node.Pos(), a.fb)+": look there")
 			}
 		}
 		if ix, ok := ast.Unparen(a.lhs).(*ast.IndexExpr); ok {
@@ -39,6 +42,24 @@ func (co *connOpts) noteStore(a *assignment) {
 			co.bad(f, "the address of field "+f.Name()+" is taken")
 		}
 	}
+}
+
+// bufferFields are the fields of nats.Options that decide the reconnect
+// buffer.
+var bufferFields = map[string]bool{"ReconnectBufSize": true, "AllowReconnect": true}
+
+// where names a position for an audit entry: file:line, and the function
+// it is in.
+func (co *connOpts) where(pos token.Pos, fb *fnBody) string {
+	p := co.pass.Fset.Position(pos)
+	at := fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+	switch {
+	case fb != nil && fb.self != nil:
+		at += " in " + funcName(co.pass.Pkg, fb.self)
+	case fb != nil && fb.lit != nil:
+		at += " in " + co.vals.litName(co.pass.Pkg, co.pass.Fset, fb.lit)
+	}
+	return at
 }
 
 // litField notes the value a composite literal in the body fb stores in
@@ -109,7 +130,7 @@ func (co *connOpts) judgeField(f *types.Var) optSum {
 	for i, st := range stores {
 		s := co.exprSum(st.fb, st.rhs)
 		if s.Param >= 0 {
-			return unknownSum("field " + f.Name() + " stored from a parameter")
+			return unknownSum("field " + f.Name() + " stored from a parameter at " + co.where(st.rhs.Pos(), st.fb) + ": look at its calls")
 		}
 		if s.Buf == bufUnknown {
 			return s

@@ -115,7 +115,11 @@ func (co *connOpts) strictUses(fb *fnBody, v *types.Var, arg func(*ast.CallExpr,
 			}
 		case *ast.CallExpr:
 			for _, a := range n.Args {
-				if id, isID := ast.Unparen(a).(*ast.Ident); isID && co.info.Uses[id] == v && arg != nil && arg(n, a) {
+				x := ast.Unparen(a)
+				if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+					x = ast.Unparen(u.X) // &cfg, to a constructor that connects with it
+				}
+				if id, isID := x.(*ast.Ident); isID && co.info.Uses[id] == v && arg != nil && arg(n, a) {
 					fine[id] = true
 				}
 			}
@@ -242,8 +246,12 @@ func (co *connOpts) structLocalField(v *types.Var, name string) optSum {
 		return unknownSum(v.Name() + " not built from one literal")
 	}
 	passed := func(call *ast.CallExpr, arg ast.Expr) bool {
-		// A struct passed by value is a copy; a pointer only to a
-		// function that connects with it and does not change it.
+		// A struct passed by value is a copy; a pointer (also &cfg,
+		// given to one constructor after another) only to a function
+		// that connects with it and does not change it.
+		if u, ok := ast.Unparen(arg).(*ast.UnaryExpr); ok && u.Op == token.AND {
+			return co.connectsWith(call, arg)
+		}
 		return !isPointer(v.Type()) || co.connectsWith(call, arg)
 	}
 	if !co.strictUses(vb, v, passed, noMethod) {

@@ -39,6 +39,9 @@ type pathResult struct {
 	expectsFailure bool
 	states         []pathState
 	preds          [][]int
+	// ackWait is set when a path waiting for an acknowledgement went on
+	// because a timer fired (ackwait.go): the case that fired.
+	ackWait *ast.CommClause
 }
 
 // arrival is a path reaching the send again from a state: with its label,
@@ -130,7 +133,10 @@ type search struct {
 	typeCase map[*cfg.Block]typeCase
 	flags    map[*types.Var]int // bool flags of the body, by bit
 	d        *deps
-	onReturn func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
+	// ackTimeouts are the select cases of a timer firing while the body
+	// waits for an acknowledgement (ackwait.go): a failure of the send.
+	ackTimeouts map[*cfg.Block]*ast.CommClause
+	onReturn    func(*ast.ReturnStmt, label, bool) // if set, a return ends a path
 	// then, if set, is a later send of the same body: the arrivals are
 	// there (node ti of block tb) instead of back at the send.
 	tb *cfg.Block
@@ -200,6 +206,14 @@ func retryPaths(ef *errFlow, cg *callGraph, sr *search) *pathResult {
 		switch s.b.Kind {
 		case cfg.KindForLoop, cfg.KindForPost, cfg.KindRangeLoop:
 			s.looped = true
+		}
+		if cc := sr.ackTimeouts[s.b]; cc != nil && from == 0 && s.c == 0 && (s.l == labelSuccess || s.l == labelNone) {
+			// No acknowledgement before the timer: the send may or may
+			// not have arrived. Later tests of its error say nothing.
+			s.l, s.valid = labelFailure, false
+			if r.ackWait == nil {
+				r.ackWait = cc
+			}
 		}
 		c := sr.carriers[s.c]
 		for k := from; k < len(s.b.Nodes); k++ {

@@ -92,6 +92,15 @@ func (c *recvCheck) body(body *ast.BlockStmt, start []*types.Var) *recvUse {
 			}
 		case *ast.CallExpr:
 			c.call(n, mentions, use)
+		case *ast.SendStmt:
+			// The message goes on a channel: read where it is received.
+			if mentions(n.Value) {
+				if v := chanVar(c.info, n.Chan); v != nil {
+					use.merge(c.chanUse(v))
+				} else if use.unfollowed == "" {
+					use.unfollowed = "the message goes on channel " + types.ExprString(n.Chan) + ", which the check cannot follow"
+				}
+			}
 		}
 		return true
 	})
@@ -101,6 +110,14 @@ func (c *recvCheck) body(body *ast.BlockStmt, start []*types.Var) *recvUse {
 // call reads one call of a body: a resolve, or a function of the package
 // the message is passed to (as an argument or as the receiver).
 func (c *recvCheck) call(call *ast.CallExpr, mentions func(ast.Expr) bool, use *recvUse) {
+	if why, ok := c.unknownCallee(call); ok && use.unfollowed == "" {
+		for _, a := range call.Args {
+			if _, isID := ast.Unparen(a).(*ast.Ident); isID && mentions(a) {
+				use.unfollowed = why
+				break
+			}
+		}
+	}
 	fn := calleeFunc(c.info, call)
 	if fn == nil {
 		return

@@ -22,7 +22,11 @@ type recvCheck struct {
 	// (cb := func(m *nats.Msg) {...}); multi those assigned more often.
 	lits  map[*types.Var]*ast.FuncLit
 	multi map[*types.Var]bool
-	memo  map[recvKey]*recvUse
+	// values are all the values assigned to each local variable (nil
+	// for one assigned by a call with several results, or in a way not
+	// seen), for handlers held in a variable assigned more than once.
+	values map[*types.Var][]ast.Expr
+	memo   map[recvKey]*recvUse
 	// inbox says, for a variable or field, whether every value stored
 	// to it is an inbox (nats.NewInbox(), nc.NewRespInbox()).
 	inbox map[*types.Var]bool
@@ -31,6 +35,9 @@ type recvCheck struct {
 	// subs are the variables assigned a synchronous subscription once,
 	// with the call that made it.
 	subs map[*types.Var]*ast.CallExpr
+	// chans memoizes chanUse: what the package does with the messages
+	// received from a channel.
+	chans map[*types.Var]*recvUse
 }
 
 // recvKey is a function read with one of its parameters tracked (index
@@ -44,11 +51,17 @@ type recvKey struct {
 type recvUse struct {
 	reads    bool // reads its body (m.Data, msg.Data(), req.Data())
 	resolves bool // resolves or recognises claim checks
+	// unfollowed says where the message went that the check cannot
+	// read (receivefollow.go), if anywhere.
+	unfollowed string
 }
 
 func (u *recvUse) merge(o *recvUse) {
 	u.reads = u.reads || o.reads
 	u.resolves = u.resolves || o.resolves
+	if u.unfollowed == "" {
+		u.unfollowed = o.unfollowed
+	}
 }
 
 // recvSite is one call of a receive path.
@@ -88,12 +101,13 @@ func (st *state) checkReceivers() {
 	}
 	c := &recvCheck{
 		pass: st.pass, info: st.info, rep: st.rep,
-		decls: make(map[*types.Func]*ast.FuncDecl),
-		lits:  make(map[*types.Var]*ast.FuncLit),
-		multi: make(map[*types.Var]bool),
-		memo:  make(map[recvKey]*recvUse),
-		inbox: make(map[*types.Var]bool),
-		subs:  make(map[*types.Var]*ast.CallExpr),
+		decls:  make(map[*types.Func]*ast.FuncDecl),
+		lits:   make(map[*types.Var]*ast.FuncLit),
+		multi:  make(map[*types.Var]bool),
+		values: make(map[*types.Var][]ast.Expr),
+		memo:   make(map[recvKey]*recvUse),
+		inbox:  make(map[*types.Var]bool),
+		subs:   make(map[*types.Var]*ast.CallExpr),
 
 		server: make(map[*types.Var]bool),
 	}
@@ -146,7 +160,9 @@ func (c *recvCheck) noteLits(lhs, rhs []ast.Expr) {
 		if v == nil {
 			continue
 		}
-		lit, _ := ast.Unparen(exprAt(rhs, i, len(lhs))).(*ast.FuncLit)
+		val := exprAt(rhs, i, len(lhs))
+		c.values[v] = append(c.values[v], val)
+		lit, _ := ast.Unparen(val).(*ast.FuncLit)
 		if _, seen := c.lits[v]; seen || c.multi[v] || lit == nil {
 			c.multi[v] = true
 			delete(c.lits, v)
@@ -192,20 +208,36 @@ func (c *recvCheck) site(call *ast.CallExpr, outer *ast.FuncDecl) (recvSite, boo
 // checks are not resolved on the way.
 func (c *recvCheck) judge(s recvSite) {
 	var use *recvUse
+	why := ""
 	switch {
 	case s.api.arg >= 0:
 		if s.api.arg >= len(s.call.Args) {
 			return
 		}
-		body, param := c.handler(s.call.Args[s.api.arg])
-		if body == nil || param == nil {
-			return
+		var hs []handlerBody
+		hs, why = c.handlers(s.call.Args[s.api.arg])
+		for _, h := range hs {
+			// Each value the callback may hold is a handler of its own:
+			// one that reads without resolving is reported.
+			u := c.body(h.body, []*types.Var{h.param})
+			if use == nil || u.reads && !u.resolves {
+				use = u
+			}
+			if why == "" {
+				why = u.unfollowed
+			}
 		}
-		use = c.body(body, []*types.Var{param})
 	case s.outer != nil:
 		var start []*types.Var
 		if s.api.chanArg >= 0 && s.api.chanArg < len(s.call.Args) {
-			start = c.vars(s.call.Args[s.api.chanArg])
+			arg := s.call.Args[s.api.chanArg]
+			if v := chanVar(c.info, arg); v == nil || v.IsField() || localVar(c.info, arg) == nil {
+				// A field (s.msgs), a package variable: read where the
+				// package receives from it.
+				use, why = c.fieldChan(arg)
+				break
+			}
+			start = c.vars(arg)
 		} else {
 			start = c.results(s.outer.Body, s.call)
 		}
@@ -213,8 +245,18 @@ func (c *recvCheck) judge(s recvSite) {
 			return
 		}
 		use = c.body(s.outer.Body, start)
+		why = use.unfollowed
+		if s.api.chanArg >= 0 && why == "" && !use.reads && !use.resolves && len(c.chanReceives(s.outer.Body, start[0])) == 0 {
+			why = "its channel " + start[0].Name() + " leaves the function unread"
+		}
 	}
-	if use == nil || !use.reads || use.resolves || c.noClaimChecks(s) {
+	if use == nil || !use.reads || use.resolves {
+		if why != "" && (use == nil || !use.resolves) && !c.noClaimChecks(s) {
+			c.rep.auditEntry(s.call, CategoryUnjudged, "raw "+s.api.display+": "+why)
+		}
+		return
+	}
+	if c.noClaimChecks(s) {
 		return
 	}
 	what := "raw " + s.api.display + " callback reads the message"
@@ -236,47 +278,6 @@ func (c *recvCheck) judge(s recvSite) {
 		f.fix = func() []analysis.SuggestedFix { return c.fix(s) }
 	}
 	c.rep.add(f)
-}
-
-// handler returns the body of a message handler and its message
-// parameter: a function literal, a function or method of the package, a
-// local variable assigned a literal once, through conversions.
-func (c *recvCheck) handler(e ast.Expr) (*ast.BlockStmt, *types.Var) {
-	for {
-		e = ast.Unparen(e)
-		call, ok := e.(*ast.CallExpr)
-		if !ok {
-			break
-		}
-		if tv, ok := c.info.Types[call.Fun]; !ok || !tv.IsType() || len(call.Args) != 1 {
-			return nil, nil
-		}
-		e = call.Args[0]
-	}
-	var lit *ast.FuncLit
-	switch e := e.(type) {
-	case *ast.FuncLit:
-		lit = e
-	case *ast.Ident, *ast.SelectorExpr:
-		var obj types.Object
-		if sel, ok := e.(*ast.SelectorExpr); ok {
-			obj = c.info.ObjectOf(sel.Sel)
-		} else {
-			obj = c.info.ObjectOf(e.(*ast.Ident))
-		}
-		switch obj := obj.(type) {
-		case *types.Func:
-			if d := c.decls[obj]; d != nil {
-				return d.Body, c.msgParam(d.Type)
-			}
-		case *types.Var:
-			lit = c.lits[obj]
-		}
-	}
-	if lit == nil {
-		return nil, nil
-	}
-	return lit.Body, c.msgParam(lit.Type)
 }
 
 // msgParam returns the parameter of ft that holds a received message.

@@ -138,7 +138,17 @@ func (r *reporter) delegated(call *ast.CallExpr, why string) {
 // auditConnect reports the audit entry "category why" at the connect
 // call, with -audit and the reconnectbuf check on.
 func (r *reporter) auditConnect(call *ast.CallExpr, category, why string) {
-	if !r.set.audit || !r.reported(CategoryReconnectBuf) || r.skipFile(r.pass.Fset.File(call.Pos())) {
+	if !r.reported(CategoryReconnectBuf) {
+		return
+	}
+	r.auditEntry(call, category, why)
+}
+
+// auditEntry reports, with -audit, the entry "category why" at call:
+// an unjudged or delegated connect, or a receive path the receiver check
+// cannot follow (unjudged).
+func (r *reporter) auditEntry(call *ast.CallExpr, category, why string) {
+	if !r.set.audit || r.skipFile(r.pass.Fset.File(call.Pos())) {
 		return
 	}
 	r.pass.Report(analysis.Diagnostic{

@@ -28,6 +28,7 @@ type retryCheck struct {
 	flow  *errFlow
 	noRet *noReturns
 	ids   *idCheck
+	acks  *ackIndex // built when a looping body has a select
 
 	helperCalls []helperCall
 	// calls of functions of this package with arguments: retry helper
@@ -100,6 +101,11 @@ func (rt *retryCheck) checkBody(fb *fnBody) {
 				if r.recursed() {
 					how = fmt.Sprintf("is retried on failure by calling %s again", fb.self.Name())
 				}
+				if r.ackWait != nil {
+					line := rt.pass.Fset.Position(r.ackWait.Pos()).Line
+					rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s is sent again when the timer at line %d fires before its acknowledgement: %s", s.subject(), line, ackAdvice))
+					continue
+				}
 				rt.rep.addRetry(s.call, s.info.via, fmt.Sprintf("%s %s: %s", s.subject(), how, retryAdvice(s.info.kind)))
 			}
 			continue
@@ -140,6 +146,9 @@ type bodyCFG struct {
 	flags     map[*types.Var]int
 	recvs     []carrier
 	recvNodes map[ast.Node]int
+	// ackTimeouts: the timer cases of selects waiting for an
+	// acknowledgement (ackwait.go)
+	ackTimeouts map[*cfg.Block]*ast.CommClause
 }
 
 // bodyCFG builds the control-flow graph of fb, once.
@@ -150,6 +159,12 @@ func (rt *retryCheck) bodyCFG(fb *fnBody) *bodyCFG {
 	g := cfg.New(fb.body, rt.noRet.mayReturn)
 	bc := &bodyCFG{g: g, caseTag: caseTags(fb.body), typeCase: typeCases(g, fb.body), flags: flagsOf(rt.info, fb)}
 	bc.recvs, bc.recvNodes = receives(rt.info, fb.body)
+	if hasSelect(fb.body) {
+		if rt.acks == nil {
+			rt.acks = newAckIndex(rt.info, rt.pass.Files)
+		}
+		bc.ackTimeouts = rt.acks.ackTimeouts(rt.info, g, fb.body)
+	}
 	fb.cfg = bc
 	return bc
 }
@@ -173,6 +188,7 @@ func (rt *retryCheck) retriedAt(fb *fnBody, bc *bodyCFG, l loc, s sendSite) (*pa
 		fb: fb, g: bc.g, start: l.b, i: l.i,
 		carriers: append([]carrier{c}, bc.recvs...), recv: bc.recvNodes,
 		self: fb.self, caseTag: bc.caseTag, typeCase: bc.typeCase, flags: bc.flags, d: depsOf(rt.info, fb, s),
+		ackTimeouts: bc.ackTimeouts,
 	})
 	if !retried(r) {
 		return nil, false

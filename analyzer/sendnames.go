@@ -12,6 +12,7 @@ const (
 	whyReply   = "drops an oversized reply and the caller waits for a timeout"
 	whyMicro   = "loses an oversized reply (micro wraps ErrMaxPayload)"
 	whyJS      = "bypasses claim checks, so an oversized message is refused"
+	whyKV      = "is refused above max_payload and no claim check can stand in for a value: keep values under the connection's limit, or store a large one in an object store and put its name (docs/checks.md#jetstream-keyvalue)"
 )
 
 // rawSends is the catalogue of raw nats.go send APIs, by funcKey. The
@@ -43,7 +44,20 @@ var jetStreamPublishers = map[string]string{
 	jetstreamPath + ".Publisher": "jetstream.Publisher",
 }
 
+// keyValues are the JetStream KeyValue interfaces, whose writes are
+// JetStream publishes to the bucket's stream: legacy nats.KeyValue and
+// jetstream.KeyValue.
+var keyValues = map[string]string{
+	natsPath + ".KeyValue":      "nats.KeyValue",
+	jetstreamPath + ".KeyValue": "jetstream.KeyValue",
+}
+
 func init() {
+	for path, iface := range keyValues {
+		for m, kind := range map[string]sendKind{"Put": kindKV, "PutString": kindKV, "Create": kindKVGuarded, "Update": kindKVGuarded} {
+			rawSends[path+"."+m] = rawSend{display: "(" + iface + ")." + m, advice: whyKV, kind: kind}
+		}
+	}
 	for path, iface := range jetStreamPublishers {
 		for _, m := range []string{"Publish", "PublishMsg", "PublishAsync", "PublishMsgAsync"} {
 			rawSends[path+"."+m] = rawSend{

@@ -46,8 +46,8 @@ func newSendIndex(pass *analysis.Pass, vals *valueIndex, graph *callGraph) *send
 // which then sends too.
 func (sn *sendIndex) addSend(call *ast.CallExpr, caller *types.Func, si sendInfo) {
 	sn.sendCalls = append(sn.sendCalls, call)
-	if caller != nil {
-		if _, done := sn.senders[caller]; !done {
+	if caller != nil && si.kind != kindKVGuarded {
+		if old, done := sn.senders[caller]; !done || preferKind(si.kind, old.kind) {
 			sn.senders[caller] = sendInfo{via: si.via, kind: si.kind}
 		}
 	}
@@ -118,20 +118,30 @@ func (sn *sendIndex) sendVia(fn *types.Func) (sendInfo, bool) {
 	return si, ok
 }
 
+// preferKind reports whether a function sending both ways is better
+// described by the send of kind k than by the one of kind old: a JetStream
+// publish, whose repeat is stored for good and which a message ID
+// de-duplicates, wins over a request or publish beside it (a stream
+// lookup before the publish).
+func preferKind(k, old sendKind) bool {
+	return k == kindJetStream && old != kindJetStream
+}
+
 // propagate computes the functions of this package that send, through
 // calls of other functions of this package, and exports their facts.
 func (sn *sendIndex) propagate() {
 	for changed := true; changed; {
 		changed = false
 		for _, caller := range sn.graph.callers {
-			if _, ok := sn.senders[caller]; ok {
+			if si, ok := sn.senders[caller]; ok && si.kind == kindJetStream {
 				continue
 			}
 			for _, callee := range sn.graph.edges[caller] {
 				if si, ok := sn.senders[callee]; ok {
-					sn.senders[caller] = si
-					changed = true
-					break
+					if old, done := sn.senders[caller]; !done || preferKind(si.kind, old.kind) {
+						sn.senders[caller] = si
+						changed = true
+					}
 				}
 			}
 		}
@@ -177,7 +187,7 @@ func (sn *sendIndex) sendOf(call *ast.CallExpr) (sendSite, bool) {
 	}
 	if lit := sn.vals.closureOf(call.Fun); lit != nil {
 		if si := sn.litInfo(lit); si != nil {
-			name := "a function literal"
+			name := sn.vals.litName(sn.pass.Pkg, sn.pass.Fset, lit)
 			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
 				name = id.Name
 			}
@@ -262,14 +272,14 @@ func (sn *sendIndex) litInfo(lit *ast.FuncLit) *sendInfo {
 	if fb == nil {
 		return nil
 	}
+	var si *sendInfo
 	for _, call := range fb.calls {
-		if s, ok := sn.sendOf(call); ok {
-			si := &sendInfo{via: s.info.via, kind: s.info.kind}
-			sn.litSends[lit] = si
-			return si
+		if s, ok := sn.sendOf(call); ok && s.info.kind != kindKVGuarded && (si == nil || preferKind(s.info.kind, si.kind)) {
+			si = &sendInfo{via: s.info.via, kind: s.info.kind}
 		}
 	}
-	return nil
+	sn.litSends[lit] = si
+	return si
 }
 
 // concreteSend reports whether a call of the interface method fn sends:

@@ -171,10 +171,16 @@ func withCategoryPrefix(a *analysis.Analyzer) *analysis.Analyzer {
 }
 
 // prefixCategory returns msg prefixed with "category: ", unless category is
-// empty or msg already starts with that prefix.
+// empty or msg already starts with that prefix. An audit entry, whose
+// message starts with its category and a space ("unjudged nats.Connect:
+// ..."), gets the colon instead of a second category ("unjudged:
+// nats.Connect: ...").
 func prefixCategory(category, msg string) string {
 	if category == "" || strings.HasPrefix(msg, category+": ") {
 		return msg
+	}
+	if rest, ok := strings.CutPrefix(msg, category+" "); ok {
+		return category + ": " + rest
 	}
 	return category + ": " + msg
 }

@@ -51,6 +51,8 @@ func TestPrefixCategory(t *testing.T) {
 		{"retry", "retry: already prefixed", "retry: already prefixed"},
 		{"retry", "retryable but not prefixed", "retry: retryable but not prefixed"},
 		{"", "no category", "no category"},
+		{"unjudged", "unjudged nats.Connect: options from a function value", "unjudged: nats.Connect: options from a function value"},
+		{"reviewed", "reviewed raw (*nats.Conn).Publish (rawsend): probe", "reviewed: raw (*nats.Conn).Publish (rawsend): probe"},
 	} {
 		if got := prefixCategory(tc.cat, tc.msg); got != tc.want {
 			t.Errorf("prefixCategory(%q, %q) = %q, want %q", tc.cat, tc.msg, got, tc.want)

@@ -3,6 +3,7 @@ package main
 import (
 	"go/ast"
 	"go/build"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -154,7 +155,7 @@ func (l *loader) mark(all bool) {
 			r = r || reaches[d]
 		}
 		reaches[n] = r
-		n.source = n.root || (r && !inNATS) || local(n.p) || (all && n.p.PkgPath != "unsafe")
+		n.source = n.root || (r && !inNATS) || local(n.p) && !generated(n.p) || (all && n.p.PkgPath != "unsafe")
 	}
 	for _, n := range l.order {
 		for _, d := range n.imports {
@@ -179,6 +180,25 @@ func local(p *packages.Package) bool {
 	}
 	root := build.Default.GOROOT
 	return root != "" && !strings.HasPrefix(filepath.ToSlash(p.CompiledGoFiles[0]), filepath.ToSlash(root)+"/")
+}
+
+// generated reports whether every Go file of p is generated code ("//
+// Code generated ... DO NOT EDIT." before its package clause): a package
+// of the main module the analyzer infers no facts in when it does not
+// use NATS (analyzer.inferHere), so one that is not named is read from
+// export data. Only the files' headers are read.
+func generated(p *packages.Package) bool {
+	if len(p.CompiledGoFiles) == 0 {
+		return false
+	}
+	fset := token.NewFileSet()
+	for _, name := range p.CompiledGoFiles {
+		f, err := parser.ParseFile(fset, name, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil || !ast.IsGenerated(f) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasSourceImport(n *node) bool {

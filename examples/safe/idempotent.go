@@ -55,6 +55,7 @@ func CreateInKV(kv jetstream.KeyValue) func(context.Context, Order) (Receipt, er
 		if err != nil {
 			return Receipt{}, err
 		}
+		//natssend:reviewed the order came in a request on this connection; its JSON is no larger
 		rev, err := kv.Create(ctx, id, data)
 		if err == nil {
 			return Receipt{ID: o.ID, Status: "created", Revision: rev}, nil

@@ -43,6 +43,14 @@ type Options struct {
 	// NATS packages import (package i imports m(i mod Plain)) and that
 	// natssend-lint type-checks from source for facts. Default 0.
 	Plain int
+	// Generated, if not 0, makes the module the generated-code shape
+	// instead (gencode.go): one command, a single file using nats.go,
+	// importing Generated packages of generated code without nats.go,
+	// sqlc-like and oapi-codegen-like in turn, of GenEntities entities
+	// each (default 22: about 3,000 lines a package). Packages, Units and
+	// Plain are then ignored.
+	Generated   int
+	GenEntities int
 }
 
 // RealNATSVersion is the nats.go version a RealNATS module requires.
@@ -81,7 +89,8 @@ type Stats struct {
 	Files    int // Go files generated, not counting the stub
 	Lines    int // lines in those files
 	// PlainLines are the lines of the packages without nats.go
-	// (Options.Plain), included in Lines.
+	// (Options.Plain, or the generated packages of Options.Generated),
+	// included in Lines.
 	PlainLines int
 }
 
@@ -94,6 +103,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Units <= 0 {
 		o.Units = 3
+	}
+	if o.GenEntities <= 0 {
+		o.GenEntities = 22
 	}
 	return o
 }
@@ -152,7 +164,7 @@ func Generate(dir string, opt Options) (Stats, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := write(filepath.Join(name, name+".go"), src); err != nil {
+		if err := write(filepath.Join(name, filepath.Base(name)+".go"), src); err != nil {
 			return 0, err
 		}
 		n := bytes.Count(src, []byte("\n"))
@@ -160,6 +172,17 @@ func Generate(dir string, opt Options) (Stats, error) {
 		st.Files++
 		st.Lines += n
 		return n, nil
+	}
+	if opt.Generated > 0 {
+		for i := range opt.Generated {
+			n, err := pkg(genName(i), genSource, i)
+			if err != nil {
+				return st, err
+			}
+			st.PlainLines += n
+		}
+		_, err := pkg("cmd/server", func(o Options, _ int) ([]byte, error) { return mainSource(o) }, 0)
+		return st, err
 	}
 	for i := 0; i < opt.Plain; i++ {
 		n, err := pkg(plainName(i), plainSource, i)

@@ -1,6 +1,7 @@
 package synthgen
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -126,5 +127,35 @@ func TestPlain(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+}
+
+// TestGenerateGenerated checks the generated-code shape: a one-file
+// command over packages whose every file is marked generated, and that
+// the module builds and vets against the stub.
+func TestGenerateGenerated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mod")
+	st, err := Generate(dir, Options{Generated: 4, GenEntities: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Packages != 5 || st.PlainLines < 4*200 {
+		t.Errorf("stats = %+v, want 5 packages, 4 generated ones of at least 200 lines", st)
+	}
+	fset := token.NewFileSet()
+	for _, name := range []string{"db/q00/q00.go", "api/o01/o01.go"} {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ast.IsGenerated(f) {
+			t.Errorf("%s is not marked generated", name)
+		}
+	}
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, out)
 	}
 }

@@ -22,11 +22,13 @@ const binEnv = "NATSSEND_GOLANGCI_LINT"
 // categories are the checks the analyzer runs by default.
 var categories = []string{"rawsend", "retry", "reconnectbuf"}
 
+// auditCategories are the categories of -audit's entries.
+var auditCategories = []string{"reviewed", "unjudged", "delegated"}
+
 // allCategories are every category a diagnostic may carry: the checks, plus
 // the receiver check (in force where claim checks are used), the handler
-// check,
-// problems and audit entries.
-var allCategories = append(slices.Clone(categories), "receiver", "handler", "directive", "reviewed")
+// check, problems and audit entries.
+var allCategories = append(append(slices.Clone(categories), "receiver", "handler", "directive"), auditCategories...)
 
 // golangciLint is the path of the binary under test, set by TestMain.
 var golangciLint string
@@ -160,12 +162,22 @@ func sortFindings(fs []finding) {
 }
 
 // markerRE matches the "// finding: cat..." comments that mark the expected
-// findings of the fixture.
-var markerRE = regexp.MustCompile(`// finding: ([a-z ]+)$`)
+// findings of the fixture; auditRE the "// audit: cat" ones that mark the
+// entries -audit adds.
+var (
+	markerRE = regexp.MustCompile(`// finding: ([a-z ]+)$`)
+	auditRE  = regexp.MustCompile(`// audit: ([a-z ]+)$`)
+)
 
 // expectedFindings reads the "// finding:" markers of the Go files under
 // dir, with file names relative to dir.
 func expectedFindings(t *testing.T, dir string) []finding {
+	t.Helper()
+	return expectedMarked(t, dir, markerRE)
+}
+
+// expectedMarked reads the markers re matches in the Go files under dir.
+func expectedMarked(t *testing.T, dir string, re *regexp.Regexp) []finding {
 	t.Helper()
 	var want []finding
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -183,7 +195,7 @@ func expectedFindings(t *testing.T, dir string) []finding {
 		defer func() { _ = f.Close() }()
 		sc := bufio.NewScanner(f)
 		for line := 1; sc.Scan(); line++ {
-			if m := markerRE.FindStringSubmatch(sc.Text()); m != nil {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				for _, cat := range strings.Fields(m[1]) {
 					want = append(want, finding{filepath.ToSlash(rel), line, cat})
 				}
@@ -267,9 +279,10 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// standalone runs cmd/natssend-lint -json with the analyzer defaults in
-// modRoot and returns its findings, file names relative to modRoot.
-func standalone(t *testing.T, root, modRoot, pattern string) []finding {
+// standalone runs cmd/natssend-lint -json in modRoot, with the analyzer
+// defaults changed by flags, and returns its findings, file names relative
+// to modRoot.
+func standalone(t *testing.T, root, modRoot, pattern string, flags ...string) []finding {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "natssend-lint")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/natssend-lint")
@@ -277,7 +290,7 @@ func standalone(t *testing.T, root, modRoot, pattern string) []finding {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building natssend-lint: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-json", pattern)
+	cmd := exec.Command(bin, append(append([]string{"-json"}, flags...), pattern)...)
 	cmd.Dir = modRoot
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

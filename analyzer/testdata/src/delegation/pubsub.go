@@ -66,7 +66,7 @@ func (c *SubscriberConfig) withName() { c.NatsOptions = append(c.NatsOptions, na
 // NewNamedSubscriber names the connection first.
 func NewNamedSubscriber(config SubscriberConfig) (*nats.Conn, error) {
 	config.withName()
-	return nats.Connect(config.URL, config.NatsOptions...) // want `unjudged nats.Connect: exported field NatsOptions, which other packages may set`
+	return nats.Connect(config.URL, config.NatsOptions...) // want `unjudged nats.Connect: exported field SubscriberConfig.NatsOptions, which other packages may set: look at where they make SubscriberConfig values`
 }
 
 // Near miss: the function sets the field itself.
@@ -74,5 +74,5 @@ func NewDefaultSubscriber(config SubscriberConfig) (*nats.Conn, error) {
 	if len(config.NatsOptions) == 0 {
 		config.NatsOptions = []nats.Option{nats.Name("default")}
 	}
-	return nats.Connect(config.URL, config.NatsOptions...) // want `unjudged nats.Connect: exported field NatsOptions, which other packages may set`
+	return nats.Connect(config.URL, config.NatsOptions...) // want `unjudged nats.Connect: exported field SubscriberConfig.NatsOptions, which other packages may set: look at where they make SubscriberConfig values`
 }

@@ -313,7 +313,7 @@ func viaHelper(nc *nats.Conn, b []byte) error { // want viaHelper:`sends via \(\
 // A function literal called on the spot.
 func onTheSpot(nc *nats.Conn, b []byte) { // want onTheSpot:`sends via \(\*nats.Conn\).Publish`
 	for i := 0; i < 3; i++ {
-		err := func() error { return nc.Publish("s", b) }() // want `call of a function literal \(via \(\*nats.Conn\).Publish\) is retried on failure`
+		err := func() error { return nc.Publish("s", b) }() // want `call of the function literal at line 316 in onTheSpot \(via \(\*nats.Conn\).Publish\) is retried on failure`
 		if err == nil {
 			return
 		}

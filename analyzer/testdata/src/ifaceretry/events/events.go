@@ -14,3 +14,8 @@ type Publisher interface {
 type Auditor interface {
 	Record(ctx context.Context, event string) error
 }
+
+// Forwarder hands events on to another site's broker.
+type Forwarder interface {
+	Publish(ctx context.Context, subject string, data []byte) error
+}

@@ -1,4 +1,4 @@
-// Package outbox relays stored events to the broker. It imports no NATS // want package:"retries through events.Publisher.Publish events.Auditor.Record"
+// Package outbox relays stored events to the broker. It imports no NATS // want package:"retries through events.Publisher.Publish events.Auditor.Record events.Forwarder.Publish"
 // code: it retries events.Publisher, whatever implements it.
 package outbox
 

@@ -198,9 +198,26 @@ type SubOpt interface{ configureSubscribe() }
 
 type JetStreamManager interface {
 	StreamNames() <-chan string
+	KeyValue(bucket string) (KeyValue, error)
 }
 
 type JetStreamContext interface {
 	JetStream
 	JetStreamManager
+}
+
+// KeyValue is the legacy JetStream key-value bucket.
+type KeyValue interface {
+	Get(key string) (KeyValueEntry, error)
+	Put(key string, value []byte) (revision uint64, err error)
+	PutString(key string, value string) (revision uint64, err error)
+	Create(key string, value []byte) (revision uint64, err error)
+	Update(key string, value []byte, last uint64) (revision uint64, err error)
+	Delete(key string) error
+}
+
+// KeyValueEntry is an entry of a legacy bucket.
+type KeyValueEntry interface {
+	Value() []byte
+	Revision() uint64
 }

@@ -28,4 +28,6 @@ func main() {
 	if err := relay.Flush(context.Background(), nil); err != nil {
 		log.Fatal(err)
 	}
+	fwd := outbox.NewForwarder(natspub.New(js)) // want `\*natspub.JetStream flows into events.Forwarder; the function literal at line 23 in \(\*outbox.Forwarder\).Start retries its Publish on failure at outbox_forward.go:26: it may be stored; fix its ID with jetstream.WithMsgID`
+	fwd.Start(context.Background(), nil)
 }

@@ -119,3 +119,28 @@ type Msg interface {
 	Ack() error
 	Nak() error
 }
+
+// KeyValue is a JetStream key-value bucket.
+type KeyValue interface {
+	Get(ctx context.Context, key string) (KeyValueEntry, error)
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
+	PutString(ctx context.Context, key string, value string) (uint64, error)
+	Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+	Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error
+}
+
+// KVCreateOpt and KVDeleteOpt configure Create and Delete.
+type (
+	KVCreateOpt interface{ configureCreate() }
+	KVDeleteOpt interface{ configureDelete() }
+)
+
+// KeyValueEntry is an entry of a bucket.
+type KeyValueEntry interface {
+	Value() []byte
+	Revision() uint64
+}
+
+// ErrKeyExists: Create found the key.
+var ErrKeyExists error = &jsError{message: "nats: key exists"}

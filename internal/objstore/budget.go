@@ -62,6 +62,13 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (int64, error) {
 	}
 }
 
+// Used returns the bytes taken and not yet given back.
+func (b *Budget) Used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
 // Waiting returns how many callers wait in Acquire.
 func (b *Budget) Waiting() int {
 	b.mu.Lock()

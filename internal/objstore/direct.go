@@ -27,7 +27,8 @@ type Reader struct {
 	msgGet string // <prefix>STREAM.MSG.GET.<stream>
 	info   string // <prefix>STREAM.INFO.<stream>
 
-	memo memo // decoded meta data (Decoded)
+	memo   memo   // decoded meta data (Decoded)
+	stalls stalls // ranges whose batches stalled (see the stall rule)
 
 	requests atomic.Uint64 // requests sent
 	lost     atomic.Uint64 // batches given up for lost replies (ErrGap, ErrStalled)
@@ -47,7 +48,7 @@ type shared struct {
 // Stats are a Reader's counts since it was made.
 type Stats struct {
 	Requests uint64 // direct gets, leader gets and stream infos sent
-	Lost     uint64 // batches whose replies were lost (a gap or a stall), asked for again
+	Lost     uint64 // batches whose replies were lost (a gap or a stall), asked for again: the re-asks
 }
 
 // Stats returns the Reader's counts.

@@ -32,6 +32,9 @@
 #   make stress     the publish path under restarts, long, with -race (STRESS_RESTARTS=200 by default)
 #   make race       the runtime packages' tests with the race detector
 #   make faults     the fault matrix (internal/faultmatrix) and the proxy under -race, FAULTS_COUNT=3 runs
+#   make starved    issue 46's run: STARVED_READS=50 claim-checked RPCs of STARVED_SIZE=2 MiB each way
+#                   (and as many Resolve/Open/Subscribe reads) at once on a third of one core
+#                   (GOMAXPROCS=1, two spinning goroutines), chunk replies paced by a proxy, -race
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
@@ -40,7 +43,7 @@ FUZZMINIMIZETIME ?= 500x
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*')
 
-.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults starved
 
 all: build test
 
@@ -165,6 +168,16 @@ race:
 FAULTS_COUNT ?= 3
 faults:
 	$(GO) test -race -count=$(FAULTS_COUNT) -timeout 30m ./internal/natstest/ ./internal/faultmatrix/
+
+# Issue 46: reads that back off under load. Each test logs its time, the
+# read requests and the batches given up and asked for again.
+STARVED_READS ?= 50
+STARVED_SIZE  ?= 2097152
+starved:
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 \
+		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedClaimCheckedRPC$$' -v ./internal/faultmatrix/
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 \
+		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedReads$$' -v ./claimcheck/
 
 ci: test lint tool-recipe fuzz race faults golangci golangci-test docs-check
 

@@ -164,7 +164,7 @@ func (r *Reader) Batch(ctx context.Context, subject string, from uint64, n, maxB
 	f.attempt = r.stalls.attempt(stallKey{subject, from})
 	req, err := batchRequestJSON(from, subject, n, maxBytes)
 	if err == nil {
-		r.requests.Add(1)
+		r.sent()
 		err = r.nc.PublishRequest(r.direct, inbox, req) //natssend:reviewed a direct get request: a few hundred bytes, asked again when unanswered
 	}
 	if err != nil {
@@ -213,7 +213,7 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 			return nil, nats.ErrConnectionClosed
 		}
 		if b.f.lost(since, stall) {
-			b.r.lost.Add(1)
+			b.r.gaveUp()
 			b.r.stalls.stalled(stallKey{b.subject, b.prev + 1}, b.f.attempt)
 			return nil, ErrStalled
 		}
@@ -248,7 +248,7 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	switch {
 	case m.Status == 204:
 		if m.LastSeq != b.last() {
-			b.r.lost.Add(1)
+			b.r.gaveUp()
 			return nil, ErrGap
 		}
 		b.ended, b.Pending = true, m.Pending
@@ -256,14 +256,14 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	case m.Status != 0:
 		return nil, m.statusError()
 	case m.Seq <= b.prev:
-		b.r.lost.Add(1)
+		b.r.gaveUp()
 		return nil, ErrGap
 	case b.got == 0 && !m.HasPending:
 		// A server without batched direct gets answers the first
 		// message alone.
 		b.single = true
 	case !m.HasPending || m.LastSeq != b.last():
-		b.r.lost.Add(1)
+		b.r.gaveUp()
 		return nil, ErrGap
 	}
 	if b.got == 0 && b.f.attempt > 0 {

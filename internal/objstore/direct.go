@@ -56,6 +56,28 @@ func (r *Reader) Stats() Stats {
 	return Stats{Requests: r.requests.Load(), Lost: r.lost.Load()}
 }
 
+// totals are the counts of every Reader of the process.
+var totals struct{ requests, lost atomic.Uint64 }
+
+// Totals returns the counts of every Reader of the process since it
+// started: for tests whose Readers are out of reach (a Store's inside a
+// shim Client), which take the difference over a run.
+func Totals() Stats {
+	return Stats{Requests: totals.requests.Load(), Lost: totals.lost.Load()}
+}
+
+// sent counts a request.
+func (r *Reader) sent() {
+	r.requests.Add(1)
+	totals.requests.Add(1)
+}
+
+// gaveUp counts a batch given up for lost replies.
+func (r *Reader) gaveUp() {
+	r.lost.Add(1)
+	totals.lost.Add(1)
+}
+
 // NewReader returns a Reader of stream through the JetStream API prefix
 // (see APIPrefix) on nc. The bytes it (and its siblings) have asked for
 // and not yet received stay within budget bytes.
@@ -111,7 +133,7 @@ func (r *Reader) Budget() *Budget { return r.budget }
 // yet: LeaderLast is the stream leader's word), nats.ErrNoResponders when
 // no replica serves direct gets.
 func (r *Reader) Last(ctx context.Context, subject string) (*Msg, error) {
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.direct+"."+subject, nil) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err
@@ -153,7 +175,7 @@ func (r *Reader) LeaderLast(ctx context.Context, subject string) (*Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.msgGet, req) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err
@@ -217,7 +239,7 @@ func (r *Reader) Stored(ctx context.Context, subject string) (uint64, error) {
 // streamInfo asks the stream's leader for its info (req: the request's
 // body, nil for none). ErrNoStream when the stream does not exist.
 func (r *Reader) streamInfo(ctx context.Context, req []byte) (*streamInfoResponse, error) {
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.info, req) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err

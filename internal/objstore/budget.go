@@ -6,10 +6,15 @@ import (
 )
 
 // Budget bounds the bytes that have been asked for on one connection and
-// not yet received. Acquire waits for room; Release gives it back.
+// not yet received. Acquire waits for room; Release gives it back. Its
+// limit is its size, or less while the connection receives slowly (see
+// SetLimit): what is owed then is what arrives within about a second, so
+// that other messages on the connection (an upload's acknowledgements, a
+// call's reply) do not queue behind many seconds of chunks.
 type Budget struct {
 	mu      sync.Mutex
 	cap     int64
+	limit   int64 // at most cap; 0: cap
 	used    int64
 	waiters []*budgetWaiter
 }
@@ -31,7 +36,7 @@ func (b *Budget) Cap() int64 { return b.cap }
 func (b *Budget) Acquire(ctx context.Context, n int64) (int64, error) {
 	n = min(max(n, 1), b.cap)
 	b.mu.Lock()
-	if len(b.waiters) == 0 && b.used+n <= b.cap {
+	if len(b.waiters) == 0 && b.fits(n) {
 		b.used += n
 		b.mu.Unlock()
 		return n, nil
@@ -87,9 +92,41 @@ func (b *Budget) Release(n int64) {
 	b.mu.Unlock()
 }
 
+// fits reports whether n more bytes fit the limit; b.mu is held. With
+// nothing owed anything fits: a request larger than a lowered limit is
+// not kept waiting for ever.
+func (b *Budget) fits(n int64) bool {
+	limit := b.cap
+	if b.limit > 0 {
+		limit = b.limit
+	}
+	return b.used == 0 || b.used+n <= limit
+}
+
+// minBudgetLimit is the least SetLimit lowers a Budget's limit to.
+const minBudgetLimit = 1 << 20
+
+// SetLimit sets the Budget's limit to n bytes, within [1 MiB, its size].
+func (b *Budget) SetLimit(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit = min(max(n, minBudgetLimit), b.cap)
+	b.grant()
+}
+
+// Limit returns the Budget's limit.
+func (b *Budget) Limit() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit > 0 {
+		return b.limit
+	}
+	return b.cap
+}
+
 // grant wakes the waiters at the head of the queue that now fit.
 func (b *Budget) grant() {
-	for len(b.waiters) > 0 && b.used+b.waiters[0].n <= b.cap {
+	for len(b.waiters) > 0 && b.fits(b.waiters[0].n) {
 		w := b.waiters[0]
 		b.waiters = b.waiters[1:]
 		b.used += w.n

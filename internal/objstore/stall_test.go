@@ -135,6 +135,42 @@ func TestBusyConnectionDoesNotStall(t *testing.T) {
 		t.Fatalf("%d batches given up, %d asked for; want none given up and %d asked for", st.Lost, asked.Load(), objects)
 	}
 	natstest.Eventually(t, 10*time.Second, func() bool { return r.Budget().Used() == 0 }, "the budget given back")
+	// At most 6.4 MB/s arrive: the budget's limit is what arrives in about
+	// a second, not its 16 MiB, so other messages on the connection do not
+	// queue behind seconds of chunks.
+	if l := r.Budget().Limit(); l > 10<<20 {
+		t.Errorf("the budget's limit is %d bytes on a link of 6.4 MB/s, want what arrives in a second", l)
+	}
+}
+
+// TestBudgetLimit: a lowered limit holds back what no longer fits, a
+// request larger than the limit is granted once nothing is owed, and a
+// raised limit grants the waiters that fit.
+func TestBudgetLimit(t *testing.T) {
+	b := objstore.NewBudget(16 << 20)
+	b.SetLimit(1) // raised to the 1 MiB floor
+	if l := b.Limit(); l != 1<<20 {
+		t.Fatalf("limit %d, want the 1 MiB floor", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if n, err := b.Acquire(ctx, 4<<20); err != nil || n != 4<<20 {
+		t.Fatalf("Acquire(4 MiB) with nothing owed = %d, %v; want it granted", n, err)
+	}
+	got := make(chan int64, 1)
+	go func() {
+		n, _ := b.Acquire(ctx, 512<<10)
+		got <- n
+	}()
+	natstest.Eventually(t, 10*time.Second, func() bool { return b.Waiting() == 1 }, "the second request to wait")
+	b.SetLimit(8 << 20)
+	if n := <-got; n != 512<<10 {
+		t.Fatalf("granted %d after the limit was raised", n)
+	}
+	b.SetLimit(64 << 20)
+	if l := b.Limit(); l != 16<<20 {
+		t.Fatalf("limit %d, want at most the budget's size", l)
+	}
 }
 
 // TestLostBatchOnBusyConnection: a batch whose replies are all lost

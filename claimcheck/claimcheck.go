@@ -82,10 +82,9 @@ type Store struct {
 	domainKnown bool             // whether domain is known (see jsDomain)
 
 	mu        sync.Mutex
-	domainJS  map[string]jetstream.JetStream // WithDomains' domains, made on first use
-	streams   map[string]streamLimit         // subject -> cached max_msg_size of its stream
-	lookupOff time.Time                      // no stream lookups until then (one went unanswered)
-	delProbe  *deleteProbe                   // whether the user may delete payloads, once known (canDelete)
+	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
+	lookupOff time.Time              // no stream lookups until then (one went unanswered)
+	delProbe  *deleteProbe           // whether the user may delete payloads, once known (canDelete)
 
 	readsMu sync.Mutex
 	reads   map[readKey]*sharedRead // Resolves in progress (see resolve)

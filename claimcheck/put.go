@@ -155,6 +155,18 @@ func (e *storeError) Error() string {
 func (e *storeError) Unwrap() error        { return e.err }
 func (e *storeError) Is(target error) bool { return target == ErrNotPublished }
 
+// cleanupFailed is an upload's failure (err) whose clean-up did not
+// finish either (cleanup): it matches err's sentinels and
+// errCleanupIncomplete, not the clean-up's own cause (its deadline is not
+// the upload's).
+type cleanupFailed struct{ err, cleanup error }
+
+func (e *cleanupFailed) Error() string {
+	return fmt.Sprintf("%v; cleaning up the partial upload: %v", e.err, e.cleanup)
+}
+func (e *cleanupFailed) Unwrap() error        { return e.err }
+func (e *cleanupFailed) Is(target error) bool { return target == errCleanupIncomplete }
+
 // store writes data as a new object bound to subject and returns its name.
 // limit is the connection's effective max_payload. The object is complete
 // (every chunk and the meta message acknowledged) when store returns nil.
@@ -213,6 +225,9 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			ErrTooLarge, len(subject), n, limit)}
 	}
 
+	// A reconnect during the upload makes its clean-up wait for chunks
+	// that reach the stream by another path (see verifyPurged).
+	reconnects := s.nc.Stats().Reconnects
 	// nats.go fails pending futures on a reconnect, but not when the
 	// connection closes (they then wait for their ack timeout): watch for
 	// that ourselves. Registered before the check, so no close is missed.
@@ -258,14 +273,15 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
+		moved := s.nc.Stats().Reconnects != reconnects
 		if cerr := s.cleanUp(callerCtx, func(cctx context.Context) error {
-			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent)
+			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent, moved)
 		}); cerr != nil {
 			if errors.Is(cerr, jetstream.ErrStreamNotFound) {
 				// Nothing can be stored, and nothing was: say what is missing.
 				err = fmt.Errorf("%w: the bucket %q no longer exists (deleted after the Store was made; make a new Store to create it again): %w", jetstream.ErrBucketNotFound, s.cfg.bucket, err)
 			} else {
-				err = fmt.Errorf("%w; cleaning up the partial upload: %v", err, cerr)
+				err = &cleanupFailed{err: err, cleanup: cerr}
 			}
 		}
 		return "", &storeError{len(data), err}

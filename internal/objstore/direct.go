@@ -20,12 +20,14 @@ var (
 	ErrNoStream = errors.New("objstore: stream not found")
 )
 
-// Reader reads one stream with direct gets.
+// Reader reads one stream with direct gets (and purges subjects of it:
+// Purge).
 type Reader struct {
 	*shared
 	direct string // <prefix>DIRECT.GET.<stream>
 	msgGet string // <prefix>STREAM.MSG.GET.<stream>
 	info   string // <prefix>STREAM.INFO.<stream>
+	purge  string // <prefix>STREAM.PURGE.<stream>
 
 	memo   memo   // decoded meta data (Decoded)
 	stalls stalls // ranges whose batches stalled (see the stall rule)
@@ -91,6 +93,7 @@ func (sh *shared) reader(apiPrefix, stream string) *Reader {
 		direct: apiPrefix + "DIRECT.GET." + stream,
 		msgGet: apiPrefix + "STREAM.MSG.GET." + stream,
 		info:   apiPrefix + "STREAM.INFO." + stream,
+		purge:  apiPrefix + "STREAM.PURGE." + stream,
 	}
 }
 

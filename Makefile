@@ -33,8 +33,9 @@
 #   make race       the runtime packages' tests with the race detector
 #   make faults     the fault matrix (internal/faultmatrix) and the proxy under -race, FAULTS_COUNT=3 runs
 #   make starved    issue 46's run: STARVED_READS=50 claim-checked RPCs of STARVED_SIZE=2 MiB each way
-#                   (and as many Resolve/Open/Subscribe reads) at once on a third of one core
-#                   (GOMAXPROCS=1, two spinning goroutines), chunk replies paced by a proxy, -race
+#                   (then as many Resolve/Open/Subscribe reads) at once on a third of one core
+#                   (GOMAXPROCS=1, two spinning goroutines), -race; STARVED_PACE_MS=20 also paces
+#                   each connection's chunk replies through a proxy (0: none)
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
@@ -173,10 +174,11 @@ faults:
 # read requests and the batches given up and asked for again.
 STARVED_READS ?= 50
 STARVED_SIZE  ?= 2097152
+STARVED_PACE_MS ?= 0
 starved:
-	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 \
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 NATSSEND_STARVED_PACE_MS=$(STARVED_PACE_MS) \
 		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedClaimCheckedRPC$$' -v ./internal/faultmatrix/
-	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 \
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 NATSSEND_STARVED_PACE_MS=$(STARVED_PACE_MS) \
 		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedReads$$' -v ./claimcheck/
 
 ci: test lint tool-recipe fuzz race faults golangci golangci-test docs-check

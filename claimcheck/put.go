@@ -254,7 +254,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	callerCtx := ctx // the clean-up's bound
 	ctx, stop := s.watchDenied(ctx, chunkSubj, mm.Subject)
 	defer stop()
-	var inflight []jetstream.PubAckFuture
+	w := &upWindow{s: s, closed: closed}
+	defer w.release()
 	metaSent := false
 	fail := func(err error) (string, error) {
 		if metaSent && wrongLastSequence(err) {
@@ -291,15 +292,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			return fail(err)
 		}
 		end := min(off+chunk, len(data))
-		paf, err := s.pub.PublishMsgAsync(&nats.Msg{Subject: chunkSubj, Data: data[off:end]}, noRetry)
-		if err != nil {
+		if _, err := w.publish(ctx, &nats.Msg{Subject: chunkSubj, Data: data[off:end]}); err != nil {
 			return fail(err)
-		}
-		inflight = append(inflight, paf)
-		if len(inflight) >= s.cfg.window {
-			if err := s.popAck(ctx, closed, &inflight); err != nil {
-				return fail(err)
-			}
 		}
 	}
 	<-hashed
@@ -308,38 +302,14 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	if mm, err = s.metaMsg(info, once); err != nil {
 		return fail(err)
 	}
-	paf, err := s.pub.PublishMsgAsync(mm, noRetry)
+	metaSent, err = w.publish(ctx, mm)
+	if err == nil {
+		err = w.drain(ctx)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	metaSent = true
-	inflight = append(inflight, paf)
-	for len(inflight) > 0 {
-		if err := s.popAck(ctx, closed, &inflight); err != nil {
-			return fail(err)
-		}
-	}
 	return name, nil
-}
-
-// popAck waits for the oldest asynchronous publish in *inflight to be
-// acknowledged and removes it, also when it failed. When ctx ends or the
-// connection closes (an event on closed) first, it stays.
-func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight *[]jetstream.PubAckFuture) error {
-	paf := (*inflight)[0]
-	var err error
-	select {
-	case ack := <-paf.Ok():
-		err = s.ownAck(ack)
-	case err = <-paf.Err():
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-closed:
-		return nats.ErrConnectionClosed
-	}
-	(*inflight)[0] = nil
-	*inflight = (*inflight)[1:]
-	return err
 }
 
 // ownAck checks that an upload's message was stored by the Store's own

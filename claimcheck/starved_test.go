@@ -18,52 +18,28 @@ import (
 	"github.com/natssend/natssend/internal/objstore"
 )
 
-// starve runs n goroutines that spin until the test ends: everything in
-// the process (the reads, nats.go, the embedded server) competes with
-// them for its GOMAXPROCS, as on a host that gives the process a fraction
-// of a core.
-func starve(tb testing.TB, n int) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for i := range 1 << 14 {
-					x += i
-				}
-			}
-		})
-	}
-	tb.Cleanup(func() { close(stop); wg.Wait() })
-}
-
 // starvedScale is how many claim checks of how many bytes the starved
 // tests read, and how many goroutines spin meanwhile: by default a few
 // dozen of 1 MiB, with two spinning per GOMAXPROCS (the reads get a
-// third of the process's CPU); NATSSEND_STARVED_READS,
-// NATSSEND_STARVED_SIZE and NATSSEND_STARVED_SPIN set them (make
-// starved: 50 of 2 MiB on a third of one core).
-func starvedScale(tb testing.TB, reads, size int) (int, int, int) {
-	spinners := 2 * runtime.GOMAXPROCS(0)
+// third of the process's CPU), the proxy pacing chunk replies 10 ms
+// apart; NATSSEND_STARVED_READS, NATSSEND_STARVED_SIZE,
+// NATSSEND_STARVED_SPIN and NATSSEND_STARVED_PACE_MS (0: no pacing) set
+// them (make starved: 50 of 2 MiB on a third of one core).
+func starvedScale(tb testing.TB, reads, size int) (int, int, int, time.Duration) {
+	spinners, paceMS := 2*runtime.GOMAXPROCS(0), 10
 	for _, v := range []struct {
 		name string
 		n    *int
-	}{{"NATSSEND_STARVED_READS", &reads}, {"NATSSEND_STARVED_SIZE", &size}, {"NATSSEND_STARVED_SPIN", &spinners}} {
+	}{{"NATSSEND_STARVED_READS", &reads}, {"NATSSEND_STARVED_SIZE", &size}, {"NATSSEND_STARVED_SPIN", &spinners}, {"NATSSEND_STARVED_PACE_MS", &paceMS}} {
 		if s := os.Getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				tb.Fatalf("%s=%q: want a positive number", v.name, s)
+			if err != nil || n < 0 {
+				tb.Fatalf("%s=%q: want a number", v.name, s)
 			}
 			*v.n = n
 		}
 	}
-	return reads, size, spinners
+	return reads, size, spinners, time.Duration(paceMS) * time.Millisecond
 }
 
 // slowReplies makes p hold every direct get reply carrying a chunk for
@@ -87,7 +63,7 @@ func slowReplies(p *natstest.Proxy, delay time.Duration) {
 // stall rule) the later batches of the queue were asked for again and
 // again, each re-ask adding to the backlog.
 func TestStarvedReads(t *testing.T) {
-	reads, size, spinners := starvedScale(t, 24, 1<<20)
+	reads, size, spinners, pace := starvedScale(t, 24, 1<<20)
 	srv := startServer(t)
 	_, wjs := connect(t, srv.URL())
 	writer := newStore(t, wjs)
@@ -118,8 +94,10 @@ func TestStarvedReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	slowReplies(p, 10*time.Millisecond)
-	starve(t, spinners)
+	if pace > 0 {
+		slowReplies(p, pace)
+	}
+	natstest.Starve(t, spinners)
 	before := objstore.Totals()
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -21,40 +21,16 @@ import (
 // issue 46. Not parallel: the spinning goroutines take the whole
 // process's CPU, and the re-asks are counted for the process.
 
-// spin runs n goroutines that spin until the test ends: everything in the
-// process (the reads, nats.go, the embedded server) competes with them for
-// GOMAXPROCS, as on a host that gives the process a fraction of a core.
-func spin(tb testing.TB, n int) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for i := range 1 << 14 {
-					x += i
-				}
-			}
-		})
-	}
-	tb.Cleanup(func() { close(stop); wg.Wait() })
-}
-
-// envInt returns the environment variable name as a positive number, or
-// def when it is not set.
+// envInt returns the environment variable name as a number (at least 0),
+// or def when it is not set.
 func envInt(tb testing.TB, name string, def int) int {
 	s := os.Getenv(name)
 	if s == "" {
 		return def
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		tb.Fatalf("%s=%q: want a positive number", name, s)
+	if err != nil || n < 0 {
+		tb.Fatalf("%s=%q: want a number", name, s)
 	}
 	return n
 }
@@ -62,8 +38,9 @@ func envInt(tb testing.TB, name string, def int) int {
 // TestStarvedClaimCheckedRPC: many claim-checked calls at once, request
 // and reply each above the limit, served by as many workers, with spinning goroutines taking two
 // thirds of the process's CPU and both connections taking in one chunk
-// reply per 20 ms (a proxy holds each), so that what each Store's reads
-// ask for at once takes longer than the 2 s stall check to arrive. Every
+// reply per 20 ms (a proxy holds each; NATSSEND_STARVED_PACE_MS, 0 for
+// none), so that what each Store's reads ask for at once takes longer
+// than the 2 s stall check to arrive. Every
 // call succeeds within its deadline, the handler runs once per call,
 // batches are rarely given up and asked for again (at most one per four
 // reads), and nothing is left in the bucket. make starved runs the
@@ -101,11 +78,13 @@ func TestStarvedClaimCheckedRPC(t *testing.T) {
 	}
 	client := shim.NewClient(caller, shim.WithClaimChecks(cst), shim.WithTimeout(3*time.Minute))
 
-	for _, p := range []*natstest.Proxy{cp, rp} {
-		p.On(natstest.Rule{Dir: natstest.ToClient, Every: true, Action: natstest.Delay, Delay: 20 * time.Millisecond,
-			Match: func(f natstest.Frame) bool { return f.HasHeader("Nats-Subject") && len(f.Data) > 1024 }})
+	if pace := time.Duration(envInt(t, "NATSSEND_STARVED_PACE_MS", 20)) * time.Millisecond; pace > 0 {
+		for _, p := range []*natstest.Proxy{cp, rp} {
+			p.On(natstest.Rule{Dir: natstest.ToClient, Every: true, Action: natstest.Delay, Delay: pace,
+				Match: func(f natstest.Frame) bool { return f.HasHeader("Nats-Subject") && len(f.Data) > 1024 }})
+		}
 	}
-	spin(t, envInt(t, "NATSSEND_STARVED_SPIN", 2*runtime.GOMAXPROCS(0)))
+	natstest.Starve(t, envInt(t, "NATSSEND_STARVED_SPIN", 2*runtime.GOMAXPROCS(0)))
 	before := objstore.Totals()
 	start := time.Now()
 	var wg sync.WaitGroup

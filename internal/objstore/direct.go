@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,6 +36,10 @@ type Reader struct {
 	requests atomic.Uint64 // requests sent
 	lost     atomic.Uint64 // batches given up for lost replies (ErrGap, ErrStalled)
 }
+
+// budgetDelay is how much of the connection's receiving the reads may
+// owe at once (see Budget.Adapt).
+const budgetDelay = time.Second
 
 // shared is what the Readers of one connection share: the reply inbox,
 // the byte budget and the Readers of other streams (Sibling).
@@ -82,9 +87,11 @@ func (r *Reader) gaveUp() {
 
 // NewReader returns a Reader of stream through the JetStream API prefix
 // (see APIPrefix) on nc. The bytes it (and its siblings) have asked for
-// and not yet received stay within budget bytes.
+// and not yet received stay within budget bytes, and within what the
+// connection receives in budgetDelay (see Budget.Adapt).
 func NewReader(nc *nats.Conn, apiPrefix, stream string, budget int64) *Reader {
 	sh := &shared{nc: nc, mux: &mux{nc: nc, flights: make(map[string]*flight)}, budget: NewBudget(budget)}
+	sh.budget.Adapt(budgetDelay)
 	return sh.reader(apiPrefix, stream)
 }
 

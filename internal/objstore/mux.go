@@ -27,14 +27,6 @@ type mux struct {
 	received atomic.Uint64
 	lastAt   atomic.Int64
 
-	// The rate replies arrive at while the connection owes some (see
-	// measure), under mu: the busy time and bytes of the window being
-	// measured, and when the connection last began to owe.
-	busyFrom  time.Time
-	busyTime  time.Duration
-	busyBytes uint64
-	rate      float64 // bytes per second; 0 until measured
-
 	mu      sync.Mutex
 	sub     *nats.Subscription
 	prefix  string // the inbox prefix, with its trailing dot
@@ -88,9 +80,6 @@ func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
 		m.idle.Stop()
 		m.idle = nil
 	}
-	if len(m.flights) == 0 {
-		m.busyFrom = time.Now()
-	}
 	m.next++
 	f := &flight{m: m, token: strconv.FormatUint(m.next, 36), ch: make(chan *nats.Msg, n), budget: b, held: held}
 	f.progressAt, f.mark, f.owed = time.Now(), m.received.Load(), b.Used()
@@ -110,16 +99,15 @@ func (m *mux) route(msg *nats.Msg) {
 	size := uint64(len(msg.Data) + replyOverhead)
 	m.received.Add(size)
 	now := time.Now()
-	prev := time.Unix(0, m.lastAt.Swap(now.UnixNano()))
+	m.lastAt.Store(now.UnixNano())
 	f := m.flights[token]
 	if f == nil {
 		return
 	}
-	m.measure(f.budget, prev, now, size)
 	if f.held > 0 {
 		n := min(f.held, int64(size))
 		f.held -= n
-		f.budget.Release(n)
+		f.budget.Delivered(n)
 	}
 	if f.closed {
 		// Abandoned while its replies were on their way (see close): it
@@ -223,38 +211,6 @@ func (m *mux) unsubscribe(sub *nats.Subscription) {
 	_ = sub.Unsubscribe()
 	m.sub, m.prefix, m.idle = nil, "", nil
 }
-
-// measure adds a reply of size bytes that arrived at now, the one before
-// at prev, to the rate the connection delivers at while it owes replies,
-// and lowers (or raises) b's limit to what arrives at that rate within
-// budgetDelay; m.mu is held. Each rateWindow of such time updates the rate
-// (a moving average).
-func (m *mux) measure(b *Budget, prev, now time.Time, size uint64) {
-	from := prev
-	if m.busyFrom.After(from) {
-		from = m.busyFrom
-	}
-	if d := now.Sub(from); d > 0 {
-		m.busyTime += d
-	}
-	m.busyBytes += size
-	if m.busyTime < rateWindow {
-		return
-	}
-	r := float64(m.busyBytes) / m.busyTime.Seconds()
-	if m.rate > 0 {
-		r = 0.7*m.rate + 0.3*r
-	}
-	m.rate, m.busyTime, m.busyBytes = r, 0, 0
-	b.SetLimit(int64(r * budgetDelay.Seconds()))
-}
-
-// The Budget's limit is what the connection receives within budgetDelay
-// (see measure), measured over windows of rateWindow.
-const (
-	budgetDelay = time.Second
-	rateWindow  = 100 * time.Millisecond
-)
 
 // replyOverhead is what the budget counts for a reply besides its data:
 // the headers a direct get adds (stream, subject, sequence, time stamp,

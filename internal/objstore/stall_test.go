@@ -26,40 +26,21 @@ import (
 func slowObjects(t *testing.T, objects, msgs, size int, delay time.Duration) *objstore.Reader {
 	t.Helper()
 	srv := natstest.Start(t, natstest.JetStream())
-	admin, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	js, err := jetstream.New(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"o.>"}, Storage: jetstream.MemoryStorage, AllowDirect: true}); err != nil {
-		t.Fatal(err)
-	}
-	for o := range objects {
-		for i := range msgs {
-			if _, err := js.Publish(ctx, fmt.Sprintf("o.%d", o), body(o, i, size)); err != nil { //natssend:reviewed test data
-				t.Fatal(err)
+	createS(t, srv.URL(), "o.>", func(ctx context.Context, js jetstream.JetStream) error {
+		for o := range objects {
+			for i := range msgs {
+				if _, err := js.Publish(ctx, fmt.Sprintf("o.%d", o), body(o, i, size)); err != nil { //natssend:reviewed test data
+					return err
+				}
 			}
 		}
-	}
+		return nil
+	})
 	p := srv.Proxy(t)
 	p.On(natstest.Rule{Dir: natstest.ToClient, Every: true, Action: natstest.Delay, Delay: delay,
 		Match: func(f natstest.Frame) bool { return f.HasHeader("Nats-Subject") && len(f.Data) > 1024 }})
-	nc, err := nats.Connect(p.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	rjs, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objstore.NewReader(nc, objstore.APIPrefix(rjs), "S", 16<<20)
+	nc, js := dialJS(t, p.URL())
+	return objstore.NewReader(nc, objstore.APIPrefix(js), "S", 16<<20)
 }
 
 // body is message i of object o.

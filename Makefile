@@ -35,6 +35,10 @@
 #   make faults     the fault matrix (internal/faultmatrix) and the proxy under -race, FAULTS_COUNT=3 runs
 #   make interop    the nats.js peers of interop/ (written from docs/protocol.md) against the Go
 #                   side: claim checks both ways, every RPC outcome, 64 MiB streams (npm ci first)
+#   make starved    issue 46's run: STARVED_READS=50 claim-checked RPCs of STARVED_SIZE=2 MiB each way
+#                   (then as many Resolve/Open/Subscribe reads) at once on a third of one core
+#                   (GOMAXPROCS=1, two spinning goroutines), -race; STARVED_PACE_MS=20 also paces
+#                   each connection's chunk replies through a proxy (0: none)
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
@@ -43,7 +47,7 @@ FUZZMINIMIZETIME ?= 500x
 STRESS_RESTARTS ?= 200
 GOFILES   = $(shell find . -name '*.go' -not -path '*/testdata/*' -not -path './bin/*' -not -path '*/node_modules/*')
 
-.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults interop
+.PHONY: all build test fmt-check vet example lint tool-recipe docs-check golangci golangci-build golangci-test bench bench-fast bench-cc bench-stream gateway-reads bench-lint fuzz stress race ci clean faults interop starved
 
 all: build test
 
@@ -176,6 +180,19 @@ faults:
 interop:
 	cd interop && npm ci --no-audit --no-fund
 	NATSSEND_INTEROP=1 $(GO) test -count=1 -timeout 10m ./interop/
+
+
+# Issue 46: reads that back off under load. Each test logs its time, the
+# read requests and the batches given up and asked for again.
+STARVED_READS ?= 50
+STARVED_SIZE  ?= 2097152
+STARVED_PACE_MS ?= 0
+starved:
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 NATSSEND_STARVED_PACE_MS=$(STARVED_PACE_MS) \
+		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedClaimCheckedRPC$$' -v ./internal/faultmatrix/
+	GOMAXPROCS=1 NATSSEND_STARVED_READS=$(STARVED_READS) NATSSEND_STARVED_SIZE=$(STARVED_SIZE) NATSSEND_STARVED_SPIN=2 NATSSEND_STARVED_PACE_MS=$(STARVED_PACE_MS) \
+		$(GO) test -race -count=1 -timeout 30m -run '^TestStarvedReads$$' -v ./claimcheck/
+
 
 ci: test interop lint tool-recipe fuzz race faults golangci golangci-test docs-check
 

@@ -78,14 +78,14 @@ type Store struct {
 	cfg         config
 	limit       *connlimit.State // the connection's one limit state, shared with shim
 	rd          *objstore.Reader // direct gets of the bucket's stream
+	sent        *objstore.Budget // its uploads' bytes not yet acknowledged (see upWindow)
 	domain      string           // the JetStream domain the bucket lives in ("" for none)
 	domainKnown bool             // whether domain is known (see jsDomain)
 
 	mu        sync.Mutex
-	domainJS  map[string]jetstream.JetStream // WithDomains' domains, made on first use
-	streams   map[string]streamLimit         // subject -> cached max_msg_size of its stream
-	lookupOff time.Time                      // no stream lookups until then (one went unanswered)
-	delProbe  *deleteProbe                   // whether the user may delete payloads, once known (canDelete)
+	streams   map[string]streamLimit // subject -> cached max_msg_size of its stream
+	lookupOff time.Time              // no stream lookups until then (one went unanswered)
+	delProbe  *deleteProbe           // whether the user may delete payloads, once known (canDelete)
 
 	readsMu sync.Mutex
 	reads   map[readKey]*sharedRead // Resolves in progress (see resolve)
@@ -179,7 +179,9 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Store, e
 		return nil, err
 	}
 	s := &Store{js: js, pub: pub, nc: nc, cfg: cfg, limit: connlimit.For(nc), streams: make(map[string]streamLimit),
-		rd: objstore.NewReader(nc, objstore.APIPrefix(js), streamName(cfg.bucket), readBudget)}
+		rd: objstore.NewReader(nc, objstore.APIPrefix(js), streamName(cfg.bucket), readBudget), sent: objstore.NewBudget(uploadBudget)}
+	s.sent.Adapt(sentDelay)
+	s.sent.SetLimit(uploadStart)
 	if err := s.bind(ctx); err != nil {
 		return nil, err
 	}

@@ -11,10 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/objstore"
 )
-
-// purgeAttemptTimeout bounds one attempt of purgeUpload.
-const purgeAttemptTimeout = 2 * time.Second
 
 // purgeUpload removes a partial upload: it makes sure the stream has
 // processed every chunk this connection sent before (a synchronous
@@ -23,58 +21,103 @@ const purgeAttemptTimeout = 2 * time.Second
 // resends any of the upload's publishes, see noRetry), then purges the
 // chunk subject and, when the meta message may have been sent, the meta
 // subject (with once, a chosen name, only its own meta message:
-// deleteMetaOf). Transient failures (a reconnect) are retried, each
-// attempt bounded by purgeAttemptTimeout, until the cleanup timeout; on a
+// deleteMetaOf), each request on its own until it is answered (see
+// cleanupStep), and finally asks the stream's leader whether any chunk
+// is still stored (verifyPurged), purging again until none is. On a
 // closed connection it gives up at once, since nothing can be sent any
-// more (the bucket's TTL removes the leftovers).
-func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent bool) error {
+// more (the bucket's TTL removes the leftovers). moved says that the
+// connection reconnected during the upload. An error that is not the
+// bucket's stream being gone (jetstream.ErrStreamNotFound) wraps
+// errCleanupIncomplete.
+func (s *Store) purgeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent, moved bool) error {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	// A clean-up the user may not make (no purge permission) ends at the
 	// server's report: the bucket's TTL removes the leftovers.
 	cctx, stop := s.watchStream(cctx, s.own(), chunkSubj)
 	defer stop()
-	var err error
-	for {
-		if err = s.waitConnected(cctx); err == nil {
-			// Each attempt gets a bound of its own: a request written just
-			// before the connection broke gets no answer, and must not use
-			// up the whole cleanup budget.
-			actx, acancel := context.WithTimeout(cctx, purgeAttemptTimeout)
-			_, err = s.pub.PublishMsg(actx, &nats.Msg{Subject: chunkSubj})
-			if err == nil {
-				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(chunkSubj))
-			}
-			switch {
-			case err != nil || !metaSent:
-			case once:
-				err = s.deleteMetaOf(actx, metaSubj, id) // another responder's may be the one stored
-			default:
-				err = s.stream.Purge(actx, jetstream.WithPurgeSubject(metaSubj)) // a random name: ours
-			}
-			acancel()
-		}
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() || connlimit.DeniedCause(cctx) != nil {
-			return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", deniedError(cctx, "removing the partial upload", err))
-		}
+	err := s.removeUpload(cctx, chunkSubj, metaSubj, id, once, metaSent, moved)
+	switch {
+	case err == nil || errors.Is(err, jetstream.ErrStreamNotFound):
+		return err
+	case errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() || connlimit.DeniedCause(cctx) != nil:
+		return fmt.Errorf("%w (the bucket's TTL removes the partial upload)", incomplete(cctx, "removing the partial upload", err))
+	}
+	return incomplete(cctx, "removing the partial upload", err)
+}
+
+// removeUpload is purgeUpload's work, one step at a time.
+func (s *Store) removeUpload(ctx context.Context, chunkSubj, metaSubj, id string, once, metaSent, moved bool) error {
+	own := s.own()
+	err := s.cleanupStep(ctx, own, func(ctx context.Context) error {
+		_, err := s.pub.PublishMsg(ctx, &nats.Msg{Subject: chunkSubj})
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
 			// Nothing stores the chunk subject: unless a stream leader is
 			// being elected, the bucket's stream is gone, and with it
 			// whatever was written.
-			if _, serr := s.js.Stream(cctx, streamName(s.cfg.bucket)); errors.Is(serr, jetstream.ErrStreamNotFound) {
-				return serr
+			if _, serr := s.rd.AllowsDirect(ctx); errors.Is(serr, objstore.ErrNoStream) {
+				return jetstream.ErrStreamNotFound
 			}
 		}
-		select {
-		case <-cctx.Done():
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.verifyPurged(ctx, chunkSubj, moved); err != nil {
+		return err
+	}
+	switch {
+	case !metaSent:
+		return nil
+	case once:
+		return s.deleteMetaOf(ctx, metaSubj, id) // another responder's may be the one stored
+	}
+	return s.purgeAt(ctx, own, metaSubj) // a random name: ours
+}
+
+// verifyPurged purges the chunk subject until the stream's leader says it
+// holds none of its messages. After a reconnect (moved) it asks
+// purgeSettle after the purge: chunks that the server the connection was
+// on had forwarded (a server shut down flushes its routes as it closes)
+// can reach the stream after the purge, by another path than the one the
+// purge took. A stream that is gone holds nothing.
+func (s *Store) verifyPurged(ctx context.Context, chunkSubj string, moved bool) error {
+	own := s.own()
+	for pause := moved; ; pause = true {
+		if err := s.purgeAt(ctx, own, chunkSubj); err != nil {
 			return err
-		case <-time.After(50 * time.Millisecond):
 		}
+		if pause {
+			t := time.NewTimer(purgeSettle)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		var n uint64
+		err := s.cleanupStep(ctx, own, func(ctx context.Context) (err error) {
+			n, err = s.rd.Stored(ctx, chunkSubj) //natssend:reviewed retry: a read, no effect to repeat
+			return err
+		})
+		switch {
+		case errors.Is(err, objstore.ErrNoStream):
+			return nil
+		case err != nil:
+			return err
+		case n == 0:
+			return nil
+		}
+		// Chunks arrived after the purge, by another path: purge them and
+		// give that path time again.
 	}
 }
+
+// purgeSettle is how long after a purge that followed a reconnect the
+// stream is asked again whether chunks of the upload arrived.
+const purgeSettle = 500 * time.Millisecond
 
 // cleanUp runs clean, the removal of what a failed upload wrote, on a
 // context bounded by the cleanup timeout that ctx's end does not cancel,
@@ -98,16 +141,23 @@ func (s *Store) cleanUp(ctx context.Context, clean func(ctx context.Context) err
 	case err := <-done: // finished meanwhile
 		return err
 	default:
-		return fmt.Errorf("still removing the partial upload in the background when the context ended (for up to %v)", s.cfg.cleanupTimeout)
+		return fmt.Errorf("%w: still removing the partial upload in the background when the context ended (for up to %v)", errCleanupIncomplete, s.cfg.cleanupTimeout)
 	}
 }
 
 // deleteMetaOf deletes the meta message on metaSubj if it is that of the
 // upload id (the object's NUID): with a chosen name another responder's
-// meta message may be the one stored, and it stays.
+// meta message may be the one stored, and it stays. Two steps (see
+// cleanupStep): the stream leader's last message on the subject, then
+// its deletion.
 func (s *Store) deleteMetaOf(ctx context.Context, metaSubj, id string) error {
-	m, err := s.stream.GetLastMsgForSubject(ctx, metaSubj)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	own := s.own()
+	var m *objstore.Msg
+	err := s.cleanupStep(ctx, own, func(ctx context.Context) (err error) {
+		m, err = s.rd.LeaderLast(ctx, metaSubj) //natssend:reviewed retry: a read, no effect to repeat
+		return err
+	})
+	if errors.Is(err, objstore.ErrNotFound) || errors.Is(err, objstore.ErrNoStream) {
 		return nil
 	}
 	if err != nil {
@@ -117,7 +167,9 @@ func (s *Store) deleteMetaOf(ctx context.Context, metaSubj, id string) error {
 	if json.Unmarshal(m.Data, &info) == nil && info.NUID != id {
 		return nil
 	}
-	err = s.stream.DeleteMsg(ctx, m.Sequence)
+	err = s.cleanupStep(ctx, own, func(ctx context.Context) error {
+		return s.stream.DeleteMsg(ctx, m.Seq)
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
 		return nil // gone meanwhile (the bucket's TTL)
 	}

@@ -2,11 +2,9 @@ package claimcheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
@@ -202,29 +200,9 @@ func (s *Store) Discard(ctx context.Context, ref *nats.Msg) error {
 	if err != nil {
 		return err
 	}
-	loc := at{bucket: bucket, domain: domain}
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
-	cctx, stop := s.watchStream(cctx, loc)
-	defer stop()
-	var info *jetstream.ObjectInfo
-	err = s.readCall(cctx, func(ctx context.Context) (err error) {
-		info, err = s.objectInfo(ctx, loc, name)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("claimcheck: discarding object %q: %w", name, deniedError(cctx, "reading its meta data", err))
-	}
-	if got := info.Metadata[metaSubjectKey]; got != ref.Subject {
-		return &ResolveError{Object: name, Subject: ref.Subject, Err: ErrSubjectMismatch, Detail: fmt.Sprintf("stored for %q", got)}
-	}
-	if err := s.deleteObjectAt(cctx, loc, name); err != nil {
-		return fmt.Errorf("claimcheck: discarding object %q%s: %w", name, s.describeAt(loc), err)
-	}
-	return nil
+	return s.discardObject(cctx, at{bucket: bucket, domain: domain}, name, ref.Subject)
 }
 
 // abandon deletes a stored payload whose reference was not published and

@@ -145,6 +145,18 @@ func (e *storeError) Error() string {
 func (e *storeError) Unwrap() error        { return e.err }
 func (e *storeError) Is(target error) bool { return target == ErrNotPublished }
 
+// cleanupFailed is an upload's failure (err) whose clean-up did not
+// finish either (cleanup): it matches err's sentinels and
+// errCleanupIncomplete, not the clean-up's own cause (its deadline is not
+// the upload's).
+type cleanupFailed struct{ err, cleanup error }
+
+func (e *cleanupFailed) Error() string {
+	return fmt.Sprintf("%v; cleaning up the partial upload: %v", e.err, e.cleanup)
+}
+func (e *cleanupFailed) Unwrap() error        { return e.err }
+func (e *cleanupFailed) Is(target error) bool { return target == errCleanupIncomplete }
+
 // store writes data as a new object bound to subject and returns its name.
 // limit is the connection's effective max_payload. The object is complete
 // (every chunk and the meta message acknowledged) when store returns nil.
@@ -203,6 +215,9 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			ErrTooLarge, len(subject), n, limit)}
 	}
 
+	// A reconnect during the upload makes its clean-up wait for chunks
+	// that reach the stream by another path (see verifyPurged).
+	reconnects := s.nc.Stats().Reconnects
 	// nats.go fails pending futures on a reconnect, but not when the
 	// connection closes (they then wait for their ack timeout): watch for
 	// that ourselves. Registered before the check, so no close is missed.
@@ -229,7 +244,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	callerCtx := ctx // the clean-up's bound
 	ctx, stop := s.watchDenied(ctx, chunkSubj, mm.Subject)
 	defer stop()
-	var inflight []jetstream.PubAckFuture
+	w := &upWindow{s: s, closed: closed}
+	defer w.release()
 	metaSent := false
 	fail := func(err error) (string, error) {
 		if metaSent && wrongLastSequence(err) {
@@ -248,14 +264,15 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		<-hashed // no goroutine may read data after store returns
+		moved := s.nc.Stats().Reconnects != reconnects
 		if cerr := s.cleanUp(callerCtx, func(cctx context.Context) error {
-			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent)
+			return s.purgeUpload(cctx, chunkSubj, mm.Subject, id, once, metaSent, moved)
 		}); cerr != nil {
 			if errors.Is(cerr, jetstream.ErrStreamNotFound) {
 				// Nothing can be stored, and nothing was: say what is missing.
 				err = fmt.Errorf("%w: the bucket %q no longer exists (deleted after the Store was made; make a new Store to create it again): %w", jetstream.ErrBucketNotFound, s.cfg.bucket, err)
 			} else {
-				err = fmt.Errorf("%w; cleaning up the partial upload: %v", err, cerr)
+				err = &cleanupFailed{err: err, cleanup: cerr}
 			}
 		}
 		return "", &storeError{len(data), err}
@@ -265,15 +282,8 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 			return fail(err)
 		}
 		end := min(off+chunk, len(data))
-		paf, err := s.pub.PublishMsgAsync(&nats.Msg{Subject: chunkSubj, Data: data[off:end]}, noRetry)
-		if err != nil {
+		if _, err := w.publish(ctx, &nats.Msg{Subject: chunkSubj, Data: data[off:end]}); err != nil {
 			return fail(err)
-		}
-		inflight = append(inflight, paf)
-		if len(inflight) >= s.cfg.window {
-			if err := s.popAck(ctx, closed, &inflight); err != nil {
-				return fail(err)
-			}
 		}
 	}
 	<-hashed
@@ -282,38 +292,14 @@ func (s *Store) store(ctx context.Context, subject string, data []byte, limit in
 	if mm, err = s.metaMsg(info, once); err != nil {
 		return fail(err)
 	}
-	paf, err := s.pub.PublishMsgAsync(mm, noRetry)
+	metaSent, err = w.publish(ctx, mm)
+	if err == nil {
+		err = w.drain(ctx)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	metaSent = true
-	inflight = append(inflight, paf)
-	for len(inflight) > 0 {
-		if err := s.popAck(ctx, closed, &inflight); err != nil {
-			return fail(err)
-		}
-	}
 	return name, nil
-}
-
-// popAck waits for the oldest asynchronous publish in *inflight to be
-// acknowledged and removes it, also when it failed. When ctx ends or the
-// connection closes (an event on closed) first, it stays.
-func (s *Store) popAck(ctx context.Context, closed <-chan nats.Status, inflight *[]jetstream.PubAckFuture) error {
-	paf := (*inflight)[0]
-	var err error
-	select {
-	case ack := <-paf.Ok():
-		err = s.ownAck(ack)
-	case err = <-paf.Err():
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-closed:
-		return nats.ErrConnectionClosed
-	}
-	(*inflight)[0] = nil
-	*inflight = (*inflight)[1:]
-	return err
 }
 
 // ownAck checks that an upload's message was stored by the Store's own

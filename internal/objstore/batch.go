@@ -133,10 +133,12 @@ type Batch struct {
 	r       *Reader
 	f       *flight
 	subject string
+	from    uint64 // the first sequence asked for
 	n       int    // replies asked for
 	got     int    // messages received
 	prev    uint64 // the sequence of the last message received
 	ended   bool
+	final   bool // a status reply came: the server sends nothing more
 	single  bool // the server answered with one message without batch headers
 	// Pending is what the server reported left after the batch, set by
 	// its EOB.
@@ -159,26 +161,29 @@ func (r *Reader) Batch(ctx context.Context, subject string, from uint64, n, maxB
 		r.budget.Release(held)
 		return nil, err
 	}
+	f.attempt = r.stalls.attempt(stallKey{subject, from})
 	req, err := batchRequestJSON(from, subject, n, maxBytes)
 	if err == nil {
-		r.requests.Add(1)
+		r.sent()
 		err = r.nc.PublishRequest(r.direct, inbox, req) //natssend:reviewed a direct get request: a few hundred bytes, asked again when unanswered
 	}
 	if err != nil {
-		f.close()
+		f.close(true)
 		return nil, err
 	}
-	return &Batch{r: r, f: f, subject: subject, n: n, prev: from - min(from, 1)}, nil
+	return &Batch{r: r, f: f, subject: subject, from: from, n: n, prev: from - min(from, 1)}, nil
 }
 
 // Next returns the batch's next message. It returns io.EOF at the end of
 // the batch (Pending then says how many messages the server still has
 // after it), ErrNotFound when the stream has no message on the subject
 // from the requested sequence on, ErrGap when a reply was lost,
-// ErrStalled when nothing came for stall, nats.ErrNoResponders when no
-// replica serves direct gets, nats.ErrConnectionClosed when the
-// connection was closed (seen within closedPoll), ctx's error when it
-// ends.
+// ErrStalled when the batch's replies count as lost (see the stall rule
+// in stall.go: nothing came for stall, longer for a range that stalled
+// before, and the connection did not go on receiving what was owed
+// ahead of them), nats.ErrNoResponders when no replica serves direct
+// gets, nats.ErrConnectionClosed when the connection was closed (seen
+// within closedPoll), ctx's error when it ends.
 func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 	if b.ended {
 		return nil, io.EOF
@@ -191,8 +196,9 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 	default:
 	}
 	// One timer, woken every closedPoll while the wait lasts: a
-	// connection closed meanwhile ends the wait then, not at the stall.
-	until := time.Now().Add(stall)
+	// connection closed meanwhile ends the wait then, and the stall rule
+	// is checked then.
+	since := time.Now()
 	t := time.NewTimer(min(stall, closedPoll))
 	defer t.Stop()
 	for {
@@ -206,12 +212,12 @@ func (b *Batch) Next(ctx context.Context, stall time.Duration) (*Msg, error) {
 		if b.r.nc.IsClosed() {
 			return nil, nats.ErrConnectionClosed
 		}
-		left := time.Until(until)
-		if left <= 0 {
-			b.r.lost.Add(1)
+		if b.f.lost(since, stall) {
+			b.r.gaveUp()
+			b.r.stalls.stalled(stallKey{b.subject, b.prev + 1}, b.f.attempt)
 			return nil, ErrStalled
 		}
-		t.Reset(min(left, closedPoll))
+		t.Reset(min(stall, closedPoll))
 	}
 }
 
@@ -238,10 +244,11 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.final = b.final || m.Status != 0
 	switch {
 	case m.Status == 204:
 		if m.LastSeq != b.last() {
-			b.r.lost.Add(1)
+			b.r.gaveUp()
 			return nil, ErrGap
 		}
 		b.ended, b.Pending = true, m.Pending
@@ -249,15 +256,18 @@ func (b *Batch) take(raw *nats.Msg) (*Msg, error) {
 	case m.Status != 0:
 		return nil, m.statusError()
 	case m.Seq <= b.prev:
-		b.r.lost.Add(1)
+		b.r.gaveUp()
 		return nil, ErrGap
 	case b.got == 0 && !m.HasPending:
 		// A server without batched direct gets answers the first
 		// message alone.
 		b.single = true
 	case !m.HasPending || m.LastSeq != b.last():
-		b.r.lost.Add(1)
+		b.r.gaveUp()
 		return nil, ErrGap
+	}
+	if b.got == 0 && b.f.attempt > 0 {
+		b.r.stalls.progressed(stallKey{b.subject, b.from})
 	}
 	b.got++
 	b.prev = m.Seq
@@ -280,5 +290,6 @@ func (b *Batch) last() uint64 {
 // server older than nats-server 2.11): each request gives one message.
 func (b *Batch) Single() bool { return b.single }
 
-// Close ends the batch; replies still on their way are dropped.
-func (b *Batch) Close() { b.f.close() }
+// Close ends the batch; replies still on their way are dropped, and the
+// budget they hold is given back as they arrive (see flight.close).
+func (b *Batch) Close() { b.f.close(b.ended || b.final || b.got >= b.n) }

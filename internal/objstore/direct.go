@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,18 +21,25 @@ var (
 	ErrNoStream = errors.New("objstore: stream not found")
 )
 
-// Reader reads one stream with direct gets.
+// Reader reads one stream with direct gets (and purges subjects of it:
+// Purge).
 type Reader struct {
 	*shared
 	direct string // <prefix>DIRECT.GET.<stream>
 	msgGet string // <prefix>STREAM.MSG.GET.<stream>
 	info   string // <prefix>STREAM.INFO.<stream>
+	purge  string // <prefix>STREAM.PURGE.<stream>
 
-	memo memo // decoded meta data (Decoded)
+	memo   memo   // decoded meta data (Decoded)
+	stalls stalls // ranges whose batches stalled (see the stall rule)
 
 	requests atomic.Uint64 // requests sent
 	lost     atomic.Uint64 // batches given up for lost replies (ErrGap, ErrStalled)
 }
+
+// budgetDelay is how much of the connection's receiving the reads may
+// owe at once (see Budget.Adapt).
+const budgetDelay = time.Second
 
 // shared is what the Readers of one connection share: the reply inbox,
 // the byte budget and the Readers of other streams (Sibling).
@@ -47,7 +55,7 @@ type shared struct {
 // Stats are a Reader's counts since it was made.
 type Stats struct {
 	Requests uint64 // direct gets, leader gets and stream infos sent
-	Lost     uint64 // batches whose replies were lost (a gap or a stall), asked for again
+	Lost     uint64 // batches whose replies were lost (a gap or a stall), asked for again: the re-asks
 }
 
 // Stats returns the Reader's counts.
@@ -55,11 +63,35 @@ func (r *Reader) Stats() Stats {
 	return Stats{Requests: r.requests.Load(), Lost: r.lost.Load()}
 }
 
+// totals are the counts of every Reader of the process.
+var totals struct{ requests, lost atomic.Uint64 }
+
+// Totals returns the counts of every Reader of the process since it
+// started: for tests whose Readers are out of reach (a Store's inside a
+// shim Client), which take the difference over a run.
+func Totals() Stats {
+	return Stats{Requests: totals.requests.Load(), Lost: totals.lost.Load()}
+}
+
+// sent counts a request.
+func (r *Reader) sent() {
+	r.requests.Add(1)
+	totals.requests.Add(1)
+}
+
+// gaveUp counts a batch given up for lost replies.
+func (r *Reader) gaveUp() {
+	r.lost.Add(1)
+	totals.lost.Add(1)
+}
+
 // NewReader returns a Reader of stream through the JetStream API prefix
 // (see APIPrefix) on nc. The bytes it (and its siblings) have asked for
-// and not yet received stay within budget bytes.
+// and not yet received stay within budget bytes, and within what the
+// connection receives in budgetDelay (see Budget.Adapt).
 func NewReader(nc *nats.Conn, apiPrefix, stream string, budget int64) *Reader {
 	sh := &shared{nc: nc, mux: &mux{nc: nc, flights: make(map[string]*flight)}, budget: NewBudget(budget)}
+	sh.budget.Adapt(budgetDelay)
 	return sh.reader(apiPrefix, stream)
 }
 
@@ -68,6 +100,7 @@ func (sh *shared) reader(apiPrefix, stream string) *Reader {
 		direct: apiPrefix + "DIRECT.GET." + stream,
 		msgGet: apiPrefix + "STREAM.MSG.GET." + stream,
 		info:   apiPrefix + "STREAM.INFO." + stream,
+		purge:  apiPrefix + "STREAM.PURGE." + stream,
 	}
 }
 
@@ -110,7 +143,7 @@ func (r *Reader) Budget() *Budget { return r.budget }
 // yet: LeaderLast is the stream leader's word), nats.ErrNoResponders when
 // no replica serves direct gets.
 func (r *Reader) Last(ctx context.Context, subject string) (*Msg, error) {
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.direct+"."+subject, nil) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err
@@ -152,7 +185,7 @@ func (r *Reader) LeaderLast(ctx context.Context, subject string) (*Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.msgGet, req) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err
@@ -216,7 +249,7 @@ func (r *Reader) Stored(ctx context.Context, subject string) (uint64, error) {
 // streamInfo asks the stream's leader for its info (req: the request's
 // body, nil for none). ErrNoStream when the stream does not exist.
 func (r *Reader) streamInfo(ctx context.Context, req []byte) (*streamInfoResponse, error) {
-	r.requests.Add(1)
+	r.sent()
 	resp, err := r.nc.RequestWithContext(ctx, r.info, req) //natssend:reviewed a read: no effect to replay; a few bytes
 	if err != nil {
 		return nil, err

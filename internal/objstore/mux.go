@@ -21,6 +21,12 @@ type mux struct {
 	nc   *nats.Conn
 	drop atomic.Pointer[func(*nats.Msg) bool] // a fault test's loss of replies
 
+	// What the connection has delivered, for the stall rule (see
+	// flight.lost): the bytes routed (data and replyOverhead per reply),
+	// and when the last reply was routed (Unix nanoseconds).
+	received atomic.Uint64
+	lastAt   atomic.Int64
+
 	mu      sync.Mutex
 	sub     *nats.Subscription
 	prefix  string // the inbox prefix, with its trailing dot
@@ -40,6 +46,16 @@ type flight struct {
 	budget *Budget
 	held   int64 // budget bytes not yet given back
 	closed bool
+	// attempt counts the stalls of the range before this request (see
+	// Reader.attempt): each makes the stall rule wait longer.
+	attempt int
+
+	// Under m.mu: the flight's last progress (its request, or its latest
+	// reply), the connection's received bytes then, and the bytes the
+	// connection was owed then, its own included (see flight.lost).
+	progressAt time.Time
+	mark       uint64
+	owed       int64
 }
 
 // open registers a flight with room for n replies, holding held bytes of
@@ -66,6 +82,7 @@ func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
 	}
 	m.next++
 	f := &flight{m: m, token: strconv.FormatUint(m.next, 36), ch: make(chan *nats.Msg, n), budget: b, held: held}
+	f.progressAt, f.mark, f.owed = time.Now(), m.received.Load(), b.Used()
 	m.flights[f.token] = f
 	return f, m.prefix + f.token, nil
 }
@@ -79,18 +96,31 @@ func (m *mux) route(msg *nats.Msg) {
 	if !ok || m.prefix == "" {
 		return
 	}
+	size := uint64(len(msg.Data) + replyOverhead)
+	m.received.Add(size)
+	now := time.Now()
+	m.lastAt.Store(now.UnixNano())
 	f := m.flights[token]
 	if f == nil {
 		return
 	}
 	if f.held > 0 {
-		n := min(f.held, int64(len(msg.Data)+replyOverhead))
+		n := min(f.held, int64(size))
 		f.held -= n
-		f.budget.Release(n)
+		f.budget.Delivered(n)
+	}
+	if f.closed {
+		// Abandoned while its replies were on their way (see close): it
+		// only gives its budget back as they arrive, until its last.
+		if f.held == 0 || msg.Header.Get(hdrStatus) != "" {
+			m.forget(f)
+		}
+		return
 	}
 	if drop := m.drop.Load(); drop != nil && (*drop)(msg) {
 		return
 	}
+	f.progressAt, f.mark, f.owed = now, m.received.Load(), f.budget.Used()
 	select {
 	case f.ch <- msg:
 	default:
@@ -99,9 +129,16 @@ func (m *mux) route(msg *nats.Msg) {
 	}
 }
 
-// close ends the flight: later replies are dropped and the budget it
-// still holds is given back.
-func (f *flight) close() {
+// close ends the flight: later replies are dropped. With done (every
+// reply the request can have arrived, or its end), the budget it still
+// holds is given back at once. Otherwise (a batch given up as stalled, a
+// broken chain, a read cancelled) its replies may still be on their way,
+// taking their place on the connection: unless the connection has gone
+// quiet, the flight keeps its budget and gives it back as they arrive,
+// so that a request asked again meanwhile waits for room instead of
+// adding to what is owed. It lets go at its last reply, once nothing
+// arrives on the connection for abandonQuiet, or after abandonLinger.
+func (f *flight) close(done bool) {
 	m := f.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -109,7 +146,52 @@ func (f *flight) close() {
 		return
 	}
 	f.closed = true
-	delete(m.flights, f.token)
+	if done || f.held == 0 || m.flights[f.token] != f || m.quietLocked(f.progressAt, abandonQuiet) {
+		m.forget(f)
+		return
+	}
+	closedAt := time.Now()
+	var check func()
+	check = func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.flights[f.token] != f {
+			return
+		}
+		if m.quietLocked(closedAt, abandonQuiet) || time.Since(closedAt) >= abandonLinger {
+			m.forget(f)
+			return
+		}
+		time.AfterFunc(closedPoll, check)
+	}
+	time.AfterFunc(closedPoll, check)
+}
+
+// An abandoned flight (see close) holds its budget while the connection
+// receives, for at most abandonLinger.
+const (
+	abandonQuiet  = 2 * closedPoll
+	abandonLinger = 5 * time.Second
+)
+
+// quietLocked reports whether nothing arrived on the inbox since since
+// (or since the last reply, whichever is later) for d, and nothing waits
+// there to be routed; m.mu is held.
+func (m *mux) quietLocked(since time.Time, d time.Duration) bool {
+	last := since
+	if at := m.lastAt.Load(); at > last.UnixNano() {
+		last = time.Unix(0, at)
+	}
+	return time.Since(last) >= d && m.pendingLocked() == 0
+}
+
+// forget removes the closed flight f and gives back the budget it still
+// holds; m.mu is held. The inbox subscription goes muxLinger after the
+// last flight.
+func (m *mux) forget(f *flight) {
+	if m.flights[f.token] == f {
+		delete(m.flights, f.token)
+	}
 	f.budget.Release(f.held)
 	f.held = 0
 	if len(m.flights) == 0 && m.sub != nil && m.idle == nil {

@@ -21,7 +21,24 @@ import (
 func stream(t *testing.T, n int) (*nats.Conn, *objstore.Reader) {
 	t.Helper()
 	srv := natstest.Start(t, natstest.JetStream())
-	nc, err := nats.Connect(srv.URL(), nats.ReconnectBufSize(-1))
+	createS(t, srv.URL(), "s.>", func(ctx context.Context, js jetstream.JetStream) error {
+		for i := range n {
+			for _, subj := range []string{"s.a", "s.b"} {
+				if _, err := js.Publish(ctx, subj, fmt.Appendf(nil, "%s%d", subj[2:], i)); err != nil { //natssend:reviewed test data, a few bytes
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	nc, js := dialJS(t, srv.URL(), nats.ReconnectBufSize(-1))
+	return nc, objstore.NewReader(nc, objstore.APIPrefix(js), "S", 1<<20)
+}
+
+// dialJS connects to url, closing the connection with t's cleanup.
+func dialJS(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,19 +47,22 @@ func stream(t *testing.T, n int) (*nats.Conn, *objstore.Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return nc, js
+}
+
+// createS creates the stream S on subjects (memory storage, direct gets)
+// on the server at url and fills it with fill.
+func createS(t *testing.T, url, subjects string, fill func(ctx context.Context, js jetstream.JetStream) error) {
+	t.Helper()
+	_, js := dialJS(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jetstream.MemoryStorage, AllowDirect: true}); err != nil {
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{subjects}, Storage: jetstream.MemoryStorage, AllowDirect: true}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		for _, subj := range []string{"s.a", "s.b"} {
-			if _, err := js.Publish(ctx, subj, fmt.Appendf(nil, "%s%d", subj[2:], i)); err != nil { //natssend:reviewed test data, a few bytes
-				t.Fatal(err)
-			}
-		}
+	if err := fill(ctx, js); err != nil {
+		t.Fatal(err)
 	}
-	return nc, objstore.NewReader(nc, objstore.APIPrefix(js), "S", 1<<20)
 }
 
 // TestBatchReadsBySubject: a batch returns the subject's messages from

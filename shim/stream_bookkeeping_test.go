@@ -77,7 +77,9 @@ func TestStreamTinyFramesBookkeepingBounded(t *testing.T) {
 	s := natstest.Start(t)
 	const window, total = 256 << 20, 1 << 20
 	var written atomic.Int64
+	handlerDone := make(chan struct{})
 	serveStream(t, s.URL(), "tinyheld", func(ctx context.Context, _ *nats.Msg, w *shim.StreamWriter) error {
+		defer close(handlerDone)
 		b := []byte{'x'}
 		for written.Load() < total {
 			if _, err := w.Write(b); err != nil {
@@ -94,9 +96,11 @@ func TestStreamTinyFramesBookkeepingBounded(t *testing.T) {
 	inbox := raw.NewInbox()
 	var granted atomic.Bool
 	var frames atomic.Int64
+	ctrl := make(chan string, 1)
 	sub, err := raw.Subscribe(inbox, func(m *nats.Msg) {
 		frames.Add(1)
 		if granted.CompareAndSwap(false, true) {
+			ctrl <- m.Reply
 			_ = raw.Publish(m.Reply, xfer.AckBody(0, window, false)) // the whole window, nothing acknowledged
 		}
 	})
@@ -125,5 +129,15 @@ func TestStreamTinyFramesBookkeepingBounded(t *testing.T) {
 	}
 	if written.Load() >= total {
 		t.Errorf("the handler wrote all %d one-byte frames with nothing acknowledged", total)
+	}
+	// End the stream now, so that its held frames are gone before the
+	// next test measures its own heap.
+	if err := raw.Publish(<-ctrl, xfer.CancelBody(false)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-handlerDone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler did not end after the cancel")
 	}
 }

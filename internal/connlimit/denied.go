@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -41,31 +40,6 @@ func (d *Denial) Error() string {
 
 // Unwrap returns nats.go's error, so errors.Is sees nats.ErrPermissionViolation.
 func (d *Denial) Unwrap() error { return d.Err }
-
-var (
-	deniedPubRe   = regexp.MustCompile(`(?i)permissions violation for publish to "([^"]*)"`)
-	deniedReplyRe = regexp.MustCompile(`(?i)permissions violation for publish with reply of "([^"]*)"`)
-	deniedSubRe   = regexp.MustCompile(`(?i)permissions violation for subscription to "([^"]*)"(?: using queue "([^"]*)")?`)
-)
-
-// ParseDenial returns the Denial that err, an error nats.go passed to the
-// asynchronous error callback, reports, or nil when it reports none.
-func ParseDenial(err error) *Denial {
-	if err == nil || !errors.Is(err, nats.ErrPermissionViolation) {
-		return nil
-	}
-	text := err.Error()
-	if m := deniedReplyRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "reply", Subject: m[1], Err: err}
-	}
-	if m := deniedPubRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "publish", Subject: m[1], Err: err}
-	}
-	if m := deniedSubRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "subscribe", Subject: m[1], Queue: m[2], Err: err}
-	}
-	return nil
-}
 
 // denials is a State's set of watchers of permission violations.
 type denials struct {

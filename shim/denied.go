@@ -8,11 +8,32 @@ import (
 
 // watchDenied returns callCtx ended at once when the server reports (on a
 // connection made by Connect) that it dropped a publish to subject or
-// refused a subscription under the connection's inbox prefix, which the
-// reply would need: a denied request ends within a round trip instead of
-// at its deadline. stop ends the watch.
-func (c *Client) watchDenied(callCtx context.Context, subject string) (context.Context, context.CancelFunc) {
-	return c.st.WatchDenied(callCtx, []string{subject}, []string{c.inboxes})
+// refused one of subs, the subscriptions the reply needs (exact subjects;
+// replyInbox adds one made later): a denied request ends within a round
+// trip instead of at its deadline. The refusal of any other subscription
+// on the connection ends nothing. stop ends the watch.
+func (c *Client) watchDenied(callCtx context.Context, subject string, subs ...string) (context.Context, context.CancelFunc) {
+	return c.st.WatchDenied(callCtx, []string{subject}, subs)
+}
+
+// replyInbox returns a new reply inbox of a call of its own (see
+// randomInbox) and adds it to the subscriptions that the call's watch,
+// made by watchDenied and found in ctx, needs.
+func (c *Client) replyInbox(ctx context.Context) string {
+	inbox := randomInbox(c.nc)
+	connlimit.NeedSub(ctx, inbox)
+	return inbox
+}
+
+// replySub is the subscription a Client's call needs for its reply: the
+// connection's replyMux's, made on first use; "" when it cannot be made
+// (the call's send reports why).
+func (c *Client) replySub() string {
+	m, err := muxFor(c.st)
+	if err != nil {
+		return ""
+	}
+	return m.subj()
 }
 
 // deniedError returns err, the error of a call, as d, the permission

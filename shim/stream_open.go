@@ -77,7 +77,7 @@ func (o *streamOpen) send(attempt int) error {
 		return notSent(CodeUnavailable, "connection is reconnecting; not sent", nats.ErrConnectionReconnecting)
 	}
 	rs := newReplyStream(ctx, c.nc, o.co.x.window, o.co.x.idle)
-	reply := c.nc.NewInbox()
+	reply := c.replyInbox(o.denied)
 	sub, err := c.nc.Subscribe(reply, rs.onMsg)
 	if err != nil {
 		return sendError(ctx, err, false)
@@ -153,7 +153,7 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			o.pending = slices.DeleteFunc(o.pending, func(q *pendingStream) bool { return q == p })
 			err := p.rs.begin() // a stream that started, or why there is none
 			if err == nil {
-				p.rs.watchDenials(o.c.st, o.c.inboxes)
+				p.rs.watchDenials(o.c.st, p.rs.ctrl)
 				return p.rs, nil
 			}
 			earlier := slices.ContainsFunc(o.pending, func(q *pendingStream) bool { return q.attempt < attempt })

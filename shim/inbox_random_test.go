@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/natstest"
+	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/shim"
 )
 
@@ -55,7 +56,8 @@ func varyingBits(subjects []string) (float64, bool) {
 
 // TestReplySubjectsUnguessable: the reply subjects of a Client's calls
 // (Request, Request with Attempts, RequestMany, RequestStream), as the
-// responder sees them, are all different and share no counter: each
+// responder sees them, and a stream responder's control inbox, as its
+// caller sees it, are all different and share no counter: each
 // carries at least 64 bits that no earlier subject tells (measured over
 // 256 calls of each kind: every position of the varying part takes on
 // most of its alphabet).
@@ -110,12 +112,35 @@ func TestReplySubjectsUnguessable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The stream responder's control inbox, as a caller sees it: the
+	// reply subject of the frames (a raw caller, so that the test sees
+	// the wire).
+	raw := rawConn(t, s.URL())
+	for range n / 4 {
+		sub, err := raw.SubscribeSync(raw.NewInbox())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &nats.Msg{Subject: "svc.stream", Reply: sub.Subject, Header: nats.Header{natstest.StreamHeader: {natstest.StreamMarker(1<<16, time.Second)}}}
+		if err := raw.PublishMsg(req); err != nil { //natssend:reviewed a raw stream caller
+			t.Fatal(err)
+		}
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen["control"] = append(seen["control"], m.Reply)
+		_ = raw.Publish(m.Reply, []byte{xfer.Cancel}) //natssend:reviewed the stream's end, told to its responder
+		_ = sub.Unsubscribe()
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, kind := range []string{"request", "attempts", "many", "stream"} {
+	seen["stream"] = seen["stream"][:n] // the raw streams' requests came after
+	want := map[string]int{"control": n / 4}
+	for _, kind := range []string{"request", "attempts", "many", "stream", "control"} {
 		subjects := seen[kind]
-		if len(subjects) != n {
-			t.Errorf("%s: the responder saw %d requests, want %d", kind, len(subjects), n)
+		if w, ok := want[kind]; (ok && len(subjects) != w) || (!ok && len(subjects) != n) {
+			t.Errorf("%s: %d subjects seen", kind, len(subjects))
 			continue
 		}
 		bits, distinct := varyingBits(subjects)

@@ -46,6 +46,9 @@ type replyMux struct {
 	cur   atomic.Pointer[muxSub] // the subscription in use; nil: none, or refused
 	last  atomic.Pointer[muxSub] // the newest subscription made, refused or not
 	subMu sync.Mutex             // held while (re)subscribing
+	// listening: refused is a watcher of the connection's denials;
+	// guarded by subMu.
+	listening bool
 
 	mu      sync.Mutex
 	calls   map[string]*muxCall
@@ -122,12 +125,11 @@ func (m *replyMux) subscribe() (*muxSub, error) {
 		return cur, nil
 	}
 	prev := m.last.Load()
-	if prev == nil {
-		// The first subscription: the watches last as long as the
-		// connection, as the mux does.
+	if prev == nil && !m.listening {
+		// Before the first subscription, so that no refusal of it is
+		// missed; it lasts as long as the connection, as the mux does.
+		m.listening = true
 		_ = m.st.Listen(m.refused)
-		status := m.nc.StatusChanged(nats.DISCONNECTED, nats.CLOSED)
-		go m.watch(status)
 	}
 	prefix := m.nc.NewInbox() + "."
 	mk := func() (*nats.Subscription, error) { return m.nc.Subscribe(prefix+">", m.handle) }
@@ -144,9 +146,17 @@ func (m *replyMux) subscribe() (*muxSub, error) {
 	if prev != nil {
 		_ = prev.sub.Unsubscribe() // refused: nats.go would keep it, and send it again at a reconnect
 	}
+	if prev == nil {
+		status := m.nc.StatusChanged(nats.DISCONNECTED, nats.CLOSED)
+		go m.watch(status)
+	}
 	cur := &muxSub{sub: sub, prefix: prefix, subj: prefix + ">"}
 	m.last.Store(cur)
 	m.cur.Store(cur)
+	if m.st.RefusedSub(cur.subj) != nil {
+		// Refused before it was in use (refused saw nothing to drop).
+		m.cur.CompareAndSwap(cur, nil)
+	}
 	return cur, nil
 }
 

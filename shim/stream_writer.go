@@ -93,7 +93,7 @@ type streamOut struct {
 }
 
 func newStreamOut(ctx context.Context, nc *nats.Conn, st *connlimit.State, inbox string, sr streamReq) *streamOut {
-	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: nc.NewInbox(), idle: sr.idle, window: sr.window,
+	s := &streamOut{nc: nc, st: st, inbox: inbox, ctrl: randomInbox(nc), idle: sr.idle, window: sr.window,
 		granted: xfer.StartCredit(sr.window), digest: sr.digest, sum: xfer.NewDigest(sr.digest), stop: make(chan struct{})}
 	s.cond.L = &s.mu
 	s.ctx, s.cancel = context.WithCancelCause(ctx)

@@ -101,11 +101,13 @@ func TestRefusalForgottenAfterReload(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := shim.Serve(srv, "svc.stream", shim.Stream(func(_ context.Context, m *nats.Msg, w *shim.StreamWriter) error {
-		_, err := w.Write(m.Data)
-		return err
-	})); err != nil {
-		t.Fatal(err)
+	for _, subj := range []string{"svc.stream", "svc.stream.denied"} {
+		if _, err := shim.Serve(srv, subj, shim.Stream(func(_ context.Context, m *nats.Msg, w *shim.StreamWriter) error {
+			_, err := w.Write(m.Data)
+			return err
+		})); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := srv.Flush(); err != nil {
 		t.Fatal(err)
@@ -120,6 +122,24 @@ func TestRefusalForgottenAfterReload(t *testing.T) {
 	t0 = time.Now()
 	_, err = c.Request(ctx, "svc.echo", []byte("x"))
 	deniedWithin(t, err, time.Since(t0), "_INBOX", shim.OutcomeNotRun)
+	// Calls with an inbox of their own learn of its refusal as well
+	// (the subscription is made, and refused, after the watch began).
+	t0 = time.Now()
+	for m, err := range c.RequestMany(ctx, "svc.echo", []byte("x")) {
+		if m != nil {
+			t.Errorf("RequestMany yielded a reply %q", m.Data)
+		}
+		deniedWithin(t, err, time.Since(t0), "_INBOX", shim.OutcomeUnknown)
+	}
+	t0 = time.Now()
+	// (A subject of its own: its responder waits for the caller that
+	// cannot hear it until its idle bound, one stream at a time.)
+	if rs, err := c.RequestStream(ctx, "svc.stream.denied", []byte("x")); err == nil {
+		_ = rs.Close()
+		t.Error("a stream opened without its inbox")
+	} else {
+		deniedWithin(t, err, time.Since(t0), "_INBOX", shim.OutcomeUnknown)
+	}
 
 	allWork := func(when string) {
 		t.Helper()

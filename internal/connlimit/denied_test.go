@@ -152,3 +152,36 @@ func TestWatchRecycled(t *testing.T) {
 	}
 	s.Unwatch(w)
 }
+
+// TestNeedSub: a subscription added to a wait after it began ends it when
+// refused, at once when the refusal came before; one added to a wait that
+// has stopped, or to a context without a wait, changes nothing; RefusedSub
+// tells the exact subscription only.
+func TestNeedSub(t *testing.T) {
+	s := &State{}
+	s.Hook()
+	ctx, stop := s.WatchDenied(context.Background(), []string{"svc.x"}, nil)
+	defer stop()
+	NeedSub(ctx, "_INBOX.a")
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.b"})
+	if ctx.Err() != nil {
+		t.Fatal("another subscription's refusal ended the wait")
+	}
+	if s.RefusedSub("_INBOX.b") == nil || s.RefusedSub("_INBOX.a") != nil || s.RefusedSub("_INBOX.>") != nil {
+		t.Error("RefusedSub does not tell exactly the refused subscription")
+	}
+	NeedSub(ctx, "_INBOX.b") // refused already
+	if DeniedCause(ctx) == nil || DeniedCause(ctx).Subject != "_INBOX.b" {
+		t.Fatalf("a subscription refused before it was added did not end the wait: %v", context.Cause(ctx))
+	}
+
+	ctx2, stop2 := s.WatchDenied(context.Background(), nil, nil)
+	NeedSub(ctx2, "_INBOX.c")
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.c"})
+	if DeniedCause(ctx2) == nil {
+		t.Fatal("the refusal of an added subscription did not end the wait")
+	}
+	stop2()
+	NeedSub(ctx2, "_INBOX.d")                 // stopped: nothing
+	NeedSub(context.Background(), "_INBOX.d") // no wait: nothing
+}

@@ -41,7 +41,7 @@ func TestParseDenialServerText(t *testing.T) {
 	t.Parallel()
 	s := natstest.Start(t, natstest.WithUser(natstest.User{Name: "narrow", Password: "p", Publish: []string{"ok"}, Subscribe: []string{"ok"}}))
 	errs := make(chan error, 1024)
-	nc, err := nats.Connect(s.UserURL("narrow"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+	nc, err := nats.Connect(s.UserURL("narrow"), nats.ReconnectBufSize(-1), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
 	if err != nil {
 		t.Fatal(err)
 	}

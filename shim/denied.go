@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/natssend/natssend/internal/connlimit"
 )
@@ -26,11 +27,19 @@ func (c *Client) replyInbox(ctx context.Context) string {
 }
 
 // replySub is the subscription a Client's call needs for its reply: the
-// connection's replyMux's, made on first use; "" when it cannot be made
+// connection's replyMux's, made on first use and again after a refusal.
+// When the server refused to make it again, it is that refused
+// subscription, which the call's watch then finds refused (connlimit's
+// Subscribe remembers it): the call ends before it sends, in the one
+// round trip of the verdict. "" when it cannot be made for another reason
 // (the call's send reports why).
 func (c *Client) replySub() string {
 	m, err := muxFor(c.st)
 	if err != nil {
+		var d *connlimit.Denial
+		if errors.As(err, &d) {
+			return d.Subject
+		}
 		return ""
 	}
 	return m.subj()

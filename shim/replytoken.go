@@ -80,9 +80,15 @@ var fastCalls = sync.Pool{New: func() any { return &muxCall{ch: make(chan muxRep
 // until ctx ends: nats.go's RequestMsgWithContext with an unguessable
 // reply subject, for Client.send. A reply that is the server's
 // no-responders status is nats.ErrNoResponders; a closed connection
-// nats.ErrConnectionClosed. When the mux's subscription cannot be made,
-// the error wraps connlimit.ErrNotSent: nothing was sent.
+// nats.ErrConnectionClosed. When ctx has ended already or the mux's
+// subscription cannot be made, the error wraps connlimit.ErrNotSent:
+// nothing was sent.
 func (c *Client) muxRequest(ctx context.Context, req *nats.Msg) (*nats.Msg, error) {
+	if err := ctx.Err(); err != nil {
+		// Ended before the send (a watch that found the reply's
+		// subscription refused): not subscribed again, not sent.
+		return nil, fmt.Errorf("%w: %w", connlimit.ErrNotSent, err)
+	}
 	m, err := muxFor(c.st)
 	var cur *muxSub
 	if err == nil {

@@ -218,7 +218,8 @@ func SubjectMatches(pattern, subject string) bool {
 // flush, bounded by timeout) for the server's verdict on it: a refused
 // subscription is unsubscribed and its *Denial returned, so that serving
 // on a subject the user may not subscribe to fails where it is set up
-// instead of waiting for requests that never come. When the round trip
+// instead of waiting for requests that never come; the refusal is
+// remembered on the link at once (see RefusedSub). When the round trip
 // fails the verdict is not known and the subscription is returned: its
 // refusal, if any, still reaches the watchers (WatchDenied).
 func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscription, error)) (*nats.Subscription, error) {
@@ -234,6 +235,11 @@ func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscri
 		return d.Op == "subscribe" && d.Subject == sub.Subject && d.Queue == sub.Queue
 	}); d != nil {
 		_ = sub.Unsubscribe()
+		// Remembered now, not only when the error callback reports it:
+		// a wait that registers for it next ends at once (RefusedSub).
+		s.denied.mu.Lock()
+		s.rememberLocked(d)
+		s.denied.mu.Unlock()
 		return nil, d
 	}
 	return sub, nil

@@ -53,12 +53,12 @@ func bindFailed(bucket, step string, err error) error {
 
 // watchDenied returns a context derived from ctx that ends as soon as the
 // server reports a permission violation for a publish on one of pubs or
-// for a subscription on the connection's inbox prefix (a JetStream
-// request's reply subscription), with stop to call when the wait is
+// refuses nats.go's response subscription (a JetStream request's reply
+// subscription; connlimit.State.RespInbox), with stop to call when the wait is
 // over; see connlimit.WatchDenied. Only connections made by shim.Connect
 // report violations.
 func (s *Store) watchDenied(ctx context.Context, pubs ...string) (context.Context, context.CancelFunc) {
-	return s.limit.WatchDenied(ctx, pubs, []string{s.limit.Inboxes()})
+	return s.limit.WatchDenied(ctx, pubs, []string{s.limit.RespInbox()})
 }
 
 // jsDomain returns the JetStream domain the Store's JetStream context

@@ -80,7 +80,6 @@ type Client struct {
 	payloadCap int64
 	static     nats.Header
 	st         *connlimit.State  // nil when nc is nil
-	inboxes    string            // the pattern of nc's inboxes (connlimit.State.Inboxes)
 	optErr     error             // the first invalid option
 	store      *claimcheck.Store // WithClaimChecks; nil without
 	shared     atomic.Pointer[sharedHeader]
@@ -95,7 +94,6 @@ func NewClient(nc *nats.Conn, opts ...Option) *Client {
 	c := &Client{nc: nc, timeout: DefaultTimeout}
 	if nc != nil {
 		c.st = connlimit.For(nc)
-		c.inboxes = c.st.Inboxes()
 	}
 	if err := applyOptions(c, opts); err != nil {
 		c.optErr = err
@@ -185,7 +183,7 @@ func (c *Client) RequestMsg(ctx context.Context, m *nats.Msg, opts ...CallOption
 	// A denial of the request's publish or of its reply inbox ends the
 	// call at the server's report (connlimit.Watch; nil, and free, on a
 	// connection not made by Connect).
-	w := c.st.Watch(m.Subject, c.inboxes, cancel)
+	w := c.st.Watch(m.Subject, c.replySub(), cancel)
 	defer c.st.Unwatch(w)
 	if t := c.tel.Resolve(); t.Active() {
 		return c.requestTraced(ctx, callCtx, deadline, m, co, t, w)
@@ -226,7 +224,7 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 			return connlimit.Decide(size, capped, connlimit.NoClaimCheck)
 		},
 		Write: func() (err error) {
-			reply, err = c.nc.RequestMsgWithContext(callCtx, &req)
+			reply, err = c.muxRequest(callCtx, &req)
 			return err
 		},
 	})

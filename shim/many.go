@@ -124,7 +124,7 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 	dctx, cancelDeadline := context.WithDeadline(ctx, deadline)
 	callCtx, stop := c.watchDenied(dctx, m.Subject)
 	cancel := func() { stop(); cancelDeadline() }
-	sub, err := c.nc.Subscribe(c.nc.NewInbox(), in.onMsg)
+	sub, err := c.nc.Subscribe(c.replyInbox(callCtx), in.onMsg)
 	if err != nil {
 		cancel()
 		return fail(sendError(ctx, err, false))

@@ -2,10 +2,12 @@ package shim
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,27 +17,53 @@ import (
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
-// replyMux is a connection's reply inbox for calls that need more than
-// nats.go's request: every attempt of one call answers to the same inbox
-// (a reply to any attempt answers the call), and a claim-checked reply
-// that arrives after its call gave up is deleted instead of being left in
-// the bucket until its TTL. One wildcard subscription serves every such
+// replyMux is a connection's reply inbox for every call of a Client:
+// nats.go's request is not used, since its reply subjects are predictable
+// (a math/rand stream seeded with the clock, 47 bits a subject), and a
+// reply subject that an outsider can predict lets it answer in the
+// responder's place or make a responder answer another caller's request
+// into this caller's inbox. Every attempt of one call answers to the same
+// token (a reply to any attempt answers the call), and a claim-checked
+// reply that arrives after its call gave up is deleted instead of being
+// left in the bucket until its TTL. One wildcard subscription serves every
 // call on the connection; a goroutine per connection watches for lost
 // links so that waiting calls learn of them at once.
 //
-// A call's reply subject is prefix + token + "." + attempt.
+// A call's reply subject is prefix + token + "." + attempt, its token
+// 96 random bits (math/rand/v2's ChaCha8, seeded from the system's
+// entropy) and a tag (see issued).
+//
+// A refused subscription (see connlimit.State.RefusedSub) is made again,
+// under a new prefix, by the next call, which waits one round trip for
+// the server's verdict before it sends: a permission granted again (a
+// configuration reload) works from the next call on, one still denied
+// fails that call before anything is sent.
 type replyMux struct {
-	nc     *nats.Conn
-	prefix string
+	nc  *nats.Conn
+	st  *connlimit.State
+	tag maphash.Seed // see issued
+
+	cur   atomic.Pointer[muxSub] // the subscription in use; nil: none, or refused
+	last  atomic.Pointer[muxSub] // the newest subscription made, refused or not
+	subMu sync.Mutex             // held while (re)subscribing
+	// listening: refused is a watcher of the connection's denials;
+	// guarded by subMu.
+	listening bool
 
 	mu      sync.Mutex
-	sub     *nats.Subscription
-	next    uint64
 	calls   map[string]*muxCall
 	lost    chan struct{} // closed when the link is lost; then replaced
 	lostErr error
+	closed  chan struct{} // closed when the connection is closed
 	swept   time.Time
 	stores  []*claimcheck.Store // the stores of the calls made, newest last (at most maxMuxStores)
+}
+
+// muxSub is one subscription of a replyMux.
+type muxSub struct {
+	sub    *nats.Subscription
+	prefix string // the reply subjects' prefix, with its trailing dot
+	subj   string // the subscription's subject: prefix + ">"
 }
 
 // maxMuxStores bounds replyMux.stores: a connection's calls use a Client's
@@ -66,25 +94,80 @@ type muxKey struct{}
 // starts (HeaderTimeout), so it can answer after the caller's deadline.
 const lateReplyGrace = 5 * time.Second
 
-// muxFor returns the connection's replyMux, subscribing on first use.
+// muxFor returns the connection's replyMux, subscribing on first use and
+// again after the server refused its subscription (see replyMux).
 func muxFor(st *connlimit.State) (*replyMux, error) {
 	m := st.Attach(muxKey{}, func() any {
-		return &replyMux{nc: st.Conn(), calls: map[string]*muxCall{}, lost: make(chan struct{})}
+		return &replyMux{nc: st.Conn(), st: st, tag: maphash.MakeSeed(), calls: map[string]*muxCall{},
+			lost: make(chan struct{}), closed: make(chan struct{})}
 	}).(*replyMux)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sub != nil && m.sub.IsValid() {
+	if m.cur.Load() != nil {
 		return m, nil
 	}
-	m.prefix = m.nc.NewInbox() + "."
-	sub, err := m.nc.Subscribe(m.prefix+">", m.handle)
+	_, err := m.subscribe()
+	return m, err
+}
+
+// current returns the subscription in use, making it when there is none.
+func (m *replyMux) current() (*muxSub, error) {
+	if cur := m.cur.Load(); cur != nil {
+		return cur, nil
+	}
+	return m.subscribe()
+}
+
+// subscribe makes the mux's subscription. After a refusal it waits one
+// round trip for the server's verdict on the new one (connlimit's
+// Subscribe): a refusal is returned, nothing is sent.
+func (m *replyMux) subscribe() (*muxSub, error) {
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	if cur := m.cur.Load(); cur != nil {
+		return cur, nil
+	}
+	prev := m.last.Load()
+	if prev == nil && !m.listening {
+		// Before the first subscription, so that no refusal of it is
+		// missed; it lasts as long as the connection, as the mux does.
+		m.listening = true
+		_ = m.st.Listen(m.refused)
+	}
+	prefix := m.nc.NewInbox() + "."
+	mk := func() (*nats.Subscription, error) { return m.nc.Subscribe(prefix+">", m.handle) }
+	var sub *nats.Subscription
+	var err error
+	if prev != nil {
+		sub, err = m.st.Subscribe(connlimit.DefaultFlushTimeout, mk)
+	} else {
+		sub, err = mk()
+	}
 	if err != nil {
 		return nil, err
 	}
-	m.sub = sub
-	status := m.nc.StatusChanged(nats.DISCONNECTED, nats.CLOSED)
-	go m.watch(status)
-	return m, nil
+	if prev != nil {
+		_ = prev.sub.Unsubscribe() // refused: nats.go would keep it, and send it again at a reconnect
+	}
+	if prev == nil {
+		status := m.nc.StatusChanged(nats.DISCONNECTED, nats.CLOSED)
+		go m.watch(status)
+	}
+	cur := &muxSub{sub: sub, prefix: prefix, subj: prefix + ">"}
+	m.last.Store(cur)
+	m.cur.Store(cur)
+	if m.st.RefusedSub(cur.subj) != nil {
+		// Refused before it was in use (refused saw nothing to drop).
+		m.cur.CompareAndSwap(cur, nil)
+	}
+	return cur, nil
+}
+
+// refused drops the subscription in use when the server refused it: the
+// next call makes another (see replyMux). Calls waiting on it end by their
+// own watches (connlimit.State.Watch).
+func (m *replyMux) refused(d *connlimit.Denial) {
+	if cur := m.cur.Load(); cur != nil && d.Op == "subscribe" && d.Queue == "" && d.Subject == cur.subj {
+		m.cur.CompareAndSwap(cur, nil)
+	}
 }
 
 // watch fails the waits of every call when the link is lost.
@@ -98,6 +181,9 @@ func (m *replyMux) watch(status chan nats.Status) {
 		m.lostErr = err
 		close(m.lost)
 		m.lost = make(chan struct{})
+		if s == nats.CLOSED {
+			close(m.closed)
+		}
 		m.mu.Unlock()
 		if s == nats.CLOSED {
 			m.nc.RemoveStatusListener(status)
@@ -110,10 +196,12 @@ func (m *replyMux) watch(status chan nats.Status) {
 // after the call ended (nil when the call cannot get any).
 func (m *replyMux) register(store *claimcheck.Store) (string, *muxCall) {
 	c := &muxCall{ch: make(chan muxReply, 4), store: store}
+	var sb strings.Builder
+	sb.Grow(tokenLen)
+	m.writeToken(&sb)
+	token := sb.String()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.next++
-	token := strconv.FormatUint(m.next, 36)
 	m.calls[token] = c
 	if store != nil && !slices.Contains(m.stores, store) {
 		if len(m.stores) == maxMuxStores {
@@ -134,7 +222,27 @@ func (m *replyMux) register(store *claimcheck.Store) (string, *muxCall) {
 
 // subject is the reply subject of one attempt of a call.
 func (m *replyMux) subject(token string, attempt int) string {
-	return m.prefix + token + "." + strconv.Itoa(attempt)
+	return m.prefixNow() + token + "." + strconv.Itoa(attempt)
+}
+
+// prefixNow is the prefix of the subscription in use, made again if it
+// was refused (or, when that fails, the refused one's: the call's watch
+// has ended it).
+func (m *replyMux) prefixNow() string {
+	cur, err := m.current()
+	if err != nil {
+		cur = m.last.Load()
+	}
+	return cur.prefix
+}
+
+// subj is the subject of the subscription in use, the one a call needs
+// (see connlimit.State.Watch); "" before the first.
+func (m *replyMux) subj() string {
+	if cur := m.last.Load(); cur != nil {
+		return cur.subj
+	}
+	return ""
 }
 
 // lostLink returns the channel closed at the next loss of the link.
@@ -204,7 +312,10 @@ func (m *replyMux) discardLate(c *muxCall, msg *nats.Msg) {
 // handle routes a reply to its call, and deletes the payload of a
 // claim-checked reply whose call has ended.
 func (m *replyMux) handle(msg *nats.Msg) {
-	rest, ok := strings.CutPrefix(msg.Subject, m.prefix)
+	if msg.Sub == nil {
+		return
+	}
+	rest, ok := strings.CutPrefix(msg.Subject, strings.TrimSuffix(msg.Sub.Subject, ">"))
 	if !ok {
 		return
 	}
@@ -243,10 +354,4 @@ func (m *replyMux) handle(msg *nats.Msg) {
 			}
 		}()
 	}
-}
-
-// issued reports whether token is one register gave out. m.mu is held.
-func (m *replyMux) issued(token string) bool {
-	n, err := strconv.ParseUint(token, 36, 64)
-	return err == nil && n >= 1 && n <= m.next
 }

@@ -103,9 +103,10 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		// A frame the server drops (allow_responses spent or missing) or
 		// a control inbox it refuses (no subscribe on the inbox prefix)
 		// ends the stream at the server's report, as PERMISSION_DENIED.
-		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, []string{o.st.Inboxes()})
+		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, nil)
 		defer stop()
 		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, sr)
+		connlimit.NeedSub(sctx, s.ctrl)
 		s.peer = callerAccept(req.Header).maxPayload
 		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
 		report(req, panicked)

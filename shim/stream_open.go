@@ -74,7 +74,7 @@ func (o *streamOpen) send(attempt int) error {
 		return err
 	}
 	rs := newReplyStream(ctx, c.nc, o.co.x.window, o.co.x.idle)
-	reply := randomInbox(c.nc)
+	reply := c.replyInbox(o.denied)
 	sub, err := c.nc.Subscribe(reply, rs.onMsg)
 	if err != nil {
 		return sendError(ctx, err, false)

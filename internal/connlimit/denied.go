@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,31 +42,6 @@ func (d *Denial) Error() string {
 // Unwrap returns nats.go's error, so errors.Is sees nats.ErrPermissionViolation.
 func (d *Denial) Unwrap() error { return d.Err }
 
-var (
-	deniedPubRe   = regexp.MustCompile(`(?i)permissions violation for publish to "([^"]*)"`)
-	deniedReplyRe = regexp.MustCompile(`(?i)permissions violation for publish with reply of "([^"]*)"`)
-	deniedSubRe   = regexp.MustCompile(`(?i)permissions violation for subscription to "([^"]*)"(?: using queue "([^"]*)")?`)
-)
-
-// ParseDenial returns the Denial that err, an error nats.go passed to the
-// asynchronous error callback, reports, or nil when it reports none.
-func ParseDenial(err error) *Denial {
-	if err == nil || !errors.Is(err, nats.ErrPermissionViolation) {
-		return nil
-	}
-	text := err.Error()
-	if m := deniedReplyRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "reply", Subject: m[1], Err: err}
-	}
-	if m := deniedPubRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "publish", Subject: m[1], Err: err}
-	}
-	if m := deniedSubRe.FindStringSubmatch(text); m != nil {
-		return &Denial{Op: "subscribe", Subject: m[1], Queue: m[2], Err: err}
-	}
-	return nil
-}
-
 // denials is a State's set of watchers of permission violations.
 type denials struct {
 	mu       sync.Mutex
@@ -79,8 +54,10 @@ type denials struct {
 	// WatchDenied). At most maxRefusedSubs, the newest kept.
 	subs []*Denial
 	link uint64
-	// calls are the waits of Watch, the request path's cheap form.
+	// calls are the waits of Watch, the request path's cheap form;
+	// sets those of WatchDenied.
 	calls map[*Watch]struct{}
+	sets  map[*watchSet]struct{}
 }
 
 // maxRefusedSubs bounds the refused subscriptions a State remembers.
@@ -118,6 +95,11 @@ func (s *State) Denied(d *Denial) {
 			w.end(d) // under the lock: see watches
 		}
 	}
+	for w := range s.denied.sets {
+		if w.matches(d) {
+			w.cancel(d)
+		}
+	}
 	s.denied.mu.Unlock()
 	for _, w := range ws {
 		w(d)
@@ -140,18 +122,32 @@ func (s *State) rememberLocked(d *Denial) {
 	s.denied.subs = append(s.denied.subs, d)
 }
 
-// refusedLocked returns a subscription refused on the current link that
-// one of subs matches, or nil.
+// refusedLocked returns a subscription refused on the current link whose
+// subject is one of subs (a plain subscription, not a queue group's), or
+// nil. Only the exact subscription counts: a refusal of another
+// subscription, however its subject compares, ends no wait that does not
+// need it.
 func (s *State) refusedLocked(subs []string) *Denial {
 	if len(s.denied.subs) == 0 || s.denied.link != s.Link() {
 		return nil
 	}
 	for _, d := range s.denied.subs {
-		if matchesAny(subs, d.Subject) {
+		if d.Queue == "" && slices.Contains(subs, d.Subject) {
 			return d
 		}
 	}
 	return nil
+}
+
+// RefusedSub returns the refusal, on the connection's current link, of the
+// plain subscription to subject, or nil: nats.go keeps such a
+// subscription as if it were made, so whatever waits on it waits for
+// nothing until it is made again (a new subscription, which the server
+// decides anew: after a configuration reload granted it, say).
+func (s *State) RefusedSub(subject string) *Denial {
+	s.denied.mu.Lock()
+	defer s.denied.mu.Unlock()
+	return s.refusedLocked([]string{subject})
 }
 
 func matchesAny(patterns []string, subject string) bool {
@@ -161,53 +157,6 @@ func matchesAny(patterns []string, subject string) bool {
 		}
 	}
 	return false
-}
-
-// WatchDenied returns a context derived from ctx that is cancelled, with
-// the *Denial as its cause (context.Cause), when the server reports a
-// permission violation on the connection for an operation the caller is
-// waiting on: a publish (or a message's reply subject) on a subject that
-// one of pubs matches, or a subscription to a subject that one of subs
-// matches (NATS wildcards, as in a subscription). A subscription that
-// one of subs matches and that the server refused earlier on the same link
-// ends it at once: nats.go does not subscribe again until it reconnects,
-// so whatever waits on it would wait for nothing. The sender registers
-// before it sends and calls stop when its wait ends. On a connection whose
-// error callback does not report to Denied (see Hook) nothing is watched
-// and ctx itself is returned.
-func (s *State) WatchDenied(ctx context.Context, pubs, subs []string) (context.Context, context.CancelFunc) {
-	if !s.Hooked() {
-		return ctx, func() {}
-	}
-	wctx, cancel := context.WithCancelCause(ctx)
-	unlisten := s.Listen(func(d *Denial) {
-		patterns := pubs
-		if d.Op == "subscribe" {
-			patterns = subs
-		}
-		if matchesAny(patterns, d.Subject) {
-			cancel(d)
-		}
-	})
-	s.denied.mu.Lock()
-	refused := s.refusedLocked(subs)
-	s.denied.mu.Unlock()
-	if refused != nil {
-		cancel(refused)
-	}
-	return wctx, func() {
-		unlisten()
-		cancel(context.Canceled)
-	}
-}
-
-// Inboxes is the subject pattern of every inbox of the connection: under
-// its custom inbox prefix, or nats.go's default _INBOX.
-func (s *State) Inboxes() string {
-	if p := strings.TrimSuffix(s.nc.Opts.InboxPrefix, "."); p != "" {
-		return p + ".>"
-	}
-	return "_INBOX.>"
 }
 
 // Listen calls f with every permission violation the server reports on
@@ -269,7 +218,8 @@ func SubjectMatches(pattern, subject string) bool {
 // flush, bounded by timeout) for the server's verdict on it: a refused
 // subscription is unsubscribed and its *Denial returned, so that serving
 // on a subject the user may not subscribe to fails where it is set up
-// instead of waiting for requests that never come. When the round trip
+// instead of waiting for requests that never come; the refusal is
+// remembered on the link at once (see RefusedSub). When the round trip
 // fails the verdict is not known and the subscription is returned: its
 // refusal, if any, still reaches the watchers (WatchDenied).
 func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscription, error)) (*nats.Subscription, error) {
@@ -285,6 +235,11 @@ func (s *State) Subscribe(timeout time.Duration, subscribe func() (*nats.Subscri
 		return d.Op == "subscribe" && d.Subject == sub.Subject && d.Queue == sub.Queue
 	}); d != nil {
 		_ = sub.Unsubscribe()
+		// Remembered now, not only when the error callback reports it:
+		// a wait that registers for it next ends at once (RefusedSub).
+		s.denied.mu.Lock()
+		s.rememberLocked(d)
+		s.denied.mu.Unlock()
 		return nil, d
 	}
 	return sub, nil

@@ -56,21 +56,26 @@ func TestSubjectMatches(t *testing.T) {
 }
 
 // TestWatchDenied: a watcher ends at a matching denial with it as the
-// cause, not at another, and nothing is watched on a connection whose
+// cause, not at another (a refused subscription only when it is exactly
+// one the wait needs), and nothing is watched on a connection whose
 // error callback does not report (no Hook).
 func TestWatchDenied(t *testing.T) {
 	s := &State{}
-	ctx, stop := s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.>"})
+	ctx, stop := s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.abc.*"})
 	s.Denied(&Denial{Op: "publish", Subject: "ev.x"})
 	if ctx.Err() != nil {
 		t.Fatal("a connection without the hook watched a denial")
 	}
 	stop()
 	s.Hook()
-	ctx, stop = s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.>"})
+	ctx, stop = s.WatchDenied(context.Background(), []string{"ev.>"}, []string{"_INBOX.abc.*"})
 	defer stop()
 	s.Denied(&Denial{Op: "publish", Subject: "other"})
-	s.Denied(&Denial{Op: "subscribe", Subject: "ev.x"}) // a subscription, not a publish
+	s.Denied(&Denial{Op: "subscribe", Subject: "ev.x"})            // a subscription, not a publish
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.>"})        // another subscription
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.abc.x"})    // another subscription
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.secret.*"}) // another subscription
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.abc.*", Queue: "q"})
 	if ctx.Err() != nil {
 		t.Fatal("a denial of another subject or operation ended the wait")
 	}
@@ -93,7 +98,7 @@ func TestWatchDenied(t *testing.T) {
 // inbox subscription is remembered, ending later calls at registration.
 func TestWatchRecycled(t *testing.T) {
 	s := &State{}
-	if w := s.Watch("a", "_INBOX.>", func() {}); w != nil {
+	if w := s.Watch("a", "_INBOX.abc.*", func() {}); w != nil {
 		t.Fatal("a connection without the hook watched")
 	}
 	s.Hook()
@@ -110,7 +115,7 @@ func TestWatchRecycled(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			w := s.Watch(subject, "_INBOX.>", cancel)
+			w := s.Watch(subject, "_INBOX.xyz.*", cancel)
 			if i%100 == 0 {
 				s.Denied(&Denial{Op: "publish", Subject: "denied"})
 			}
@@ -133,11 +138,50 @@ func TestWatchRecycled(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.xyz.*"})
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.other.*"})
 	ended := false
-	w := s.Watch("ok.after", "_INBOX.>", func() { ended = true })
+	w := s.Watch("ok.after", "_INBOX.xyz.*", func() { ended = true })
+	if d := w.Denial(); d != nil || ended {
+		t.Errorf("a call was ended by the refusal of a subscription it does not need (%v)", d)
+	}
+	s.Unwatch(w)
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.xyz.*"})
+	w = s.Watch("ok.after", "_INBOX.xyz.*", func() { ended = true })
 	if d := w.Denial(); d == nil || !ended {
 		t.Errorf("a call after a refused inbox subscription was not ended at registration (%v)", d)
 	}
 	s.Unwatch(w)
+}
+
+// TestNeedSub: a subscription added to a wait after it began ends it when
+// refused, at once when the refusal came before; one added to a wait that
+// has stopped, or to a context without a wait, changes nothing; RefusedSub
+// tells the exact subscription only.
+func TestNeedSub(t *testing.T) {
+	s := &State{}
+	s.Hook()
+	ctx, stop := s.WatchDenied(context.Background(), []string{"svc.x"}, nil)
+	defer stop()
+	NeedSub(ctx, "_INBOX.a")
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.b"})
+	if ctx.Err() != nil {
+		t.Fatal("another subscription's refusal ended the wait")
+	}
+	if s.RefusedSub("_INBOX.b") == nil || s.RefusedSub("_INBOX.a") != nil || s.RefusedSub("_INBOX.>") != nil {
+		t.Error("RefusedSub does not tell exactly the refused subscription")
+	}
+	NeedSub(ctx, "_INBOX.b") // refused already
+	if DeniedCause(ctx) == nil || DeniedCause(ctx).Subject != "_INBOX.b" {
+		t.Fatalf("a subscription refused before it was added did not end the wait: %v", context.Cause(ctx))
+	}
+
+	ctx2, stop2 := s.WatchDenied(context.Background(), nil, nil)
+	NeedSub(ctx2, "_INBOX.c")
+	s.Denied(&Denial{Op: "subscribe", Subject: "_INBOX.c"})
+	if DeniedCause(ctx2) == nil {
+		t.Fatal("the refusal of an added subscription did not end the wait")
+	}
+	stop2()
+	NeedSub(ctx2, "_INBOX.d")                 // stopped: nothing
+	NeedSub(context.Background(), "_INBOX.d") // no wait: nothing
 }

@@ -48,6 +48,9 @@ type State struct {
 	pathCap atomic.Int64 // see SetPathCap; 0: none
 
 	denied denials // see WatchDenied
+
+	respOnce sync.Once // see RespInbox
+	respSub  string
 }
 
 // SetPathCap sets the smallest max_payload on the path the connection's

@@ -34,7 +34,7 @@ const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 // nothing of the next.
 func (m *replyMux) writeToken(sb *strings.Builder) {
 	var b [tokenLen]byte
-	r1, r2 := rand.Uint64(), rand.Uint32()
+	r1, r2 := rand.Uint64(), rand.Uint64()
 	for i := range 10 {
 		b[i] = tokenChars[r1&63]
 		r1 >>= 6

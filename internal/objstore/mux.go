@@ -1,7 +1,7 @@
 package objstore
 
 import (
-	"strconv"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +30,6 @@ type mux struct {
 	mu      sync.Mutex
 	sub     *nats.Subscription
 	prefix  string // the inbox prefix, with its trailing dot
-	next    uint64
 	flights map[string]*flight
 	idle    *time.Timer // removes the subscription, while no flight is open
 }
@@ -80,11 +79,36 @@ func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
 		m.idle.Stop()
 		m.idle = nil
 	}
-	m.next++
-	f := &flight{m: m, token: strconv.FormatUint(m.next, 36), ch: make(chan *nats.Msg, n), budget: b, held: held}
+	f := &flight{m: m, token: flightToken(), ch: make(chan *nats.Msg, n), budget: b, held: held}
+	for m.flights[f.token] != nil {
+		f.token = flightToken()
+	}
 	f.progressAt, f.mark, f.owed = time.Now(), m.received.Load(), b.Used()
 	m.flights[f.token] = f
 	return f, m.prefix + f.token, nil
+}
+
+// tokenChars are the characters of a flight's token, each valid in a
+// subject token.
+const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// flightToken returns a batch request's reply token: 96 bits of
+// math/rand/v2's ChaCha8 generator (seeded from the system's entropy), so
+// that nobody who saw the inbox of one read can aim forged chunks at the
+// next (a counter would let a peer allowed to publish to inboxes make
+// another reader's read fail its digest check).
+func flightToken() string {
+	var b [16]byte
+	r1, r2 := rand.Uint64(), rand.Uint64()
+	for i := range 10 {
+		b[i] = tokenChars[r1&63]
+		r1 >>= 6
+	}
+	for i := 10; i < 16; i++ {
+		b[i] = tokenChars[r2&63]
+		r2 >>= 6
+	}
+	return string(b[:])
 }
 
 // route hands a reply to its flight and gives the flight's budget back

@@ -11,6 +11,7 @@ import (
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
+	"github.com/natssend/natssend/outcome"
 )
 
 // errUnwritten marks a publish that was not made because its context was
@@ -119,7 +120,11 @@ func (s *Store) publishJetStream(ctx context.Context, m *nats.Msg, opts ...jetst
 		// The stream already holds this message ID; nothing refers to the
 		// payload we just stored.
 		cctx, cancel := s.cleanupContext(ctx)
-		_ = s.deleteObject(cctx, name)
+		if derr := s.deleteObject(cctx, name); derr != nil {
+			// The publish succeeded: the failed clean-up is reported, not
+			// returned (the bucket's TTL removes the payload).
+			s.tel().CleanupFailed(ctx, outcome.Describe(derr).Code, derr)
+		}
 		cancel()
 	}
 	return ack, nil

@@ -234,7 +234,9 @@ func (s *Store) referenceNamed(ctx context.Context, m *nats.Msg, sent nats.Heade
 	}
 	if err := ctx.Err(); err != nil {
 		cctx, cancel := s.cleanupContext(ctx)
-		_ = s.deleteObject(cctx, name)
+		if derr := s.deleteObject(cctx, name); derr != nil {
+			err = fmt.Errorf("%w (and the stored payload %q could not be deleted: %w)", err, name, derr)
+		}
 		cancel()
 		return nil, "", &storeError{len(m.Data), err}
 	}

@@ -93,8 +93,11 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 		return p.plain() // it fits the limit after all
 	}
 	if err := p.sendRef(ref); err != nil {
-		_ = store.Discard(ctx, ref) // nothing was sent: nobody can read it
-		return sendError(ctx, err, false)
+		serr := sendError(ctx, err, false)
+		if derr := store.Discard(ctx, ref); derr != nil { // nothing was sent: nobody can read it
+			return fmt.Errorf("%w; the stored reply could not be deleted either: %w", serr, derr)
+		}
+		return serr
 	}
 	return nil
 }

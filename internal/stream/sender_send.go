@@ -1,4 +1,4 @@
-package shim
+package stream
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 	"github.com/natssend/natssend/internal/xfer"
 )
 
@@ -19,8 +21,8 @@ import (
 // unacknowledged window, for the caller to ask again; only a closed
 // connection fails the stream. A data frame above the current limit (it
 // dropped after a reconnect) goes in pieces.
-func (s *streamOut) publishLocked(f *outFrame) error {
-	size := int64(HeaderSize(f.hdr) + len(f.body))
+func (s *Sender) publishLocked(f *outFrame) error {
+	size := int64(wire.HeaderSize(f.hdr) + len(f.body))
 	// Frames go even once the stream's context is done (the error frame
 	// of a handler whose deadline passed, say); ctx bounds the stream.
 	v, limit, err := s.st.Send(context.WithoutCancel(s.ctx), connlimit.Send{
@@ -39,16 +41,16 @@ func (s *streamOut) publishLocked(f *outFrame) error {
 		s.lastSend = time.Now()
 		return nil
 	case f.body[0] != frameData:
-		s.failErr = tooLarge("stream frame", size, limit, nil)
+		s.failErr = callerr.TooLarge("stream frame", size, limit, nil)
 		return s.failErr
 	}
 	// A data frame above the limit (it fell after a reconnect) goes in pieces.
 	return s.publishPiecesLocked(f, int(limit-framePrefix))
 }
 
-func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
+func (s *Sender) publishPiecesLocked(f *outFrame, size int) error {
 	if size < 1 {
-		s.failErr = tooLarge("stream frame", framePrefix+1, int64(size+framePrefix), nil)
+		s.failErr = callerr.TooLarge("stream frame", framePrefix+1, int64(size+framePrefix), nil)
 		return s.failErr
 	}
 	data := f.body[framePrefix:]
@@ -67,12 +69,12 @@ func (s *streamOut) publishPiecesLocked(f *outFrame, size int) error {
 // sendFailedLocked decides what a failed send means: a closed connection
 // ends the stream; anything else (reconnecting) is a loss that a resend
 // repairs.
-func (s *streamOut) sendFailedLocked(err error) error {
+func (s *Sender) sendFailedLocked(err error) error {
 	if gone := s.goneErrLocked(); gone != nil {
 		return gone
 	}
 	if errors.Is(err, nats.ErrConnectionClosed) || s.nc.IsClosed() {
-		s.failErr = sendError(s.ctx, err, true)
+		s.failErr = callerr.SendError(s.ctx, err, true)
 		s.cond.Broadcast()
 		return s.failErr
 	}

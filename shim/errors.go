@@ -50,27 +50,24 @@ func mayHaveRun(code, msg string, cause error) *Error {
 	return outcome.MayHaveRunError(code, msg, cause)
 }
 
-// The error builders shim shares with the stream engine (internal/callerr):
-// one copy of each decision.
+// The error builders shim shares with the stream engine, one copy of
+// each decision (internal/callerr's, where each is described): tooLarge
+// (a local size refusal), sendError (an error from nats.go, before or
+// after sending), remoteError (the *Error of a reply's micro error
+// headers, or nil), remoteFailure (a responder's failure without them),
+// ctxCode (the code of a context's end), isNoResponders (the server's
+// no-responders status), checkMsg and invalidMsg (natssend's input check
+// as a *Error) and truncate (a cut on a rune boundary).
 var (
-	// tooLarge builds a local size refusal; the cause keeps nats.ErrMaxPayload.
-	tooLarge = callerr.TooLarge
-	// sendError maps an error from nats.go (see callerr.SendError).
-	sendError = callerr.SendError
-	// remoteError returns the *Error of a reply's micro error headers, or nil.
-	remoteError = callerr.RemoteError
-	// remoteFailure is a responder's failure reported without error headers.
-	remoteFailure = callerr.RemoteFailure
-	// ctxCode is the code of a context's end.
-	ctxCode = callerr.CtxCode
-	// isNoResponders reports whether m is the server's no-responders status.
+	tooLarge       = callerr.TooLarge
+	sendError      = callerr.SendError
+	remoteError    = callerr.RemoteError
+	remoteFailure  = callerr.RemoteFailure
+	ctxCode        = callerr.CtxCode
 	isNoResponders = callerr.IsNoResponders
-	// checkMsg is wire.CheckMsg as a *Error (INVALID_ARGUMENT, not run).
-	checkMsg = callerr.CheckMsg
-	// invalidMsg turns a *wire.CheckError into a *Error.
-	invalidMsg = callerr.InvalidMsg
-	// truncate cuts s to at most n bytes, on a rune boundary.
-	truncate = callerr.Truncate
+	checkMsg       = callerr.CheckMsg
+	invalidMsg     = callerr.InvalidMsg
+	truncate       = callerr.Truncate
 )
 
 // notDelivered is the error of a request the server answered with its

@@ -35,7 +35,7 @@ func (r *Receiver) OnMsg(m *nats.Msg) {
 	}
 	if r.ctrl != "" && m.Reply != r.ctrl {
 		// A second responder (not a queue group): stop it.
-		_ = r.nc.Publish(m.Reply, []byte{ctlCancel})
+		_ = r.nc.Publish(m.Reply, []byte{xfer.Cancel})
 		return
 	}
 	bad := "a frame shorter than its prefix, or with a negative offset"
@@ -72,7 +72,7 @@ func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte
 	}
 	r.lastRx = time.Now()
 	if !r.started {
-		if kind != frameStart {
+		if kind != xfer.Start {
 			r.gapLocked() // the start frame was lost
 			return ""
 		}
@@ -97,9 +97,9 @@ func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte
 		return ""
 	}
 	switch kind {
-	case frameData:
+	case xfer.Data:
 		r.dataLocked(off, payload)
-	case frameEnd:
+	case xfer.End:
 		if off > r.recv {
 			r.gapLocked()
 			return ""
@@ -108,7 +108,7 @@ func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte
 			r.endErr = brokenError("the stream's "+xfer.DigestName(r.digest)+" digest does not match the bytes received", ErrCorrupt)
 		}
 		r.endLocked()
-	case frameError:
+	case xfer.Error:
 		if off > r.recv {
 			r.gapLocked()
 			return ""
@@ -121,7 +121,7 @@ func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte
 			r.endErr = callerr.RemoteFailure("the responder failed mid-stream")
 		}
 		r.endLocked()
-	case frameHeartbeat:
+	case xfer.Heartbeat:
 		var flag byte
 		if len(payload) > 0 {
 			flag = payload[0]
@@ -224,40 +224,35 @@ func (r *Receiver) endLocked() {
 // keepalive sends acknowledgements and credit while the stream runs (the
 // responder's sign that the caller is alive), repeats lost resend
 // requests, and fails the stream when the responder went silent.
-func (r *Receiver) keepalive() {
-	t := time.NewTicker(beatEvery(r.idle))
-	defer t.Stop()
-	for {
-		select {
-		case <-r.done:
-			return
-		case <-t.C:
-		}
-		r.mu.Lock()
-		if r.ended || r.err != nil || r.closed {
-			r.mu.Unlock()
-			return
-		}
-		var fail error
-		switch {
-		case r.nc.IsClosed():
-			fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
-		case time.Since(r.lastRx) > r.idle:
-			fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrIdle)
-		case r.want == r.recv && time.Since(r.lostAt) > r.idle:
-			fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrLost)
-		default:
-			if r.want == r.recv {
-				r.gapLocked()
-			}
-			r.ackLocked(false)
-		}
+func (r *Receiver) keepalive() { tick(r.idle, r.done, r.keepaliveOnce) }
+
+// keepaliveOnce is one keepalive tick; false ends the keepalive.
+func (r *Receiver) keepaliveOnce() bool {
+	r.mu.Lock()
+	if r.ended || r.err != nil || r.closed {
 		r.mu.Unlock()
-		if fail != nil {
-			r.fail(fail)
-			return
-		}
+		return false
 	}
+	var fail error
+	switch {
+	case r.nc.IsClosed():
+		fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
+	case time.Since(r.lastRx) > r.idle:
+		fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrIdle)
+	case r.want == r.recv && time.Since(r.lostAt) > r.idle:
+		fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrLost)
+	default:
+		if r.want == r.recv {
+			r.gapLocked()
+		}
+		r.ackLocked(false)
+	}
+	r.mu.Unlock()
+	if fail != nil {
+		r.fail(fail)
+		return false
+	}
+	return true
 }
 
 // gapLocked asks the responder to send again from what was received in

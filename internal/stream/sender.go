@@ -10,7 +10,6 @@ import (
 
 	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
-	"github.com/natssend/natssend/internal/wire"
 	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/outcome"
 )
@@ -32,8 +31,8 @@ type spareBuf struct {
 
 // end is the stream offset after f.
 func (f *outFrame) end() int64 {
-	if f.body[0] == frameData {
-		return f.off + int64(len(f.body)-framePrefix)
+	if f.body[0] == xfer.Data {
+		return f.off + int64(len(f.body)-xfer.Prefix)
 	}
 	return f.off
 }
@@ -239,95 +238,4 @@ func (s *Sender) goneErrLocked() error {
 		cerr = errors.Join(cause, err)
 	}
 	return outcome.MayHaveRunError(callerr.CtxCode(err), msg, cerr)
-}
-
-// startLocked subscribes the control inbox and sends the start frame.
-func (s *Sender) startLocked() error {
-	var h nats.Header
-	if len(s.hdr) > 0 {
-		h = make(nats.Header, len(s.hdr))
-		for k, v := range s.hdr {
-			h[k] = append([]string(nil), v...)
-		}
-	}
-	if err := callerr.CheckMsg(s.inbox, s.ctrl, h); err != nil { // the frames' reply subject is s.ctrl
-		s.failErr = err
-		return err
-	}
-	body := make([]byte, framePrefix+1, framePrefix+2)
-	xfer.PutPrefix(body, frameStart, 0)
-	body[framePrefix] = Version
-	if s.digest != xfer.DigestSHA256 {
-		body = append(body, s.digest) // a caller that checks SHA-256 only is never sent one
-	}
-	limit, err := s.st.Limit(s.ctx)
-	if err != nil {
-		s.failErr = callerr.SendError(s.ctx, err, false)
-		return s.failErr
-	}
-	limit = s.fitPeer(limit)
-	if size := int64(wire.HeaderSize(h) + len(body)); size > limit {
-		s.failErr = callerr.TooLarge("stream start frame (the StreamWriter's headers)", size, limit, nil)
-		return s.failErr
-	}
-	sub, err := s.nc.Subscribe(s.ctrl, s.onCtl)
-	if err != nil {
-		s.failErr = callerr.SendError(s.ctx, err, false)
-		return s.failErr
-	}
-	s.sub = sub
-	s.started = true
-	if s.firstBy != nil {
-		s.firstBy.Stop()
-	}
-	s.lastCtl = time.Now()
-	s.start = &outFrame{off: 0, body: body, hdr: h}
-	s.startAt = time.Now()
-	s.beatWG.Add(1)
-	go s.beat()
-	return s.publishLocked(s.start)
-}
-
-// fitPeer lowers the responder connection's limit to the caller's
-// max-payload, when the caller said one: a frame must fit the caller's
-// server too (across a leafnode, one message over its limit closes the
-// whole link).
-func (s *Sender) fitPeer(limit int64) int64 {
-	if s.peer > 0 && s.peer < limit {
-		return s.peer
-	}
-	return limit
-}
-
-// newBufLocked returns an empty frame buffer sized to the current limit.
-func (s *Sender) newBufLocked() ([]byte, error) {
-	limit, err := s.st.Limit(s.ctx)
-	switch {
-	case err == nil:
-		s.lastLimit = limit
-	case s.goneErrLocked() != nil:
-		return nil, s.goneErrLocked()
-	case s.lastLimit > 0 && !s.nc.IsClosed():
-		// Reconnecting: fill a frame of the last link's size; a frame
-		// above the next link's limit goes in pieces.
-		limit = s.lastLimit
-	default:
-		return nil, callerr.SendError(s.ctx, err, false)
-	}
-	limit = s.fitPeer(limit)
-	if limit <= framePrefix {
-		return nil, callerr.TooLarge("stream frame", framePrefix+1, limit, nil)
-	}
-	size := framePrefix + int(xfer.FrameCap(s.window, limit))
-	// Oldest first: the digest takes frames in order, so a spare buffer
-	// it has not finished with is followed only by others.
-	for hashed := s.sum.Hashed(); len(s.free) > 0 && s.free[0].end <= hashed; {
-		b := s.free[0]
-		s.free[0] = spareBuf{}
-		s.free = s.free[1:]
-		if cap(b.body) == size { // one of another size (the limit changed) is dropped
-			return b.body[:framePrefix], nil
-		}
-	}
-	return make([]byte, framePrefix, size), nil
 }

@@ -51,7 +51,7 @@ func (s *Sender) ctlLocked(b []byte, at time.Time) string {
 		return bad
 	}
 	switch c.Kind {
-	case ctlAck:
+	case xfer.Ack:
 		if s.start != nil && c.Recv == 0 && !s.startAt.IsZero() {
 			// The caller's acknowledgement of the start frame: the
 			// round trip of a small message, the path's own (a data
@@ -65,9 +65,9 @@ func (s *Sender) ctlLocked(b []byte, at time.Time) string {
 			s.releaseLocked(at)
 		}
 		s.final = s.final || c.Final
-	case ctlResend:
+	case xfer.Resend:
 		s.resendLocked(c.From, c.Start)
-	case ctlCancel:
+	case xfer.Cancel:
 		if c.Broken {
 			// The caller found the stream broken (a frame the rules
 			// refuse, a digest mismatch): the handler learns why.
@@ -93,7 +93,7 @@ func (s *Sender) brokeLocked(what string) {
 // them).
 func (s *Sender) releaseLocked(at time.Time) {
 	i := 0
-	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
+	for i < len(s.frames) && s.frames[i].body[0] == xfer.Data && s.frames[i].end() <= s.acked {
 		s.sampleLocked(&s.frames[i], at)
 		// As many spare buffers as the credit can fill (at least 4): a
 		// wide window reuses its frames' buffers instead of allocating
@@ -151,7 +151,7 @@ func (s *Sender) resendLocked(from int64, start bool) {
 	}
 	for i := range s.frames {
 		f := &s.frames[i]
-		if f.end() > from || (f.body[0] != frameData && f.off >= from) {
+		if f.end() > from || (f.body[0] != xfer.Data && f.off >= from) {
 			if s.publishLocked(f) != nil {
 				return
 			}
@@ -163,41 +163,36 @@ func (s *Sender) resendLocked(from int64, start bool) {
 // context when the caller went silent or its inbox is gone.
 func (s *Sender) beat() {
 	defer s.beatWG.Done()
-	every := beatEvery(s.idle)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		now := time.Now()
-		if s.failErr != nil {
-			s.mu.Unlock()
-			return
-		}
-		if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
-			s.cancel(ErrCallerGone)
-			s.cond.Broadcast()
-		} else if now.Sub(s.lastSend) >= every {
-			var flag byte
-			if s.ended {
-				flag = xfer.BeatEnded
-			}
-			s.heartbeatLocked(flag)
-		}
-		s.mu.Unlock()
+	tick(s.idle, s.stop, s.beatOnce)
+}
+
+// beatOnce is one heartbeat tick; false ends the heartbeats.
+func (s *Sender) beatOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.failErr != nil {
+		return false
 	}
+	if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
+		s.cancel(ErrCallerGone)
+		s.cond.Broadcast()
+	} else if now.Sub(s.lastSend) >= beatEvery(s.idle) {
+		var flag byte
+		if s.ended {
+			flag = xfer.BeatEnded
+		}
+		s.heartbeatLocked(flag)
+	}
+	return true
 }
 
 // heartbeatLocked sends a heartbeat: how far the responder has sent, and
 // flag (xfer.BeatEnded, xfer.BeatStalled or none).
 func (s *Sender) heartbeatLocked(flag byte) {
-	body := make([]byte, framePrefix+1)
-	xfer.PutPrefix(body, frameHeartbeat, s.sent)
-	body[framePrefix] = flag
+	body := make([]byte, xfer.Prefix+1)
+	xfer.PutPrefix(body, xfer.Heartbeat, s.sent)
+	body[xfer.Prefix] = flag
 	_ = s.publishLocked(&outFrame{off: s.sent, body: body})
 }
 

@@ -132,12 +132,12 @@ func (s *Sender) sendLastLocked(fnErr error) error {
 	var body []byte
 	var h nats.Header
 	if fnErr == nil {
-		body = make([]byte, framePrefix, framePrefix+sha256.Size)
-		xfer.PutPrefix(body, frameEnd, s.sent)
+		body = make([]byte, xfer.Prefix, xfer.Prefix+sha256.Size)
+		xfer.PutPrefix(body, xfer.End, s.sent)
 		body = s.sum.Sum(body) // waits for the frames still being hashed
 	} else {
-		body = make([]byte, framePrefix)
-		xfer.PutPrefix(body, frameError, s.sent)
+		body = make([]byte, xfer.Prefix)
+		xfer.PutPrefix(body, xfer.Error, s.sent)
 		h = callerr.ErrorHeader(callerr.ErrorFields(fnErr))
 	}
 	s.frames = append(s.frames, outFrame{off: s.sent, body: body, hdr: h})

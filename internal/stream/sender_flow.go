@@ -38,11 +38,11 @@ func (s *Sender) creditLocked() int64 {
 // after every wait. byWriter: see stoppedLocked.
 func (s *Sender) flushLocked(byWriter bool) error {
 	var waited time.Time // when the wait for credit began
-	for len(s.buf) > framePrefix {
+	for len(s.buf) > xfer.Prefix {
 		if err := s.stoppedLocked(byWriter); err != nil {
 			return err
 		}
-		have := len(s.buf) - framePrefix
+		have := len(s.buf) - xfer.Prefix
 		credit := s.creditLocked()
 		if credit < xfer.MinSend(s.window, have) {
 			if waited.IsZero() {
@@ -62,13 +62,13 @@ func (s *Sender) flushLocked(byWriter bool) error {
 		} else {
 			// A partial frame (a Flush, or the credit's edge): send an
 			// exact copy and keep the rest in the frame buffer.
-			body = make([]byte, framePrefix+n)
-			copy(body[framePrefix:], s.buf[framePrefix:framePrefix+n])
-			rest := copy(s.buf[framePrefix:], s.buf[framePrefix+n:])
-			s.buf = s.buf[:framePrefix+rest]
+			body = make([]byte, xfer.Prefix+n)
+			copy(body[xfer.Prefix:], s.buf[xfer.Prefix:xfer.Prefix+n])
+			rest := copy(s.buf[xfer.Prefix:], s.buf[xfer.Prefix+n:])
+			s.buf = s.buf[:xfer.Prefix+rest]
 		}
-		xfer.PutPrefix(body, frameData, s.sent)
-		s.sum.Add(body[framePrefix:]) // hashed while it travels
+		xfer.PutPrefix(body, xfer.Data, s.sent)
+		s.sum.Add(body[xfer.Prefix:]) // hashed while it travels
 		f := outFrame{off: s.sent, body: body}
 		if s.sent-s.acked <= xfer.Quantum(s.window) {
 			// Hardly anything of the stream ahead of it in transit: its

@@ -53,23 +53,11 @@ const (
 //
 //	A recv grant [final]       ack: bytes received in order; credit up to grant
 //	R from [start]             resend from offset from (and the start frame)
-//	C                          cancel: the caller closed the stream
+//	C [broken]                 cancel: the caller closed the stream; broken 1: it found
+//	                           the stream broken (a frame the rules refuse, a digest mismatch)
 //
-// The rules both sides check every frame and control message against are
-// in internal/xfer.
-const (
-	frameStart     = xfer.Start
-	frameData      = xfer.Data
-	frameEnd       = xfer.End
-	frameError     = xfer.Error
-	frameHeartbeat = xfer.Heartbeat
-
-	ctlAck    = xfer.Ack
-	ctlResend = xfer.Resend
-	ctlCancel = xfer.Cancel
-
-	framePrefix = xfer.Prefix // kind + offset
-)
+// The frames' and control messages' kinds, and the rules both sides
+// check every frame and control message against, are internal/xfer's.
 
 // Marker is the stream request header's value (Natssend-Stream): the
 // protocol version, the caller's window and idle bound, how long it waits
@@ -116,4 +104,21 @@ func ParseMarker(v string) (sr Req, ok bool) {
 // beatEvery is the heartbeat and keepalive interval for an idle bound.
 func beatEvery(idle time.Duration) time.Duration {
 	return max(idle/5, 5*time.Millisecond)
+}
+
+// tick calls f every beatEvery(idle) until stop is closed or f returns
+// false: the responder's heartbeats, the caller's keepalives.
+func tick(idle time.Duration, stop <-chan struct{}, f func() bool) {
+	t := time.NewTicker(beatEvery(idle))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !f() {
+			return
+		}
+	}
 }

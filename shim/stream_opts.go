@@ -17,19 +17,20 @@ const (
 	// InitialStreamWindow of credit and widens toward it as the transfer
 	// needs (see StreamWindow), so a stream holds at most this much in
 	// the caller and as much in the responder (for resends, bookkeeping
-	// of each held frame counted).
+	// of each held frame counted). 64 MiB.
 	DefaultStreamWindow = stream.DefaultWindow
 	// InitialStreamWindow is the credit every stream starts with (its
-	// window, when that is smaller).
+	// window, when that is smaller): 4 MiB.
 	InitialStreamWindow = xfer.InitialWindow
-	// MaxStreamWindow is the largest window StreamWindow accepts.
+	// MaxStreamWindow is the largest window StreamWindow accepts: 1 GiB.
 	MaxStreamWindow = stream.MaxWindow
 	// DefaultStreamIdle is how long either side of a stream waits without
-	// hearing from the other before it gives the stream up.
+	// hearing from the other before it gives the stream up: 10 s.
 	DefaultStreamIdle = stream.DefaultIdle
 	// MaxStreamIdle is the longest idle bound (StreamIdle) a stream may
 	// have: a responder refuses a request declaring more, since a caller
-	// gone silent holds the handler until its idle bound passes.
+	// gone silent holds the handler until its idle bound passes. 10
+	// minutes.
 	MaxStreamIdle = stream.MaxIdle
 )
 

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -164,5 +165,34 @@ func TestEndDigestMismatch(t *testing.T) {
 	}
 	broken(t, err, ErrCorrupt)
 	p.cancel()
+	_ = p.s.Finish(nil, p.noReply)
+}
+
+// A caller that closes the stream before its end sends a plain cancel
+// (no reason byte): the responder's context ends with ErrCanceled, not
+// ErrProtocol, and its Write fails.
+func TestCloseCancels(t *testing.T) {
+	p := newPair(t, 256<<10, 10*time.Second)
+	if err := p.s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	p.open()
+	if err := p.r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.s.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the responder was not told")
+	}
+	if cause := context.Cause(p.s.Context()); cause != ErrCanceled {
+		t.Fatalf("the responder's context ended with %v; want ErrCanceled", cause)
+	}
+	if _, err := p.s.Write(make([]byte, 1<<20)); !errors.Is(err, ErrCanceled) {
+		t.Fatalf("Write after the cancel: %v; want ErrCanceled", err)
+	}
+	if _, err := p.r.Read(make([]byte, 1)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close: %v; want ErrClosed", err)
+	}
 	_ = p.s.Finish(nil, p.noReply)
 }

@@ -281,11 +281,6 @@ func endsCall(co callOpts, attempt int, err error) bool {
 	return attempt >= max(co.attempts, 1) || !resendable(err, co.opID != "")
 }
 
-// isNoResponders reports whether m is the server's no-responders status.
-func isNoResponders(m *nats.Msg) bool {
-	return len(m.Data) == 0 && m.Header.Get("Status") == "503"
-}
-
 // discardAsync starts deleting the stored request, if any.
 func (cs *callState) discardAsync() {
 	if cs.ref == nil || cs.discardRequested {

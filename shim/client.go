@@ -304,10 +304,3 @@ func (c *Client) announcedLimit() int64 {
 	}
 	return -1
 }
-
-func ctxCode(err error) string {
-	if err == context.Canceled {
-		return CodeCanceled
-	}
-	return CodeDeadlineExceeded
-}

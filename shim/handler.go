@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/outcome"
@@ -272,19 +273,8 @@ func call(ctx context.Context, fn HandlerFunc, req *nats.Msg) (r result) {
 // failed send of its own) is INTERNAL, like any other error: the handler
 // may have done work before it.
 func replyError(ctx context.Context, st *connlimit.State, req *nats.Msg, err error) error {
-	var e *Error
-	if errors.As(err, &e) && e != nil && !e.Remote {
-		switch {
-		case e.Outcome() == OutcomeRejected:
-			return respondError(ctx, st, req, e.Code, e.Message, true)
-		case !outcome.Built(e): // built by hand
-			return respondError(ctx, st, req, e.Code, e.Message, false)
-		}
-		if e.Code == CodeInternal {
-			return respondError(ctx, st, req, CodeInternal, e.Message, false)
-		}
-	}
-	return respondError(ctx, st, req, CodeInternal, err.Error(), false)
+	code, msg, rejected := callerr.ErrorFields(err)
+	return respondError(ctx, st, req, code, msg, rejected)
 }
 
 // noTypedNil turns a nil *Error held in an error (the common slip of

@@ -185,26 +185,7 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	return ctxDone(ctx)
 }
 
-// checkMsg is wire.CheckMsg, natssend's one input check, as a *Error
-// (INVALID_ARGUMENT, not run).
-func checkMsg(subject, reply string, h nats.Header) error {
-	return invalidMsg(wire.CheckMsg(subject, reply, h))
-}
-
 // checkControlLine is wire.CheckControlLine as a *Error.
 func checkControlLine(subject string, replyLen int) error {
 	return invalidMsg(wire.CheckControlLine(subject, replyLen))
-}
-
-// invalidMsg turns a *wire.CheckError into a *Error: INVALID_ARGUMENT,
-// not run, with nats.go's error as its cause.
-func invalidMsg(err error) error {
-	if err == nil {
-		return nil // the hot path: no errors.As, whose target escapes
-	}
-	var ce *wire.CheckError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	return notSent(CodeInvalidArgument, ce.Msg+"; not sent", ce.Err)
 }

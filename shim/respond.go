@@ -10,13 +10,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
 
 // maxErrorMessage caps the description in an error reply so that the
 // error reply itself stays small.
-const maxErrorMessage = 1024
+const maxErrorMessage = callerr.MaxErrorMessage
 
 // Respond replies to req with data and the reply's own headers h (nil for
 // none). The request's headers (an authorization token, say) are never
@@ -199,13 +200,7 @@ func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code,
 	if strings.TrimSpace(code) == "" {
 		return notSent(CodeInvalidArgument, "error reply needs a code; not sent", nil)
 	}
-	reply := nats.Msg{Header: nats.Header{
-		HeaderErrorCode: []string{code},
-		HeaderError:     []string{truncate(message, maxErrorMessage)},
-	}}
-	if rejected {
-		reply.Header[HeaderOutcome] = []string{outcomeRejected}
-	}
+	reply := nats.Msg{Header: callerr.ErrorHeader(code, message, rejected)}
 	send := func() error { return req.RespondMsg(&reply) }
 	if mreq := microOf(ctx); mreq != nil {
 		send = func() error { return microErrorReply(mreq, code, message, rejected) }
@@ -251,17 +246,6 @@ func checkMicroRequest(req micro.Request) error {
 		return notSent(CodeInvalidArgument, "request has no reply subject; not sent", nats.ErrMsgNoReply)
 	}
 	return checkReplySubject(req.Reply())
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	// Cut on a rune boundary.
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 // RespondMicro replies to a micro service request like Respond: with the

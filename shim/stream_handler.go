@@ -105,12 +105,10 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		// ends the stream at the server's report, as PERMISSION_DENIED.
 		sctx, stop := o.st.WatchDenied(ctx, []string{req.Reply}, nil)
 		defer stop()
-		s := newStreamOut(sctx, o.st.Conn(), o.st, req.Reply, sr)
-		connlimit.NeedSub(sctx, s.ctrl)
-		s.peer = callerAccept(req.Header).maxPayload
-		err, panicked := callStream(s.ctx, fn, req, &StreamWriter{s: s})
+		s := newStreamOut(sctx, o.st, req.Reply, sr, callerAccept(req.Header).maxPayload)
+		err, panicked := callStream(s.Context(), fn, req, &StreamWriter{s: s})
 		report(req, panicked)
-		ferr := s.finish(req, err)
+		ferr := finishStream(s, o.st, req, err)
 		if d := connlimit.DeniedCause(sctx); d != nil {
 			ferr = mayHaveRun(CodePermissionDenied, d.Error()+": the stream ended there; the caller got part of it at most", d)
 		}

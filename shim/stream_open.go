@@ -79,7 +79,7 @@ func (o *streamOpen) send(attempt int) error {
 	if err != nil {
 		return sendError(ctx, err, false)
 	}
-	rs.sub.Store(sub)
+	rs.r.SetSub(sub)
 	if err := o.publish(reply); err != nil {
 		_ = rs.Close()
 		return err

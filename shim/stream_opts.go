@@ -1,11 +1,11 @@
 package shim
 
 import (
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/stream"
 	"github.com/natssend/natssend/internal/xfer"
 )
 
@@ -17,45 +17,47 @@ const (
 	// InitialStreamWindow of credit and widens toward it as the transfer
 	// needs (see StreamWindow), so a stream holds at most this much in
 	// the caller and as much in the responder (for resends, bookkeeping
-	// of each held frame counted).
-	DefaultStreamWindow = 64 << 20
+	// of each held frame counted). 64 MiB.
+	DefaultStreamWindow = stream.DefaultWindow
 	// InitialStreamWindow is the credit every stream starts with (its
-	// window, when that is smaller).
+	// window, when that is smaller): 4 MiB.
 	InitialStreamWindow = xfer.InitialWindow
-	// MaxStreamWindow is the largest window StreamWindow accepts.
-	MaxStreamWindow = 1 << 30
+	// MaxStreamWindow is the largest window StreamWindow accepts: 1 GiB.
+	MaxStreamWindow = stream.MaxWindow
 	// DefaultStreamIdle is how long either side of a stream waits without
-	// hearing from the other before it gives the stream up.
-	DefaultStreamIdle = 10 * time.Second
+	// hearing from the other before it gives the stream up: 10 s.
+	DefaultStreamIdle = stream.DefaultIdle
 	// MaxStreamIdle is the longest idle bound (StreamIdle) a stream may
 	// have: a responder refuses a request declaring more, since a caller
-	// gone silent holds the handler until its idle bound passes.
-	MaxStreamIdle = 10 * time.Minute
+	// gone silent holds the handler until its idle bound passes. 10
+	// minutes.
+	MaxStreamIdle = stream.MaxIdle
 )
 
-// Errors of transfer streams, for errors.Is.
+// Errors of transfer streams, for errors.Is (the stream engine's, the
+// same values).
 var (
 	// ErrStreamClosed: Read after Close, or Write/Flush after the
 	// StreamHandlerFunc returned.
-	ErrStreamClosed = errors.New("natssend: stream closed")
+	ErrStreamClosed = stream.ErrClosed
 	// ErrStreamIdle: the responder sent nothing (no frame, no heartbeat)
 	// for the stream's idle bound (StreamIdle).
-	ErrStreamIdle = errors.New("natssend: the responder of the stream went silent")
+	ErrStreamIdle = stream.ErrIdle
 	// ErrStreamLost: frames were lost and the responder did not send them
 	// again within the stream's idle bound.
-	ErrStreamLost = errors.New("natssend: stream frames lost and not sent again")
+	ErrStreamLost = stream.ErrLost
 	// ErrStreamCorrupt: the end frame's length or digest (HighwayHash-256,
 	// or SHA-256 with a peer that checks only that: negotiated per stream)
 	// does not match the bytes received.
-	ErrStreamCorrupt = errors.New("natssend: stream digest mismatch")
+	ErrStreamCorrupt = stream.ErrCorrupt
 	// ErrStreamCanceled is the cause (context.Cause) of a responder's
 	// context when the caller closed the stream (ReplyStream.Close or the
 	// end of the caller's context).
-	ErrStreamCanceled = errors.New("natssend: the caller closed the stream")
+	ErrStreamCanceled = stream.ErrCanceled
 	// ErrCallerGone is the cause (context.Cause) of a responder's context
 	// when the caller's side went away without closing: no credit or
 	// keepalive for the stream's idle bound, or its inbox gone.
-	ErrCallerGone = errors.New("natssend: the caller of the stream is gone")
+	ErrCallerGone = stream.ErrCallerGone
 	// ErrStreamProtocol: the stream's peer broke the frame protocol (a
 	// responder sending beyond the credit it was given, a caller granting
 	// credit beyond the window it declared, an end, error or heartbeat
@@ -63,7 +65,7 @@ var (
 	// message of no known kind). The stream is broken at once
 	// (CodeStreamBroken, OutcomeUnknown); on the responder it is also the
 	// cause (context.Cause) of the handler's context.
-	ErrStreamProtocol = errors.New("natssend: the stream's peer broke the frame protocol")
+	ErrStreamProtocol = stream.ErrProtocol
 )
 
 // extOpts are the CallOptions of RequestStream and RequestMany; other

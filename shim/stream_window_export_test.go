@@ -2,8 +2,4 @@ package shim
 
 // StreamWindowNow returns the credit window r grants now (it grows from
 // InitialStreamWindow toward the window declared).
-func StreamWindowNow(r *ReplyStream) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.win.Cur
-}
+func StreamWindowNow(r *ReplyStream) int64 { return r.r.WindowNow() }

@@ -1,102 +1,32 @@
 package shim
 
 import (
-	"fmt"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/natssend/natssend/internal/xfer"
+	"github.com/natssend/natssend/internal/stream"
 )
 
-// streamVersion is the frame protocol's version.
-const streamVersion = 1
-
-// The frame protocol. Every frame from the responder goes to the caller's
-// inbox (the request's reply subject) with the responder's control inbox
-// as its reply subject; its body starts with a kind byte and a big-endian
-// 8-byte offset: the stream position (bytes of body before it), which is
-// the sequence number loss is detected by.
-//
-//	S off=0 [version [digest]] start: the responder's headers as NATS headers; the digest
-//	                           the end frame carries (xfer.DigestHighway; absent: SHA-256)
-//	D off   payload            data
-//	E off=total [digest]       end: the whole body's length and its 32-byte digest
-//	X off=total                error: micro error headers, like an error reply
-//	B off=sent [flag]          heartbeat: how far the responder has sent; flag 1: the end
-//	                           went out, 2: it waited for credit (the caller may widen its window)
-//
-// The caller sends to the control inbox:
-//
-//	A recv grant [final]       ack: bytes received in order; credit up to grant
-//	R from [start]             resend from offset from (and the start frame)
-//	C                          cancel: the caller closed the stream
-//
-// The rules both sides check every frame and control message against are
-// in internal/xfer.
+// The stream protocol (docs/protocol.md, 6) is internal/stream's; shim
+// builds and reads the request's HeaderStream with it.
 const (
-	frameStart     = xfer.Start
-	frameData      = xfer.Data
-	frameEnd       = xfer.End
-	frameError     = xfer.Error
-	frameHeartbeat = xfer.Heartbeat
-
-	ctlAck    = xfer.Ack
-	ctlResend = xfer.Resend
-	ctlCancel = xfer.Cancel
-
-	framePrefix = xfer.Prefix // kind + offset
+	streamVersion    = stream.Version    // the frame protocol's version
+	minStreamPayload = stream.MinPayload // the smallest max-payload of a stream caller
 )
+
+// streamReq is what a stream request's HeaderStream says.
+type streamReq = stream.Req
+
+// parseMarker reads HeaderStream; ok is false when it is absent or not a
+// version this responder speaks.
+func parseMarker(v string) (streamReq, bool) { return stream.ParseMarker(v) }
 
 // streamMarker is HeaderStream's value: the protocol version, the
 // caller's window and idle bound, how long it waits for the first frame
-// (0: not said) and the digests it checks beyond SHA-256
-// (xfer.HighwayToken).
+// (0: not said) and the digests it checks beyond SHA-256.
 func streamMarker(window int64, idle, first time.Duration) string {
 	var ms int64
 	if first > 0 {
 		ms = timeoutMS(first)
 	}
-	return fmt.Sprintf("%d %d %d %d %s", streamVersion, window, idle.Milliseconds(), ms, xfer.HighwayToken)
-}
-
-// streamReq is what a stream request's HeaderStream says.
-type streamReq struct {
-	window int64
-	idle   time.Duration
-	first  time.Duration // how long the caller waits for the first frame; 0: not said
-	digest byte          // the digest the responder uses: the best the caller checks
-}
-
-// parseMarker reads HeaderStream; ok is false when it is absent or not a
-// version this responder speaks. A caller before this version sent three
-// or four fields: it waits for the first frame as long as it likes and
-// checks SHA-256 only.
-func parseMarker(v string) (sr streamReq, ok bool) {
-	f := strings.Fields(v)
-	if len(f) < 3 || f[0] != strconv.Itoa(streamVersion) {
-		return sr, false
-	}
-	w, err1 := strconv.ParseInt(f[1], 10, 64)
-	ms, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || w < 1 || w > MaxStreamWindow || ms < 1 || ms > MaxStreamIdle.Milliseconds() {
-		return sr, false
-	}
-	sr.window, sr.idle = w, time.Duration(ms)*time.Millisecond
-	if len(f) >= 4 {
-		if fms, err := strconv.ParseInt(f[3], 10, 64); err == nil && fms >= 1 && fms <= int64(math.MaxInt64/time.Millisecond) {
-			sr.first = time.Duration(fms) * time.Millisecond
-		}
-	}
-	if len(f) >= 5 && slices.Contains(strings.Split(f[4], ","), xfer.HighwayToken) {
-		sr.digest = xfer.DigestHighway
-	}
-	return sr, true
-}
-
-// beatEvery is the heartbeat and keepalive interval for an idle bound.
-func beatEvery(idle time.Duration) time.Duration {
-	return max(idle/5, 5*time.Millisecond)
+	return stream.Marker(window, idle, ms)
 }

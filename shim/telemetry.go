@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/stream"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/outcome"
 )
@@ -176,18 +177,16 @@ func (c *Client) requestStreamTraced(ctx context.Context, m *nats.Msg, opts []St
 		}
 		endOp(sctx, &op, err)
 	}
-	rs.onEnd.Store(&end)
+	rs.r.OnEnd(end)
 	return rs, nil
 }
 
 // streamAttrs adds the bytes a StreamHandler sent to its span.
-func streamAttrs(op *telemetry.Op, s *streamOut) {
+func streamAttrs(op *telemetry.Op, s *stream.Sender) {
 	if !op.Recording() {
 		return
 	}
-	s.mu.Lock()
-	sent, rtt := s.sent, s.rtt
-	s.mu.Unlock()
+	sent, rtt := s.Stats()
 	op.SetAttributes(telemetry.KeyStreamBytes.Int64(sent))
 	if rtt > 0 {
 		op.SetAttributes(telemetry.KeyStreamRTT.Float64(rtt.Seconds()))

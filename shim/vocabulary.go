@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/outcome"
 )
 
@@ -39,8 +40,8 @@ const (
 	// HeaderErrorCode and HeaderError are micro's error reply headers
 	// (micro.ErrorCodeHeader, micro.ErrorHeader). natssend reads and writes
 	// them, so natssend clients and micro services understand each other.
-	HeaderErrorCode = "Nats-Service-Error-Code"
-	HeaderError     = "Nats-Service-Error"
+	HeaderErrorCode = callerr.HeaderErrorCode
+	HeaderError     = callerr.HeaderError
 	// HeaderTimeout carries the time the caller still waits, in whole
 	// milliseconds (rounded up), so a responder can stop working once the
 	// caller has given up. A relative value is immune to clock skew between
@@ -52,7 +53,7 @@ const (
 	// HeaderOutcome marks an error reply made from Reject or
 	// InvalidArgument: its value "rejected" states that the request had no
 	// effect.
-	HeaderOutcome = "Natssend-Outcome"
+	HeaderOutcome = callerr.HeaderOutcome
 	// HeaderOperationID carries a call's operation ID (see OperationID).
 	HeaderOperationID = "Natssend-Operation-Id"
 	// HeaderAcceptClaimCheck is sent with every request of a Client made with
@@ -85,7 +86,7 @@ const (
 	// that carry it.
 	HeaderStream = "Natssend-Stream"
 
-	outcomeRejected = "rejected" // HeaderOutcome's value
+	outcomeRejected = callerr.OutcomeRejected // HeaderOutcome's value
 )
 
 // Call defaults and bounds.

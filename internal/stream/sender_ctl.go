@@ -1,10 +1,11 @@
-package shim
+package stream
 
 import (
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/xfer"
 )
 
@@ -16,12 +17,12 @@ import (
 // of bytes never sent, a final acknowledgement before the end, a message
 // of no known kind) breaks the stream at once; only valid ones count as
 // the caller's sign of life.
-func (s *streamOut) onCtl(m *nats.Msg) {
+func (s *Sender) onCtl(m *nats.Msg) {
 	at := time.Now() // before the lock: a writer holding it does not lengthen a round trip
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.cond.Broadcast()
-	if isNoResponders(m) {
+	if callerr.IsNoResponders(m) {
 		// The caller's inbox is gone: it left, or it is reconnecting (also
 		// after the end frame went out, before its final ack). Keep the
 		// unacknowledged frames for idle/2, for it to ask again; the
@@ -44,13 +45,13 @@ func (s *streamOut) onCtl(m *nats.Msg) {
 
 // ctlLocked applies one control message, received at at, and returns
 // what makes it break the protocol (xfer.Sender.ParseCtl), or "".
-func (s *streamOut) ctlLocked(b []byte, at time.Time) string {
+func (s *Sender) ctlLocked(b []byte, at time.Time) string {
 	c, bad := (xfer.Sender{Window: s.window, Sent: s.sent, Ended: s.ended}).ParseCtl(b)
 	if bad != "" {
 		return bad
 	}
 	switch c.Kind {
-	case ctlAck:
+	case xfer.Ack:
 		if s.start != nil && c.Recv == 0 && !s.startAt.IsZero() {
 			// The caller's acknowledgement of the start frame: the
 			// round trip of a small message, the path's own (a data
@@ -64,35 +65,35 @@ func (s *streamOut) ctlLocked(b []byte, at time.Time) string {
 			s.releaseLocked(at)
 		}
 		s.final = s.final || c.Final
-	case ctlResend:
+	case xfer.Resend:
 		s.resendLocked(c.From, c.Start)
-	case ctlCancel:
+	case xfer.Cancel:
 		if c.Broken {
 			// The caller found the stream broken (a frame the rules
 			// refuse, a digest mismatch): the handler learns why.
-			s.cancel(ErrStreamProtocol)
+			s.cancel(ErrProtocol)
 		} else {
-			s.cancel(ErrStreamCanceled)
+			s.cancel(ErrCanceled)
 		}
 	}
 	return ""
 }
 
 // brokeLocked ends the stream because the caller broke the protocol: the
-// handler's context ends (ErrStreamProtocol), Write fails, nothing more is
+// handler's context ends (ErrProtocol), Write fails, nothing more is
 // sent and the unacknowledged frames are dropped.
-func (s *streamOut) brokeLocked(what string) {
-	s.failErr = brokenError("the caller broke the stream protocol: "+what, ErrStreamProtocol)
-	s.cancel(ErrStreamProtocol)
+func (s *Sender) brokeLocked(what string) {
+	s.failErr = brokenError("the caller broke the stream protocol: "+what, ErrProtocol)
+	s.cancel(ErrProtocol)
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 }
 
 // releaseLocked drops the frames the caller has received, keeping their
 // buffers for the next frames (filled again once the digest is done with
 // them).
-func (s *streamOut) releaseLocked(at time.Time) {
+func (s *Sender) releaseLocked(at time.Time) {
 	i := 0
-	for i < len(s.frames) && s.frames[i].body[0] == frameData && s.frames[i].end() <= s.acked {
+	for i < len(s.frames) && s.frames[i].body[0] == xfer.Data && s.frames[i].end() <= s.acked {
 		s.sampleLocked(&s.frames[i], at)
 		// As many spare buffers as the credit can fill (at least 4): a
 		// wide window reuses its frames' buffers instead of allocating
@@ -111,7 +112,7 @@ func (s *streamOut) releaseLocked(at time.Time) {
 // just acknowledged, sent when little of the stream was in transit ahead
 // of it: the least one is the path's round trip (a frame acknowledged
 // late, or sent again, only gives a larger sample).
-func (s *streamOut) sampleLocked(f *outFrame, at time.Time) {
+func (s *Sender) sampleLocked(f *outFrame, at time.Time) {
 	if f.at.IsZero() {
 		return
 	}
@@ -119,7 +120,7 @@ func (s *streamOut) sampleLocked(f *outFrame, at time.Time) {
 }
 
 // sampleRTTLocked takes d as a round trip of the path: the least is kept.
-func (s *streamOut) sampleRTTLocked(d time.Duration) {
+func (s *Sender) sampleRTTLocked(d time.Duration) {
 	if s.rtt == 0 || d < s.rtt {
 		s.rtt = d
 	}
@@ -129,10 +130,10 @@ func (s *streamOut) sampleRTTLocked(d time.Duration) {
 // A repeat (frames the last resend covered, asked for with no
 // acknowledgement since) is honoured only after half the caller's own
 // resend interval, doubled for every repeat in a row (up to 64 times): an
-// honest caller repeats a request no sooner (ReplyStream.resendRetry) and
+// honest caller repeats a request no sooner (Receiver.resendRetry) and
 // seldom, while a flood of requests of a few bytes would otherwise make
 // the responder send its whole window again for each.
-func (s *streamOut) resendLocked(from int64, start bool) {
+func (s *Sender) resendLocked(from int64, start bool) {
 	now := time.Now()
 	if !s.resentAt.IsZero() && from <= s.resentTo && s.acked <= s.resentAcked {
 		if now.Sub(s.resentAt) < resendInterval(s.idle)/2<<min(s.repeats, 6) {
@@ -150,7 +151,7 @@ func (s *streamOut) resendLocked(from int64, start bool) {
 	}
 	for i := range s.frames {
 		f := &s.frames[i]
-		if f.end() > from || (f.body[0] != frameData && f.off >= from) {
+		if f.end() > from || (f.body[0] != xfer.Data && f.off >= from) {
 			if s.publishLocked(f) != nil {
 				return
 			}
@@ -160,43 +161,38 @@ func (s *streamOut) resendLocked(from int64, start bool) {
 
 // beat sends heartbeats while the stream is quiet and ends the handler's
 // context when the caller went silent or its inbox is gone.
-func (s *streamOut) beat() {
+func (s *Sender) beat() {
 	defer s.beatWG.Done()
-	every := beatEvery(s.idle)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		now := time.Now()
-		if s.failErr != nil {
-			s.mu.Unlock()
-			return
-		}
-		if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
-			s.cancel(ErrCallerGone)
-			s.cond.Broadcast()
-		} else if now.Sub(s.lastSend) >= every {
-			var flag byte
-			if s.ended {
-				flag = xfer.BeatEnded
-			}
-			s.heartbeatLocked(flag)
-		}
-		s.mu.Unlock()
+	tick(s.idle, s.stop, s.beatOnce)
+}
+
+// beatOnce is one heartbeat tick; false ends the heartbeats.
+func (s *Sender) beatOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.failErr != nil {
+		return false
 	}
+	if now.Sub(s.lastCtl) > s.idle || (!s.goneAt.IsZero() && now.Sub(s.goneAt) > s.idle/2) {
+		s.cancel(ErrCallerGone)
+		s.cond.Broadcast()
+	} else if now.Sub(s.lastSend) >= beatEvery(s.idle) {
+		var flag byte
+		if s.ended {
+			flag = xfer.BeatEnded
+		}
+		s.heartbeatLocked(flag)
+	}
+	return true
 }
 
 // heartbeatLocked sends a heartbeat: how far the responder has sent, and
 // flag (xfer.BeatEnded, xfer.BeatStalled or none).
-func (s *streamOut) heartbeatLocked(flag byte) {
-	body := make([]byte, framePrefix+1)
-	xfer.PutPrefix(body, frameHeartbeat, s.sent)
-	body[framePrefix] = flag
+func (s *Sender) heartbeatLocked(flag byte) {
+	body := make([]byte, xfer.Prefix+1)
+	xfer.PutPrefix(body, xfer.Heartbeat, s.sent)
+	body[xfer.Prefix] = flag
 	_ = s.publishLocked(&outFrame{off: s.sent, body: body})
 }
 
@@ -205,7 +201,7 @@ func (s *streamOut) heartbeatLocked(flag byte) {
 // and the caller's window may grow (it declared more than it started
 // with): the caller widens its window when its reader keeps up
 // (xfer.Window.Stalled).
-func (s *streamOut) stalledLocked(d time.Duration) {
+func (s *Sender) stalledLocked(d time.Duration) {
 	if xfer.Stall(d, s.rtt) && s.window > xfer.StartCredit(s.window) && !s.ended && s.failErr == nil {
 		s.heartbeatLocked(xfer.BeatStalled)
 	}

@@ -1,4 +1,4 @@
-package shim
+package stream
 
 import (
 	"bytes"
@@ -7,17 +7,19 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/xfer"
+	"github.com/natssend/natssend/outcome"
 )
 
 // The caller's side of the frame protocol: frames in order, gaps and
 // resend requests, acknowledgements and credit, keepalives and the idle
 // bound.
 
-// onMsg handles every message on the caller's inbox. A frame from the
+// OnMsg handles every message on the caller's inbox. A frame from the
 // stream's responder that the protocol rules out breaks the stream at
 // once (see frameLocked); frames of another responder are told to stop.
-func (r *ReplyStream) onMsg(m *nats.Msg) {
+func (r *Receiver) OnMsg(m *nats.Msg) {
 	kind, off, payload, ok := xfer.ParseFrame(m.Data)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -25,7 +27,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 		r.plainLocked(m)
 		return
 	}
-	if h := streamDropHook.Load(); ok && h != nil && (*h)(kind, off) {
+	if h := dropHook.Load(); ok && h != nil && (*h)(kind, off) {
 		return
 	}
 	if r.closed || r.err != nil || r.ended {
@@ -33,7 +35,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 	}
 	if r.ctrl != "" && m.Reply != r.ctrl {
 		// A second responder (not a queue group): stop it.
-		_ = r.nc.Publish(m.Reply, []byte{ctlCancel})
+		_ = r.nc.Publish(m.Reply, []byte{xfer.Cancel})
 		return
 	}
 	bad := "a frame shorter than its prefix, or with a negative offset"
@@ -41,7 +43,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 		bad = r.frameLocked(m, kind, off, payload)
 	}
 	if bad != "" {
-		err := brokenError("the responder broke the stream protocol: "+bad, ErrStreamProtocol)
+		err := brokenError("the responder broke the stream protocol: "+bad, ErrProtocol)
 		if !r.started {
 			// Before the first frame: the opening fails with it, and the
 			// responder is told.
@@ -61,7 +63,7 @@ func (r *ReplyStream) onMsg(m *nats.Msg) {
 // error frame or heartbeat below what was delivered; ...), or "". A
 // duplicate or overlap of what arrived is a resend: its new bytes are
 // taken.
-func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte) string {
+func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte) string {
 	if !r.started {
 		r.ctrl = m.Reply
 	}
@@ -70,14 +72,14 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 	}
 	r.lastRx = time.Now()
 	if !r.started {
-		if kind != frameStart {
+		if kind != xfer.Start {
 			r.gapLocked() // the start frame was lost
 			return ""
 		}
-		if len(payload) > 0 && payload[0] != streamVersion {
+		if len(payload) > 0 && payload[0] != Version {
 			// A responder answers in the version the request names: another
 			// one's frames cannot be read as this version's.
-			return fmt.Sprintf("a start frame of protocol version %d, not the %d the caller asked for", payload[0], streamVersion)
+			return fmt.Sprintf("a start frame of protocol version %d, not the %d the caller asked for", payload[0], Version)
 		}
 		r.digest = xfer.DigestSHA256
 		if len(payload) > 1 {
@@ -95,31 +97,31 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 		return ""
 	}
 	switch kind {
-	case frameData:
+	case xfer.Data:
 		r.dataLocked(off, payload)
-	case frameEnd:
+	case xfer.End:
 		if off > r.recv {
 			r.gapLocked()
 			return ""
 		}
 		if !bytes.Equal(r.sum.Sum(nil), payload) {
-			r.endErr = brokenError("the stream's "+xfer.DigestName(r.digest)+" digest does not match the bytes received", ErrStreamCorrupt)
+			r.endErr = brokenError("the stream's "+xfer.DigestName(r.digest)+" digest does not match the bytes received", ErrCorrupt)
 		}
 		r.endLocked()
-	case frameError:
+	case xfer.Error:
 		if off > r.recv {
 			r.gapLocked()
 			return ""
 		}
 		// An error frame without micro's error headers is an error still
-		// (remoteError's nil *Error must not become a non-nil error).
-		if e := remoteError(m); e != nil {
+		// (remoteError's nil *outcome.Error must not become a non-nil error).
+		if e := callerr.RemoteError(m); e != nil {
 			r.endErr = e
 		} else {
-			r.endErr = remoteFailure("the responder failed mid-stream")
+			r.endErr = callerr.RemoteFailure("the responder failed mid-stream")
 		}
 		r.endLocked()
-	case frameHeartbeat:
+	case xfer.Heartbeat:
 		var flag byte
 		if len(payload) > 0 {
 			flag = payload[0]
@@ -136,22 +138,22 @@ func (r *ReplyStream) frameLocked(m *nats.Msg, kind byte, off int64, payload []b
 
 // plainLocked handles a message that is not a frame: before the stream
 // started, the answer to the request (no responders, an error reply).
-func (r *ReplyStream) plainLocked(m *nats.Msg) {
+func (r *Receiver) plainLocked(m *nats.Msg) {
 	if r.started || r.signaled {
 		return
 	}
-	switch rerr := remoteError(m); {
-	case isNoResponders(m):
-		r.startErr = sendError(r.ctx, nats.ErrNoResponders, true)
+	switch rerr := callerr.RemoteError(m); {
+	case callerr.IsNoResponders(m):
+		r.startErr = callerr.SendError(r.ctx, nats.ErrNoResponders, true)
 	case rerr != nil:
 		r.startErr = rerr
 	default:
-		r.startErr = mayHaveRun(CodeInternal, "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", nil)
+		r.startErr = outcome.MayHaveRunError(outcome.CodeInternal, "the responder answered with a plain reply, not a stream (is it a StreamHandler?)", nil)
 	}
 	r.signalLocked()
 }
 
-func (r *ReplyStream) signalLocked() {
+func (r *Receiver) signalLocked() {
 	if !r.signaled {
 		r.signaled = true
 		close(r.startCh)
@@ -159,7 +161,7 @@ func (r *ReplyStream) signalLocked() {
 }
 
 // dataLocked takes a data frame at off.
-func (r *ReplyStream) dataLocked(off int64, payload []byte) {
+func (r *Receiver) dataLocked(off int64, payload []byte) {
 	end := off + int64(len(payload))
 	switch {
 	case off > r.recv:
@@ -195,7 +197,7 @@ const (
 )
 
 // queueLocked queues data for the reader.
-func (r *ReplyStream) queueLocked(data []byte) {
+func (r *Receiver) queueLocked(data []byte) {
 	if len(data) >= smallFrame {
 		r.q = append(r.q, data)
 		r.tailOwned = false
@@ -213,7 +215,7 @@ func (r *ReplyStream) queueLocked(data []byte) {
 
 // endLocked records the end: the final ack lets the responder go, and
 // nothing more is needed from the connection.
-func (r *ReplyStream) endLocked() {
+func (r *Receiver) endLocked() {
 	r.ended = true
 	r.ackLocked(true)
 	r.cleanup()
@@ -222,45 +224,40 @@ func (r *ReplyStream) endLocked() {
 // keepalive sends acknowledgements and credit while the stream runs (the
 // responder's sign that the caller is alive), repeats lost resend
 // requests, and fails the stream when the responder went silent.
-func (r *ReplyStream) keepalive() {
-	t := time.NewTicker(beatEvery(r.idle))
-	defer t.Stop()
-	for {
-		select {
-		case <-r.done:
-			return
-		case <-t.C:
-		}
-		r.mu.Lock()
-		if r.ended || r.err != nil || r.closed {
-			r.mu.Unlock()
-			return
-		}
-		var fail error
-		switch {
-		case r.nc.IsClosed():
-			fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
-		case time.Since(r.lastRx) > r.idle:
-			fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrStreamIdle)
-		case r.want == r.recv && time.Since(r.lostAt) > r.idle:
-			fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrStreamLost)
-		default:
-			if r.want == r.recv {
-				r.gapLocked()
-			}
-			r.ackLocked(false)
-		}
+func (r *Receiver) keepalive() { tick(r.idle, r.done, r.keepaliveOnce) }
+
+// keepaliveOnce is one keepalive tick; false ends the keepalive.
+func (r *Receiver) keepaliveOnce() bool {
+	r.mu.Lock()
+	if r.ended || r.err != nil || r.closed {
 		r.mu.Unlock()
-		if fail != nil {
-			r.fail(fail)
-			return
-		}
+		return false
 	}
+	var fail error
+	switch {
+	case r.nc.IsClosed():
+		fail = brokenError("the connection closed before the stream's end", nats.ErrConnectionClosed)
+	case time.Since(r.lastRx) > r.idle:
+		fail = brokenError("no frame or heartbeat from the responder within the stream's idle bound", ErrIdle)
+	case r.want == r.recv && time.Since(r.lostAt) > r.idle:
+		fail = brokenError("frames lost in transit were not sent again within the stream's idle bound", ErrLost)
+	default:
+		if r.want == r.recv {
+			r.gapLocked()
+		}
+		r.ackLocked(false)
+	}
+	r.mu.Unlock()
+	if fail != nil {
+		r.fail(fail)
+		return false
+	}
+	return true
 }
 
 // gapLocked asks the responder to send again from what was received in
 // order (and the start frame if it is missing).
-func (r *ReplyStream) gapLocked() {
+func (r *Receiver) gapLocked() {
 	if r.want == r.recv && time.Since(r.wantAt) < r.resendRetry() {
 		return
 	}
@@ -268,12 +265,12 @@ func (r *ReplyStream) gapLocked() {
 		r.lostAt = time.Now()
 	}
 	r.want, r.wantAt = r.recv, time.Now()
-	streamResends.Add(1)
+	resends.Add(1)
 	r.publishCtl(xfer.ResendBody(r.recv, !r.started))
 }
 
 // resendRetry is how long a resend request is given before it is repeated.
-func (r *ReplyStream) resendRetry() time.Duration { return resendInterval(r.idle) }
+func (r *Receiver) resendRetry() time.Duration { return resendInterval(r.idle) }
 
 // resendInterval is how long a caller with idle bound idle gives a resend
 // request before it repeats it; a responder ignores a repeat that comes
@@ -285,7 +282,7 @@ func resendInterval(idle time.Duration) time.Duration {
 // ackLocked acknowledges what was received and grants credit up to what
 // was read plus the current window (xfer.Window: it starts at
 // xfer.StartCredit and grows up to the window declared).
-func (r *ReplyStream) ackLocked(final bool) {
+func (r *Receiver) ackLocked(final bool) {
 	grant := r.consumed + r.win.Cur
 	r.maxGrant = max(r.maxGrant, grant)
 	r.publishCtl(xfer.AckBody(r.recv, grant, final))
@@ -295,7 +292,7 @@ func (r *ReplyStream) ackLocked(final bool) {
 // publishCtl sends a control message to the responder's control inbox:
 // only ever the reply subject of the frames received, so that a caller
 // needs no publish permission beyond allow_responses (docs/permissions.md).
-func (r *ReplyStream) publishCtl(body []byte) {
+func (r *Receiver) publishCtl(body []byte) {
 	if r.ctrl != "" {
 		_ = r.nc.Publish(r.ctrl, body) // a lost control message is repeated or made up by the next
 	}

@@ -1,4 +1,4 @@
-package shim
+package stream
 
 import (
 	"context"
@@ -12,15 +12,17 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/xfer"
+	"github.com/natssend/natssend/outcome"
 )
 
-// ReplyStream is the caller's side of a transfer stream: an io.ReadCloser
-// over the responder's body. Read returns the bytes in order, exactly as
-// written, and io.EOF only after the end frame arrived and the whole body's
-// length and SHA-256 digest matched. Always Close it. A ReplyStream is not
-// for concurrent Reads (like any io.Reader), but Close may be called from
-// another goroutine.
-type ReplyStream struct {
+// Receiver is the caller's side of a transfer stream (shim's ReplyStream
+// wraps it): an io.ReadCloser over the responder's body. Read returns the
+// bytes in order, exactly as written, and io.EOF only after the end frame
+// arrived and the whole body's digest matched. It is not for concurrent
+// Reads (like any io.Reader), but Close may be called from another
+// goroutine. OnMsg takes every message of its inbox's subscription
+// (SetSub).
+type Receiver struct {
 	nc      *nats.Conn
 	sub     atomic.Pointer[nats.Subscription]
 	ctx     context.Context
@@ -30,7 +32,7 @@ type ReplyStream struct {
 	once    sync.Once
 	stopCtx atomic.Pointer[func() bool]
 	// unlisten ends the watch for denials of the stream's control
-	// messages (see watchDenials).
+	// messages (see WatchDenials).
 	unlisten atomic.Pointer[func()]
 	onEnd    atomic.Pointer[func(err error, read int64)] // telemetry: the stream's end, once
 	endOnce  sync.Once
@@ -52,7 +54,7 @@ type ReplyStream struct {
 	ackRecv   int64     // recv at the last ack
 	ackUsed   int64     // consumed at the last ack
 	nAck      int       // frames since the last ack
-	sum       hash.Hash // of the bytes received in order, hashed as they arrive (onMsg runs beside the reader); set by the start frame
+	sum       hash.Hash // of the bytes received in order, hashed as they arrive (OnMsg runs beside the reader); set by the start frame
 	digest    byte      // the digest's kind, from the start frame
 	ended     bool      // the end or error frame arrived in order
 	endErr    error     // nil: the digest matched
@@ -65,27 +67,41 @@ type ReplyStream struct {
 	lostAt    time.Time // when the gap at want was found
 }
 
-// streamDropHook, when set (tests), drops the received frames it returns
-// true for, as a loss in transit would.
-var streamDropHook atomic.Pointer[func(kind byte, off int64) bool]
-
-// streamResends counts the resend requests of every ReplyStream (for
-// tests).
-var streamResends atomic.Int64
-
 // errNoStart: the wait for the first frame ended without one.
 var errNoStart = errors.New("no first frame")
 
-func newReplyStream(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *ReplyStream {
-	return &ReplyStream{nc: nc, ctx: ctx, window: window, maxGrant: xfer.StartCredit(window), win: xfer.NewWindow(window),
+// NewReceiver returns the caller's side of a stream on nc, bounded by ctx,
+// with the window and idle bound its request declared (Marker).
+func NewReceiver(ctx context.Context, nc *nats.Conn, window int64, idle time.Duration) *Receiver {
+	return &Receiver{nc: nc, ctx: ctx, window: window, maxGrant: xfer.StartCredit(window), win: xfer.NewWindow(window),
 		idle: idle, done: make(chan struct{}), wake: make(chan struct{}, 1), startCh: make(chan struct{}),
 		want: -1}
 }
 
-// begin runs once the wait for the first frame is over: it starts the
+// SetSub records the subscription of the stream's inbox, whose messages
+// go to OnMsg; the Receiver unsubscribes it at the stream's end.
+func (r *Receiver) SetSub(sub *nats.Subscription) { r.sub.Store(sub) }
+
+// Started is closed once the first frame, or the answer that there is no
+// stream (an error reply, no responders), arrived: then call Begin.
+func (r *Receiver) Started() <-chan struct{} { return r.startCh }
+
+// OnEnd sets f to be told, once, how the stream ended (nil: its end frame
+// and digest were read) and how many bytes were read (telemetry).
+func (r *Receiver) OnEnd(f func(err error, read int64)) { r.onEnd.Store(&f) }
+
+// WindowNow returns the credit window granted now (it grows from
+// xfer.InitialWindow toward the window declared).
+func (r *Receiver) WindowNow() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.win.Cur
+}
+
+// Begin runs once the wait for the first frame is over: it starts the
 // stream's liveness and deadline watch, or cleans up and returns why there
 // is no stream.
-func (r *ReplyStream) begin() error {
+func (r *Receiver) Begin() error {
 	r.mu.Lock()
 	started, err := r.started, r.startErr
 	if !started && err == nil {
@@ -110,23 +126,14 @@ func (r *ReplyStream) begin() error {
 	return nil
 }
 
-// ctxStreamError is the error of a stream cut by its context.
-func ctxStreamError(err error) error {
-	msg := "the stream's deadline passed before its end"
-	if err == context.Canceled {
-		msg = "the stream's context was cancelled before its end"
-	}
-	return mayHaveRun(ctxCode(err), msg, errors.Join(err, io.ErrUnexpectedEOF))
-}
-
 // endErrorLocked is the error of a stream that ended with an error frame:
 // the responder's, unless the caller's own deadline has passed by now.
 // The responder's context carries that deadline (HeaderTimeout), so its
 // error frame and the caller's deadline come at the same moment, and the
 // caller's timer may not have fired yet: the caller's deadline is what
 // ended the stream.
-func (r *ReplyStream) endErrorLocked() error {
-	var re *Error
+func (r *Receiver) endErrorLocked() error {
+	var re *outcome.Error
 	if errors.As(r.endErr, &re) && re.Remote {
 		if dl, ok := r.ctx.Deadline(); ok && !time.Now().Before(dl) {
 			return ctxStreamError(context.DeadlineExceeded)
@@ -135,16 +142,8 @@ func (r *ReplyStream) endErrorLocked() error {
 	return r.endErr
 }
 
-// brokenError is the error of a stream cut short by cause.
-func brokenError(msg string, cause error) error {
-	return mayHaveRun(CodeStreamBroken, msg, errors.Join(io.ErrUnexpectedEOF, cause))
-}
-
 // Header returns the responder's headers, from its first frame.
-func (r *ReplyStream) Header() nats.Header {
-	if r == nil {
-		return nil
-	}
+func (r *Receiver) Header() nats.Header {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.hdr
@@ -153,13 +152,10 @@ func (r *ReplyStream) Header() nats.Header {
 // Read reads the stream's body. It returns io.EOF only after the end frame
 // and a matching digest; a stream cut short returns an error matching
 // io.ErrUnexpectedEOF (Classify: OutcomeUnknown), one past ctx's deadline
-// an error matching context.DeadlineExceeded, a handler's error its *Error
+// an error matching context.DeadlineExceeded, a handler's error its *outcome.Error
 // (after the bytes written before it), and Read after Close an error
-// matching ErrStreamClosed.
-func (r *ReplyStream) Read(p []byte) (int, error) {
-	if r == nil {
-		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
-	}
+// matching ErrClosed.
+func (r *Receiver) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	if err := r.readyLocked(len(p) > 0); err != nil {
 		if err == errNoWait {
@@ -193,12 +189,12 @@ var errNoWait = errors.New("natssend: nothing queued")
 // otherwise, with r.mu released, Read's error (io.EOF at the end of a
 // complete stream, the stream's failure, Read after Close), or errNoWait
 // when nothing is queued and block is false. r.mu is held on entry.
-func (r *ReplyStream) readyLocked(block bool) error {
+func (r *Receiver) readyLocked(block bool) error {
 	for {
 		switch {
 		case r.closed:
 			r.mu.Unlock()
-			return mayHaveRun(CodeCanceled, "Read after Close", ErrStreamClosed)
+			return outcome.MayHaveRunError(outcome.CodeCanceled, "Read after Close", ErrClosed)
 		case r.eof:
 			n := r.consumed
 			r.mu.Unlock()
@@ -236,7 +232,7 @@ func (r *ReplyStream) readyLocked(block bool) error {
 
 // tookLocked counts n bytes the reader took, acknowledges every quantum
 // consumed (which raises the credit), and releases r.mu.
-func (r *ReplyStream) tookLocked(n int) {
+func (r *Receiver) tookLocked(n int) {
 	r.consumed += int64(n)
 	if !r.ended && r.consumed-r.ackUsed >= xfer.Quantum(r.window) {
 		r.ackLocked(false)
@@ -248,10 +244,7 @@ func (r *ReplyStream) tookLocked(n int) {
 // the frames' payloads go to w as they arrive, without another copy. It
 // returns nil at the end of a complete stream, and Read's errors
 // otherwise.
-func (r *ReplyStream) WriteTo(w io.Writer) (int64, error) {
-	if r == nil {
-		return 0, notSent(CodeInvalidArgument, "nil ReplyStream", ErrStreamClosed)
-	}
+func (r *Receiver) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	for {
 		chunk, err := r.next()
@@ -273,7 +266,7 @@ func (r *ReplyStream) WriteTo(w io.Writer) (int64, error) {
 }
 
 // next returns the next received chunk, consumed, or Read's error.
-func (r *ReplyStream) next() ([]byte, error) {
+func (r *Receiver) next() ([]byte, error) {
 	r.mu.Lock()
 	if err := r.readyLocked(true); err != nil {
 		return nil, err
@@ -289,12 +282,9 @@ func (r *ReplyStream) next() ([]byte, error) {
 }
 
 // Close ends the stream. Before its end, the responder is told: its
-// context is cancelled (ErrStreamCanceled) and its Write fails. Close is
+// context is cancelled (ErrCanceled) and its Write fails. Close is
 // safe to call more than once and from another goroutine than Read.
-func (r *ReplyStream) Close() error {
-	if r == nil {
-		return nil
-	}
+func (r *Receiver) Close() error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -309,7 +299,7 @@ func (r *ReplyStream) Close() error {
 	case r.err != nil:
 		endErr = r.err
 	case !r.eof:
-		endErr = mayHaveRun(CodeCanceled, "stream closed before its end", ErrStreamClosed)
+		endErr = outcome.MayHaveRunError(outcome.CodeCanceled, "stream closed before its end", ErrClosed)
 	}
 	n := r.consumed
 	r.notify()
@@ -321,7 +311,7 @@ func (r *ReplyStream) Close() error {
 
 // reportEnd tells the stream's telemetry, once, how it ended (nil: the
 // end frame and its digest were read) and how many bytes were read.
-func (r *ReplyStream) reportEnd(err error, read int64) {
+func (r *Receiver) reportEnd(err error, read int64) {
 	if f := r.onEnd.Load(); f != nil {
 		r.endOnce.Do(func() { (*f)(err, read) })
 	}
@@ -329,7 +319,7 @@ func (r *ReplyStream) reportEnd(err error, read int64) {
 
 // fail ends the stream with err (unless it already ended) and tells the
 // responder.
-func (r *ReplyStream) fail(err error) {
+func (r *Receiver) fail(err error) {
 	r.mu.Lock()
 	r.failLocked(err)
 	r.notify()
@@ -341,7 +331,7 @@ func (r *ReplyStream) fail(err error) {
 // failLocked tells the responder of a stream still running; once the end
 // frame has come, nobody is to be told, and ctx still bounds the reading
 // of what is buffered.
-func (r *ReplyStream) ctxEndedLocked(err error) {
+func (r *Receiver) ctxEndedLocked(err error) {
 	serr := ctxStreamError(err)
 	r.failLocked(serr)
 	if r.err == nil {
@@ -351,20 +341,20 @@ func (r *ReplyStream) ctxEndedLocked(err error) {
 
 // failLocked is fail's decision, with r.mu held: the first error ends the
 // stream, and a started stream's responder is told (its ctx is cancelled
-// with ErrStreamProtocol when the responder broke the stream, else with
-// ErrStreamCanceled).
-func (r *ReplyStream) failLocked(err error) {
+// with ErrProtocol when the responder broke the stream, else with
+// ErrCanceled).
+func (r *Receiver) failLocked(err error) {
 	if r.err == nil && !r.ended && !r.closed {
 		r.err = err
 		if r.started {
-			r.publishCtl(xfer.CancelBody(errors.Is(err, ErrStreamProtocol) || errors.Is(err, ErrStreamCorrupt)))
+			r.publishCtl(xfer.CancelBody(errors.Is(err, ErrProtocol) || errors.Is(err, ErrCorrupt)))
 		}
 	}
 }
 
 // cleanup unsubscribes and stops the watchers; the bytes received stay
 // readable.
-func (r *ReplyStream) cleanup() {
+func (r *Receiver) cleanup() {
 	r.once.Do(func() {
 		close(r.done)
 		if stop := r.stopCtx.Load(); stop != nil {
@@ -379,11 +369,11 @@ func (r *ReplyStream) cleanup() {
 	})
 }
 
-func (r *ReplyStream) notify() {
+func (r *Receiver) notify() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (r *ReplyStream) cancelLocked() { r.publishCtl(xfer.CancelBody(false)) }
+func (r *Receiver) cancelLocked() { r.publishCtl(xfer.CancelBody(false)) }

@@ -1,4 +1,4 @@
-package shim
+package stream
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/xfer"
 	"github.com/natssend/natssend/outcome"
 )
@@ -18,14 +19,16 @@ import (
 // the caller's last acknowledgement, the ordinary reply of a stream that
 // never started.
 
-// finish ends the stream after the StreamHandlerFunc returned fnErr. A
-// stream that never started answers with an ordinary reply: fnErr's error
-// reply (mapped as Handler maps errors), or the empty stream when fnErr is
-// nil. A started one gets the rest of the body and the end frame, or the
-// error frame; then finish waits (within the idle bound and the caller's
-// deadline) for the caller to acknowledge the end, resending what it asks
-// for. It returns what could not be sent, for OnError.
-func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
+// Finish ends the stream after its handler returned fnErr. A stream that
+// never started answers with an ordinary reply, sent by reply (code,
+// message, and whether it is a rejection): fnErr's (mapped as
+// callerr.ErrorFields maps it), or PAYLOAD_TOO_LARGE or INTERNAL when the
+// start failed here; a nil fnErr is the empty stream. A started one gets
+// the rest of the body and the end frame, or the error frame; then Finish
+// waits (within the idle bound and the caller's deadline) for the caller
+// to acknowledge the end, resending what it asks for. It returns what
+// could not be sent.
+func (s *Sender) Finish(fnErr error, reply func(code, msg string, rejected bool) error) error {
 	if s.firstBy != nil {
 		defer s.firstBy.Stop()
 	}
@@ -40,25 +43,26 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 	if !s.started && (s.failErr != nil || fnErr != nil || gone) {
 		failErr := s.failErr
 		s.mu.Unlock()
-		defer s.cancel(ErrStreamClosed)
+		defer s.cancel(ErrClosed)
 		if gone {
 			return errors.Join(fnErr, failErr, context.Cause(s.ctx))
 		}
 		if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
-			// The caller's deadline has passed (HeaderTimeout is measured
-			// from when the handler started, so it is never earlier than
-			// the caller's): nobody waits for an error reply, and one that
-			// raced the caller's own timer would hide its deadline.
+			// The caller's deadline has passed (the request's timeout is
+			// measured from when the handler started, so it is never
+			// earlier than the caller's): nobody waits for an error
+			// reply, and one that raced the caller's own timer would hide
+			// its deadline.
 			return errors.Join(fnErr, failErr)
 		}
-		var e *Error
+		var e *outcome.Error
 		switch {
-		case errors.As(failErr, &e) && e.Code == CodePayloadTooLarge:
-			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodePayloadTooLarge, e.Message, false))
+		case errors.As(failErr, &e) && e.Code == outcome.CodePayloadTooLarge:
+			return errors.Join(failErr, reply(outcome.CodePayloadTooLarge, e.Message, false))
 		case failErr != nil:
-			return errors.Join(failErr, respondError(s.ctx, s.st, req, CodeInternal, failErr.Error(), false))
+			return errors.Join(failErr, reply(outcome.CodeInternal, failErr.Error(), false))
 		}
-		return replyError(s.ctx, s.st, req, fnErr)
+		return reply(callerr.ErrorFields(fnErr))
 	}
 	defer s.mu.Unlock()
 	err := s.finishLocked(fnErr)
@@ -72,7 +76,7 @@ func (s *streamOut) finish(req *nats.Msg, fnErr error) error {
 		_ = s.sub.Unsubscribe()
 		s.mu.Lock()
 	}
-	s.cancel(ErrStreamClosed)
+	s.cancel(ErrClosed)
 	s.sum.Stop()
 	s.frames, s.free, s.buf, s.start = nil, nil, nil, nil
 	return err
@@ -86,7 +90,7 @@ func endAckWait(idle time.Duration) time.Duration { return 2 * idle }
 
 // awaitFinalLocked waits for the caller's final acknowledgement, resending
 // what it asks for meanwhile, within endAckWait and the caller's deadline.
-func (s *streamOut) awaitFinalLocked() error {
+func (s *Sender) awaitFinalLocked() error {
 	late := time.AfterFunc(endAckWait(s.idle), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -104,11 +108,11 @@ func (s *streamOut) awaitFinalLocked() error {
 		return s.failErr
 	}
 	s.cancel(ErrCallerGone)
-	return mayHaveRun(CodeStreamBroken, fmt.Sprintf("the caller did not acknowledge the stream's end within %v", endAckWait(s.idle)),
+	return outcome.MayHaveRunError(outcome.CodeStreamBroken, fmt.Sprintf("the caller did not acknowledge the stream's end within %v", endAckWait(s.idle)),
 		errors.Join(ErrCallerGone, io.ErrUnexpectedEOF))
 }
 
-func (s *streamOut) finishLocked(fnErr error) error {
+func (s *Sender) finishLocked(fnErr error) error {
 	if s.failErr != nil {
 		return s.failErr
 	}
@@ -124,41 +128,19 @@ func (s *streamOut) finishLocked(fnErr error) error {
 }
 
 // sendLastLocked sends the end frame (err nil) or the error frame.
-func (s *streamOut) sendLastLocked(fnErr error) error {
+func (s *Sender) sendLastLocked(fnErr error) error {
 	var body []byte
 	var h nats.Header
 	if fnErr == nil {
-		body = make([]byte, framePrefix, framePrefix+sha256.Size)
-		xfer.PutPrefix(body, frameEnd, s.sent)
+		body = make([]byte, xfer.Prefix, xfer.Prefix+sha256.Size)
+		xfer.PutPrefix(body, xfer.End, s.sent)
 		body = s.sum.Sum(body) // waits for the frames still being hashed
 	} else {
-		body = make([]byte, framePrefix)
-		xfer.PutPrefix(body, frameError, s.sent)
-		code, msg, rejected := errorFields(fnErr)
-		h = nats.Header{HeaderErrorCode: {code}, HeaderError: {truncate(msg, maxErrorMessage)}}
-		if rejected {
-			h[HeaderOutcome] = []string{outcomeRejected}
-		}
+		body = make([]byte, xfer.Prefix)
+		xfer.PutPrefix(body, xfer.Error, s.sent)
+		h = callerr.ErrorHeader(callerr.ErrorFields(fnErr))
 	}
 	s.frames = append(s.frames, outFrame{off: s.sent, body: body, hdr: h})
 	s.ended = true
 	return s.publishLocked(&s.frames[len(s.frames)-1])
-}
-
-// errorFields maps a StreamHandlerFunc's error as Handler maps its
-// function's errors (see replyError).
-func errorFields(err error) (code, msg string, rejected bool) {
-	var e *Error
-	if errors.As(err, &e) && e != nil && !e.Remote {
-		switch {
-		case e.Outcome() == OutcomeRejected:
-			return e.Code, e.Message, true
-		case !outcome.Built(e): // built by hand
-			return e.Code, e.Message, false
-		}
-		if e.Code == CodeInternal {
-			return CodeInternal, e.Message, false
-		}
-	}
-	return CodeInternal, err.Error(), false
 }

@@ -164,6 +164,8 @@ func TestEndDigestMismatch(t *testing.T) {
 		t.Fatalf("read %q; want the bytes before the end", got)
 	}
 	broken(t, err, ErrCorrupt)
+	// The responder is told that its stream broke, not that it was closed.
+	natstest.Eventually(t, 10*time.Second, func() bool { return errors.Is(context.Cause(p.s.Context()), ErrProtocol) }, "the responder's context to end with ErrProtocol")
 	p.cancel()
 	_ = p.s.Finish(nil, p.noReply)
 }
@@ -195,4 +197,36 @@ func TestCloseCancels(t *testing.T) {
 		t.Fatalf("Read after Close: %v; want ErrClosed", err)
 	}
 	_ = p.s.Finish(nil, p.noReply)
+}
+
+// Bytes corrupted on the way (here a peer's data frame that arrived before
+// the responder's own at the same offset) make the responder's genuine end
+// frame's digest mismatch: the caller fails with ErrCorrupt and, instead
+// of the final acknowledgement that would let the responder report
+// success, cancels with the broken reason, so the responder's Finish says
+// the stream broke.
+func TestCorruptedBytesResponderLearns(t *testing.T) {
+	p := newPair(t, 256<<10, 10*time.Second)
+	if err := p.s.Flush(); err != nil { // the start frame alone
+		t.Fatal(err)
+	}
+	p.open()
+	forger := connect(t, p.srv.URL())
+	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.Data, 0, []byte("HELLO"))}); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		p.r.mu.Lock()
+		defer p.r.mu.Unlock()
+		return p.r.recv == 5
+	}, "the forged 5 bytes")
+	done := p.serve([]byte("hello"), 5)
+	got, err := io.ReadAll(p.r)
+	if string(got) != "HELLO" {
+		t.Fatalf("read %q; want what arrived first", got)
+	}
+	broken(t, err, ErrCorrupt)
+	if ferr := wait(t, done); !errors.Is(ferr, ErrProtocol) {
+		t.Fatalf("the responder's Finish: %v; want the stream broken (ErrProtocol), not success", ferr)
+	}
 }

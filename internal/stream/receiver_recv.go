@@ -105,7 +105,13 @@ func (r *Receiver) frameLocked(m *nats.Msg, kind byte, off int64, payload []byte
 			return ""
 		}
 		if !bytes.Equal(r.sum.Sum(nil), payload) {
+			// Not the final ack: the responder is told that its stream
+			// broke (the cancel's reason byte), and why is its to learn.
 			r.endErr = brokenError("the stream's "+xfer.DigestName(r.digest)+" digest does not match the bytes received", ErrCorrupt)
+			r.ended = true
+			r.publishCtl(xfer.CancelBody(true))
+			r.cleanup()
+			return ""
 		}
 		r.endLocked()
 	case xfer.Error:

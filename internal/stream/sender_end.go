@@ -102,7 +102,13 @@ func (s *Sender) awaitFinalLocked() error {
 		s.cond.Wait()
 	}
 	switch {
-	case s.final || s.ctx.Err() != nil:
+	case s.final:
+		return nil
+	case errors.Is(context.Cause(s.ctx), ErrProtocol):
+		// The caller found the stream broken after its end went out (a
+		// digest mismatch: corrupted on the way, or a forged frame).
+		return brokenError("the caller found the stream broken after its end (its digest did not match what arrived)", ErrProtocol)
+	case s.ctx.Err() != nil:
 		return nil
 	case s.failErr != nil:
 		return s.failErr

@@ -16,7 +16,7 @@ import (
 // inboxes cannot aim forged chunks at the next read from those it saw.
 func TestFlightInboxesUnpredictable(t *testing.T) {
 	s := natstest.Start(t)
-	nc, err := nats.Connect(s.URL())
+	nc, err := nats.Connect(s.URL(), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func stream(t *testing.T, n int) (*nats.Conn, *objstore.Reader) {
 // dialJS connects to url, closing the connection with t's cleanup.
 func dialJS(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(url, append([]nats.Option{nats.ReconnectBufSize(-1)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

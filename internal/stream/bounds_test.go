@@ -21,7 +21,7 @@ import (
 func TestCallerIdleBound(t *testing.T) {
 	p := newPair(t, 256<<10, 200*time.Millisecond)
 	// A silent responder: one start frame, by hand.
-	if err := p.rnc.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.rnc.NewInbox(), Data: xfer.Frame(xfer.Start, 0, []byte{Version})}); err != nil {
+	if err := p.rnc.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.rnc.NewInbox(), Data: xfer.Frame(xfer.Start, 0, []byte{Version})}); err != nil { //natssend:reviewed a test peer's raw control message
 		t.Fatal(err)
 	}
 	p.open()
@@ -119,7 +119,7 @@ func TestHeldFramesBound(t *testing.T) {
 		t.Fatalf("%d bytes in %d frames held; want exactly %d of 1 byte (bound %d, %d a frame)", sent, frames, want, s.maxHeld, heldFrameCost)
 	}
 	c := <-ctrl
-	if err := cnc.Publish(c, xfer.AckBody(want, want+window, false)); err != nil {
+	if err := cnc.Publish(c, xfer.AckBody(want, want+window, false)); err != nil { //natssend:reviewed a test peer's raw control message
 		t.Fatal(err)
 	}
 	natstest.Eventually(t, 30*time.Second, func() bool { sent, _ := held(); return sent > want }, "the writer going on after the acknowledgement")

@@ -85,7 +85,7 @@ func TestForgedFrameBreaks(t *testing.T) {
 	}
 	p.open()
 	forger := connect(t, p.srv.URL())
-	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.Data, 2*window, []byte("x"))}); err != nil {
+	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.Data, 2*window, []byte("x"))}); err != nil { //natssend:reviewed a test peer's raw frame
 		t.Fatal(err)
 	}
 	_, err := io.ReadAll(p.r)
@@ -118,7 +118,7 @@ func TestSecondResponderIgnored(t *testing.T) {
 	if _, err := forger.Subscribe(other, func(m *nats.Msg) { told <- m.Data }); err != nil {
 		t.Fatal(err)
 	}
-	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: other, Data: xfer.Frame(xfer.Data, 0, []byte("forged"))}); err != nil {
+	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: other, Data: xfer.Frame(xfer.Data, 0, []byte("forged"))}); err != nil { //natssend:reviewed a test peer's raw frame
 		t.Fatal(err)
 	}
 	select {
@@ -156,7 +156,7 @@ func TestEndDigestMismatch(t *testing.T) {
 		return p.r.recv == 5
 	}, "the 5 bytes")
 	forger := connect(t, p.srv.URL())
-	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.End, 5, make([]byte, 32))}); err != nil {
+	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.End, 5, make([]byte, 32))}); err != nil { //natssend:reviewed a test peer's raw frame
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(p.r)
@@ -212,7 +212,7 @@ func TestCorruptedBytesResponderLearns(t *testing.T) {
 	}
 	p.open()
 	forger := connect(t, p.srv.URL())
-	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.Data, 0, []byte("HELLO"))}); err != nil {
+	if err := forger.PublishMsg(&nats.Msg{Subject: p.inbox, Reply: p.ctrl, Data: xfer.Frame(xfer.Data, 0, []byte("HELLO"))}); err != nil { //natssend:reviewed a test peer's raw frame
 		t.Fatal(err)
 	}
 	natstest.Eventually(t, 30*time.Second, func() bool {

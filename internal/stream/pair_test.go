@@ -32,7 +32,7 @@ type pair struct {
 
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

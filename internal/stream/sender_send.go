@@ -30,7 +30,7 @@ func (s *Sender) publishLocked(f *outFrame) error {
 			return connlimit.Decide(size, s.fitPeer(limit), connlimit.NoClaimCheck)
 		},
 		Write: func() error {
-			return s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body})
+			return s.nc.PublishMsg(&nats.Msg{Subject: s.inbox, Reply: s.ctrl, Header: f.hdr, Data: f.body}) //natssend:reviewed the frame's size was decided against the limit just now (connlimit's Send)
 		},
 	})
 	limit = s.fitPeer(limit)

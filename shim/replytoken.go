@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"math/rand/v2"
 	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/internal/connlimit"
+	"github.com/natssend/natssend/internal/wire"
 )
 
 // Reply subjects that nobody can predict: a Client's calls answer to
@@ -22,10 +22,6 @@ import (
 // bits each, then 4 of a tag (see issued).
 const tokenLen = 20
 
-// tokenChars are the characters of a token: each is valid in a subject
-// token.
-const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
 // writeToken writes a new token to sb: 96 bits of math/rand/v2's
 // top-level generator (ChaCha8, seeded from the system's entropy, per
 // thread: unpredictable from any number of earlier tokens), then a tag of
@@ -34,15 +30,7 @@ const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 // nothing of the next.
 func (m *replyMux) writeToken(sb *strings.Builder) {
 	var b [tokenLen]byte
-	r1, r2 := rand.Uint64(), rand.Uint64()
-	for i := range 10 {
-		b[i] = tokenChars[r1&63]
-		r1 >>= 6
-	}
-	for i := 10; i < 16; i++ {
-		b[i] = tokenChars[r2&63]
-		r2 >>= 6
-	}
+	wire.RandomToken(b[:16])
 	m.tagToken(&b)
 	sb.Write(b[:])
 }
@@ -52,7 +40,7 @@ func (m *replyMux) writeToken(sb *strings.Builder) {
 func (m *replyMux) tagToken(b *[tokenLen]byte) {
 	h := maphash.Bytes(m.tag, b[:16])
 	for i := 16; i < tokenLen; i++ {
-		b[i] = tokenChars[h&63]
+		b[i] = wire.TokenChars[h&63]
 		h >>= 6
 	}
 }
@@ -147,17 +135,6 @@ func randomInbox(nc *nats.Conn) string {
 		prefix = nats.InboxPrefix[:len(nats.InboxPrefix)-1]
 	}
 	var b [22]byte
-	r1, r2, r3 := rand.Uint64(), rand.Uint64(), rand.Uint64()
-	for i := range b {
-		r := &r1
-		switch {
-		case i >= 20:
-			r = &r3
-		case i >= 10:
-			r = &r2
-		}
-		b[i] = tokenChars[*r&63]
-		*r >>= 6
-	}
+	wire.RandomToken(b[:])
 	return prefix + "." + string(b[:])
 }

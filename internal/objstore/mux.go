@@ -1,13 +1,14 @@
 package objstore
 
 import (
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/wire"
 )
 
 // mux is one wildcard inbox subscription that routes the replies of many
@@ -88,26 +89,13 @@ func (m *mux) open(n int, b *Budget, held int64) (*flight, string, error) {
 	return f, m.prefix + f.token, nil
 }
 
-// tokenChars are the characters of a flight's token, each valid in a
-// subject token.
-const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-// flightToken returns a batch request's reply token: 96 bits of
-// math/rand/v2's ChaCha8 generator (seeded from the system's entropy), so
-// that nobody who saw the inbox of one read can aim forged chunks at the
-// next (a counter would let a peer allowed to publish to inboxes make
-// another reader's read fail its digest check).
+// flightToken returns a batch request's reply token: 96 random bits
+// (wire.RandomToken), so that nobody who saw the inbox of one read can aim
+// forged chunks at the next (a counter would let a peer allowed to publish
+// to inboxes make another reader's read fail its digest check).
 func flightToken() string {
 	var b [16]byte
-	r1, r2 := rand.Uint64(), rand.Uint64()
-	for i := range 10 {
-		b[i] = tokenChars[r1&63]
-		r1 >>= 6
-	}
-	for i := 10; i < 16; i++ {
-		b[i] = tokenChars[r2&63]
-		r2 >>= 6
-	}
+	wire.RandomToken(b[:])
 	return string(b[:])
 }
 

@@ -394,8 +394,7 @@
 //
 // # Wire format
 //
-// The wire format (the request headers, error replies and their outcomes,
-// claim-checked requests and replies, transfer-stream frames and control
-// messages, RequestMany's ends) is specified in docs/protocol.md, which is
+// The wire format (request headers, error replies, claim-checked RPC,
+// stream frames, RequestMany's ends) is specified in docs/protocol.md,
 // normative and versioned; this documentation describes the Go API.
 package shim

@@ -147,12 +147,9 @@ func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req 
 			o.refuse(req, err, report)
 			return
 		}
-		ctx, cancel := o.requestContext(req)
-		defer cancel()
-		ctx = withMicro(ctx, mreq)
-		ctx, op := o.startHandler(ctx, req)
+		ctx, _, end := o.begin(mreq, req)
 		var opErr error = errUnresolved
-		defer func() { endOp(ctx, &op, opErr) }()
+		defer func() { end(opErr) }()
 		req, ok := o.resolveRequest(ctx, req, report)
 		if !ok {
 			return
@@ -214,6 +211,22 @@ func jsonFunc[Req, Resp any](fn func(ctx context.Context, req Req) (Resp, error)
 			return nil, err
 		}
 		return json.Marshal(resp)
+	}
+}
+
+// begin is what every adapter does when a request arrives: the
+// request's context (the caller's deadline, the handler's base), micro's
+// request when it came through an endpoint, and the handler's span and
+// metrics (op, for attributes of its own); end closes them with the
+// operation's error.
+func (o *handlerOpts) begin(mreq micro.Request, req *nats.Msg) (ctx context.Context, op *telemetry.Op, end func(error)) {
+	ctx, cancel := o.requestContext(req)
+	ctx = withMicro(ctx, mreq)
+	ctx, started := o.startHandler(ctx, req)
+	op = &started
+	return ctx, op, func(err error) {
+		endOp(ctx, op, err)
+		cancel()
 	}
 }
 

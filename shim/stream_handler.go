@@ -74,12 +74,9 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 			report(req, notSent(CodeInvalidArgument, "stream request without a reply subject", nats.ErrMsgNoReply))
 			return
 		}
-		ctx, cancel := o.requestContext(req)
-		defer cancel()
-		ctx = withMicro(ctx, mreq)
-		ctx, op := o.startHandler(ctx, req)
+		ctx, op, end := o.begin(mreq, req)
 		var opErr error = errUnresolved
-		defer func() { endOp(ctx, &op, opErr) }()
+		defer func() { end(opErr) }()
 		sr, ok := parseMarker(req.Header.Get(HeaderStream))
 		if !ok {
 			report(req, respondError(ctx, o.st, req, CodeInvalidArgument,
@@ -112,7 +109,7 @@ func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.R
 		if d := connlimit.DeniedCause(sctx); d != nil {
 			ferr = mayHaveRun(CodePermissionDenied, d.Error()+": the stream ended there; the caller got part of it at most", d)
 		}
-		streamAttrs(&op, s)
+		streamAttrs(op, s)
 		opErr = err
 		if opErr == nil {
 			opErr = ferr

@@ -93,7 +93,7 @@ func CodeOf(err error) string {
 		errors.Is(err, jetstream.ErrInvalidKey), errors.Is(err, jetstream.ErrInvalidOption), errors.Is(err, jetstream.ErrBadObjectMeta),
 		errors.Is(err, jetstream.ErrMsgAlreadyAckd), errors.Is(err, jetstream.ErrMsgNotBound), errors.Is(err, jetstream.ErrMsgNoReply),
 		errors.Is(err, nats.ErrInvalidStreamName), errors.Is(err, nats.ErrInvalidBucketName), errors.Is(err, nats.ErrInvalidKey),
-		errors.Is(err, nats.ErrInvalidConsumerName), errors.Is(err, nats.ErrInvalidDurableName), errors.Is(err, nats.ErrInvalidFilterSubject),
+		errors.Is(err, nats.ErrInvalidConsumerName), errors.Is(err, nats.ErrInvalidFilterSubject),
 		errors.Is(err, nats.ErrInvalidStoreName), errors.Is(err, nats.ErrBadObjectMeta), errors.Is(err, nats.ErrBadBucket),
 		errors.Is(err, nats.ErrBadRequest), errors.Is(err, nats.ErrNameRequired), errors.Is(err, nats.ErrContextAndTimeout),
 		errors.Is(err, nats.ErrNoDeadlineContext), errors.Is(err, nats.ErrChanArg), errors.Is(err, nats.ErrSyncSubRequired),

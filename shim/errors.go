@@ -54,15 +54,13 @@ func mayHaveRun(code, msg string, cause error) *Error {
 // each decision (internal/callerr's, where each is described): tooLarge
 // (a local size refusal), sendError (an error from nats.go, before or
 // after sending), remoteError (the *Error of a reply's micro error
-// headers, or nil), remoteFailure (a responder's failure without them),
-// ctxCode (the code of a context's end), isNoResponders (the server's
+// headers, or nil), ctxCode (the code of a context's end), isNoResponders (the server's
 // no-responders status), checkMsg and invalidMsg (natssend's input check
 // as a *Error) and truncate (a cut on a rune boundary).
 var (
 	tooLarge       = callerr.TooLarge
 	sendError      = callerr.SendError
 	remoteError    = callerr.RemoteError
-	remoteFailure  = callerr.RemoteFailure
 	ctxCode        = callerr.CtxCode
 	isNoResponders = callerr.IsNoResponders
 	checkMsg       = callerr.CheckMsg

@@ -112,7 +112,7 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) nats.MsgHandler {
 // adapters: their options applied (the first error kept, for every
 // request to be answered with), the telemetry fixed, and report, which
 // hands an error nobody else can be given to OnError.
-func handlerSetUp(opts []HandlerOption) (o *handlerOpts, optErr error, report func(*nats.Msg, error)) {
+func handlerSetUp(opts []HandlerOption) (o *handlerOpts, report func(*nats.Msg, error), optErr error) {
 	o = &handlerOpts{base: context.Background}
 	optErr = applyOptions(o, opts)
 	o.tel.Fix()
@@ -121,14 +121,14 @@ func handlerSetUp(opts []HandlerOption) (o *handlerOpts, optErr error, report fu
 			o.onError(req, err)
 		}
 	}
-	return o, optErr, report
+	return o, report, optErr
 }
 
 // handler is Handler's adapter, which also serves a request that came
 // through a micro endpoint (mreq not nil, see Endpoint): its replies then
 // go through mreq, so that micro counts them.
 func handler(fn HandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
-	o, optErr, report := handlerSetUp(opts)
+	o, report, optErr := handlerSetUp(opts)
 	var noConn sync.Once
 	watch := newReplyWatch(o.st, report, o.onError != nil)
 	return func(mreq micro.Request, req *nats.Msg) {

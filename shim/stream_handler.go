@@ -60,7 +60,7 @@ func StreamHandler(fn StreamHandlerFunc, opts ...HandlerOption) nats.MsgHandler 
 // that came through a micro endpoint (see Endpoint): an error reply before
 // the stream starts then goes through mreq, so that micro counts it.
 func streamHandler(fn StreamHandlerFunc, opts []HandlerOption) func(mreq micro.Request, req *nats.Msg) {
-	o, optErr, report := handlerSetUp(opts)
+	o, report, optErr := handlerSetUp(opts)
 	return func(mreq micro.Request, req *nats.Msg) {
 		if req == nil {
 			report(req, notSent(CodeInvalidArgument, "nil request", nats.ErrInvalidMsg))

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -158,33 +159,26 @@ func TestMatrixCoverage(t *testing.T) {
 // "pkg.Type.Method".
 func exportedNames(t *testing.T, dir string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || !fd.Name.IsExported() {
+	for _, f := range parseGoFiles(t, dir, false) {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			name := f.Name.Name + "."
+			if fd.Recv != nil {
+				typ := fd.Recv.List[0].Type
+				if s, ok := typ.(*ast.StarExpr); ok {
+					typ = s.X
+				}
+				id, ok := typ.(*ast.Ident)
+				if !ok || !id.IsExported() {
 					continue
 				}
-				name := p.Name + "."
-				if fd.Recv != nil {
-					typ := fd.Recv.List[0].Type
-					if s, ok := typ.(*ast.StarExpr); ok {
-						typ = s.X
-					}
-					id, ok := typ.(*ast.Ident)
-					if !ok || !id.IsExported() {
-						continue
-					}
-					name += id.Name + "."
-				}
-				names = append(names, name+fd.Name.Name)
+				name += id.Name + "."
 			}
+			names = append(names, name+fd.Name.Name)
 		}
 	}
 	if len(names) == 0 {
@@ -196,18 +190,11 @@ func exportedNames(t *testing.T, dir string) []string {
 // testNames are the Test functions of the _test files in dir.
 func testNames(t *testing.T, dir string) map[string]bool {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") {
-					names[fd.Name.Name] = true
-				}
+	for _, f := range parseGoFiles(t, dir, true) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") {
+				names[fd.Name.Name] = true
 			}
 		}
 	}
@@ -232,4 +219,27 @@ func citedExists(t *testing.T, tests map[string]bool, cited string) bool {
 		return false
 	}
 	return strings.Contains(string(b), "\nfunc "+name+"(t *testing.T)")
+}
+
+// parseGoFiles parses the Go files of dir: its tests when tests is true,
+// the others when it is false (go/parser's ParseDir is deprecated).
+func parseGoFiles(t *testing.T, dir string, tests bool) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") != tests {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
 }

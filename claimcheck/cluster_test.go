@@ -102,6 +102,20 @@ func receive(t *testing.T, nc *nats.Conn, subject string) *received {
 	return r
 }
 
+// interestEverywhere waits until every server of c knows of a
+// subscription to subject: a reference published on another node before
+// its route learnt the interest is dropped (core NATS), and the test would
+// wait for it in vain.
+func interestEverywhere(t *testing.T, c *natstest.Cluster, subject string) {
+	t.Helper()
+	for _, s := range c.Servers {
+		natstest.Eventually(t, 20*time.Second, func() bool {
+			acc, err := s.Server().LookupAccount(natstest.DefaultAccount)
+			return err == nil && acc.SubscriptionInterest(subject)
+		}, "the interest in "+subject+" on every node")
+	}
+}
+
 // resolveAll resolves every received reference, after failover, and
 // checks it byte for byte against the payload its Seq header names.
 func (r *received) resolveAll(t *testing.T, st *claimcheck.Store, size int) int {
@@ -176,6 +190,7 @@ func TestClusterR3RoundTrip(t *testing.T) {
 	st := r3Store(t, c, js)
 	rst := r3Store(t, c, subJS)
 	got := receive(t, subNC, "r3")
+	interestEverywhere(t, c, "r3")
 	const size = 1 << 20
 	for i := range 3 {
 		m := &nats.Msg{Subject: "r3", Header: nats.Header{"Seq": {strconv.Itoa(i)}}, Data: payload(size, uint64(i))}
@@ -218,6 +233,7 @@ func killMidUpload(t *testing.T, c *natstest.Cluster, pubURLs string, victim fun
 	subNC, subJS := clusterConn(t, other.URL())
 	rst := r3Store(t, c, subJS)
 	got := receive(t, subNC, "fo")
+	interestEverywhere(t, c, "fo")
 
 	var published, refused int
 	started := make(chan struct{})

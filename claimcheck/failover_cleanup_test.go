@@ -39,7 +39,10 @@ func proxied(t *testing.T, srv *natstest.Server, opts ...claimcheck.Option) (*cl
 func TestFailoverCleanupPurgesLateChunks(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	st, p := proxied(t, srv)
+	// A clean-up bound far above a loaded machine's reconnect and purge
+	// (under -race beside the package's parallel tests the default 10 s
+	// ran out once before the purge went through).
+	st, p := proxied(t, srv, claimcheck.WithCleanupTimeout(45*time.Second))
 	_, ajs := connect(t, srv.URL())
 	chunks := "$O." + st.Bucket() + ".C.>"
 	var mu sync.Mutex
@@ -65,9 +68,9 @@ func TestFailoverCleanupPurgesLateChunks(t *testing.T) {
 		t.Fatalf("PublishMsg across the cut = %v, want ErrNotPublished", err)
 	}
 	for _, tr := range []*natstest.Trigger{cut, late} {
-		tr.Wait(t, 10*time.Second)
+		tr.Wait(t, 45*time.Second)
 	}
-	natstest.Eventually(t, 10*time.Second, func() bool { return bucketMsgs(t, st) == 0 }, "the late chunk purged")
+	natstest.Eventually(t, 45*time.Second, func() bool { return bucketMsgs(t, st) == 0 }, "the late chunk purged")
 }
 
 // TestUnfinishedCleanupIsReported: a clean-up whose purges are never

@@ -286,6 +286,11 @@ func quick(t *testing.T, took time.Duration) {
 // reached it.
 func ranTimes(t *testing.T, nc *nats.Conn, r *responder, want int64) {
 	t.Helper()
+	if want > 0 {
+		// A call that ended at a refusal may return before its request,
+		// sent already, reaches the responder.
+		natstest.Eventually(t, 10*time.Second, func() bool { return r.runs.Load() >= want }, "the responder to run")
+	}
 	_ = nc.FlushTimeout(5 * time.Second)
 	if n := r.runs.Load(); n != want {
 		t.Errorf("the responder ran %d times, want %d", n, want)

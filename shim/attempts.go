@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/outcome"
 )
 
@@ -27,7 +28,7 @@ import (
 func OperationID(id string) CommonOption {
 	return commonOpt(func(o *callOpts) error {
 		if msg := badOperationID(id); msg != "" {
-			return invalidOption("OperationID(%q): %s", truncate(id, 64), msg)
+			return invalidOption("OperationID(%q): %s", callerr.Truncate(id, 64), msg)
 		}
 		o.opID = id
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
@@ -52,7 +53,7 @@ func (c *Client) call(ctx, callCtx context.Context, deadline time.Time, m *nats.
 	}
 	mux, err := muxFor(c.st)
 	if err != nil {
-		return nil, sendError(ctx, err, false)
+		return nil, callerr.SendError(ctx, err, false)
 	}
 	token, mc := mux.register(c.store)
 	var key string
@@ -160,13 +161,13 @@ func (cs *callState) sendAttempt(reply string) error {
 			return bad
 		case err != nil:
 			// nats.go's publish fails only before it writes anything.
-			return sendError(cs.ctx, err, false)
+			return callerr.SendError(cs.ctx, err, false)
 		case v == connlimit.Fits:
 			return nil
 		case c.store == nil:
-			return tooLarge("request", size, capped, nil)
+			return callerr.TooLarge("request", size, capped, nil)
 		case cs.ref != nil:
-			return tooLarge("claim-check reference of the request", size, capped, nil)
+			return callerr.TooLarge("claim-check reference of the request", size, capped, nil)
 		}
 		if err := cs.upload(capped, msLen); err != nil {
 			return err
@@ -227,10 +228,10 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 			delete(cs.pending, r.attempt)
 			var rerr error
 			switch {
-			case isNoResponders(r.msg):
+			case callerr.IsNoResponders(r.msg):
 				rerr = notDelivered()
 			default:
-				if e := remoteError(r.msg); e != nil {
+				if e := callerr.RemoteError(r.msg); e != nil {
 					rerr = e
 				}
 			}
@@ -251,14 +252,14 @@ func (cs *callState) await(mux *replyMux, mc *muxCall, attempt int, wait time.Du
 			if time.Now().Before(cs.deadline) {
 				return nil, mayHaveRun(CodeDeadlineExceeded, "no reply within the attempt's wait after sending; it may have run", errAttemptTimedOut)
 			}
-			return nil, sendError(cs.ctx, context.DeadlineExceeded, true)
+			return nil, callerr.SendError(cs.ctx, context.DeadlineExceeded, true)
 		case <-cs.callCtx.Done():
 			if held != nil && cs.callCtx.Err() == context.DeadlineExceeded {
 				return nil, held // the deadline the hold waited for
 			}
-			return nil, sendError(cs.ctx, cs.callCtx.Err(), true)
+			return nil, callerr.SendError(cs.ctx, cs.callCtx.Err(), true)
 		case <-lost:
-			return nil, sendError(cs.ctx, lostErr(), true)
+			return nil, callerr.SendError(cs.ctx, lostErr(), true)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
@@ -130,7 +131,7 @@ func (c *Client) Limit(ctx context.Context) (int64, error) {
 	limit, err := c.st.Limit(ctx)
 	if err != nil {
 		// Nothing but a PING was sent.
-		return 0, sendError(ctx, err, false)
+		return 0, callerr.SendError(ctx, err, false)
 	}
 	return c.capLimit(limit), nil
 }
@@ -233,11 +234,11 @@ func (c *Client) send(ctx, callCtx context.Context, deadline time.Time, m *nats.
 	case hdrErr != nil:
 		return nil, hdrErr
 	case err != nil:
-		return nil, sendError(ctx, err, true)
+		return nil, callerr.SendError(ctx, err, true)
 	case v != connlimit.Fits:
-		return nil, tooLarge("request", size, capped, nil)
+		return nil, callerr.TooLarge("request", size, capped, nil)
 	}
-	if rerr := remoteError(reply); rerr != nil {
+	if rerr := callerr.RemoteError(reply); rerr != nil {
 		return nil, rerr
 	}
 	return c.resolveReply(ctx, callCtx, reply)

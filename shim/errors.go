@@ -5,7 +5,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/outcome"
 )
 
@@ -49,24 +48,6 @@ func notSent(code, msg string, cause error) *Error { return outcome.NotRunError(
 func mayHaveRun(code, msg string, cause error) *Error {
 	return outcome.MayHaveRunError(code, msg, cause)
 }
-
-// The error builders shim shares with the stream engine, one copy of
-// each decision (internal/callerr's, where each is described): tooLarge
-// (a local size refusal), sendError (an error from nats.go, before or
-// after sending), remoteError (the *Error of a reply's micro error
-// headers, or nil), ctxCode (the code of a context's end), isNoResponders (the server's
-// no-responders status), checkMsg and invalidMsg (natssend's input check
-// as a *Error) and truncate (a cut on a rune boundary).
-var (
-	tooLarge       = callerr.TooLarge
-	sendError      = callerr.SendError
-	remoteError    = callerr.RemoteError
-	ctxCode        = callerr.CtxCode
-	isNoResponders = callerr.IsNoResponders
-	checkMsg       = callerr.CheckMsg
-	invalidMsg     = callerr.InvalidMsg
-	truncate       = callerr.Truncate
-)
 
 // notDelivered is the error of a request the server answered with its
 // no-responders status: sent, and certainly not delivered.

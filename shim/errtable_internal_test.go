@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 )
 
 // TestErrorTable checks every row of the README's table "What each error
@@ -27,7 +28,7 @@ func TestErrorTable(t *testing.T) {
 		return m
 	}
 	remote := func(m *nats.Msg) error {
-		if e := remoteError(m); e != nil {
+		if e := callerr.RemoteError(m); e != nil {
 			return e
 		}
 		return nil
@@ -40,23 +41,23 @@ func TestErrorTable(t *testing.T) {
 		sent    bool
 		is      []error
 	}{
-		{"local PAYLOAD_TOO_LARGE", tooLarge("request", 10, 5, nil), CodePayloadTooLarge, OutcomeNotRun, false, []error{ErrPayloadTooLarge, nats.ErrMaxPayload}},
-		{"PAYLOAD_TOO_LARGE from nats.go after the call began", sendError(ctx, nats.ErrMaxPayload, true), CodePayloadTooLarge, OutcomeNotRun, false, []error{ErrPayloadTooLarge, nats.ErrMaxPayload}},
-		{"NO_RESPONDERS", sendError(ctx, nats.ErrNoResponders, true), CodeNoResponders, OutcomeNotRun, true, []error{nats.ErrNoResponders}},
-		{"UNAVAILABLE before sending: closed", sendError(ctx, nats.ErrConnectionClosed, false), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionClosed}},
-		{"UNAVAILABLE before sending: reconnecting", sendError(ctx, nats.ErrConnectionReconnecting, false), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionReconnecting}},
-		{"UNAVAILABLE before sending: no reconnect buffer", sendError(ctx, nats.ErrReconnectBufExceeded, true), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionReconnecting, nats.ErrReconnectBufExceeded}},
-		{"UNAVAILABLE before sending: draining", sendError(ctx, nats.ErrConnectionDraining, true), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionDraining}},
-		{"INVALID_ARGUMENT: subject", sendError(ctx, nats.ErrBadSubject, true), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrBadSubject}},
-		{"INVALID_ARGUMENT: header key", sendError(ctx, nats.ErrBadHeaderMsg, true), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrBadHeaderMsg}},
-		{"INVALID_ARGUMENT: nil message", sendError(ctx, nats.ErrInvalidMsg, false), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrInvalidMsg}},
+		{"local PAYLOAD_TOO_LARGE", callerr.TooLarge("request", 10, 5, nil), CodePayloadTooLarge, OutcomeNotRun, false, []error{ErrPayloadTooLarge, nats.ErrMaxPayload}},
+		{"PAYLOAD_TOO_LARGE from nats.go after the call began", callerr.SendError(ctx, nats.ErrMaxPayload, true), CodePayloadTooLarge, OutcomeNotRun, false, []error{ErrPayloadTooLarge, nats.ErrMaxPayload}},
+		{"NO_RESPONDERS", callerr.SendError(ctx, nats.ErrNoResponders, true), CodeNoResponders, OutcomeNotRun, true, []error{nats.ErrNoResponders}},
+		{"UNAVAILABLE before sending: closed", callerr.SendError(ctx, nats.ErrConnectionClosed, false), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionClosed}},
+		{"UNAVAILABLE before sending: reconnecting", callerr.SendError(ctx, nats.ErrConnectionReconnecting, false), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionReconnecting}},
+		{"UNAVAILABLE before sending: no reconnect buffer", callerr.SendError(ctx, nats.ErrReconnectBufExceeded, true), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionReconnecting, nats.ErrReconnectBufExceeded}},
+		{"UNAVAILABLE before sending: draining", callerr.SendError(ctx, nats.ErrConnectionDraining, true), CodeUnavailable, OutcomeNotRun, false, []error{nats.ErrConnectionDraining}},
+		{"INVALID_ARGUMENT: subject", callerr.SendError(ctx, nats.ErrBadSubject, true), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrBadSubject}},
+		{"INVALID_ARGUMENT: header key", callerr.SendError(ctx, nats.ErrBadHeaderMsg, true), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrBadHeaderMsg}},
+		{"INVALID_ARGUMENT: nil message", callerr.SendError(ctx, nats.ErrInvalidMsg, false), CodeInvalidArgument, OutcomeNotRun, false, []error{nats.ErrInvalidMsg}},
 		{"INVALID_ARGUMENT: invalid option", NewClient(nil, WithTimeout(0)).Err(), CodeInvalidArgument, OutcomeNotRun, false, []error{ErrInvalidOption, claimcheck.ErrInvalidOption}},
-		{"CANCELED before sending", notSent(ctxCode(context.Canceled), "x", context.Canceled), CodeCanceled, OutcomeNotRun, false, []error{context.Canceled}},
-		{"DEADLINE_EXCEEDED before sending", notSent(ctxCode(context.DeadlineExceeded), "x", context.DeadlineExceeded), CodeDeadlineExceeded, OutcomeNotRun, false, []error{context.DeadlineExceeded}},
-		{"DEADLINE_EXCEEDED", sendError(ctx, nats.ErrTimeout, true), CodeDeadlineExceeded, OutcomeUnknown, true, []error{nats.ErrTimeout, context.DeadlineExceeded}},
-		{"DEADLINE_EXCEEDED from the context", sendError(ctx, context.DeadlineExceeded, true), CodeDeadlineExceeded, OutcomeUnknown, true, []error{nats.ErrTimeout, context.DeadlineExceeded}},
-		{"CANCELED while waiting", sendError(cancelled, context.Canceled, true), CodeCanceled, OutcomeUnknown, true, []error{context.Canceled}},
-		{"UNAVAILABLE after sending", sendError(ctx, nats.ErrConnectionClosed, true), CodeUnavailable, OutcomeUnknown, true, []error{nats.ErrConnectionClosed}},
+		{"CANCELED before sending", notSent(callerr.CtxCode(context.Canceled), "x", context.Canceled), CodeCanceled, OutcomeNotRun, false, []error{context.Canceled}},
+		{"DEADLINE_EXCEEDED before sending", notSent(callerr.CtxCode(context.DeadlineExceeded), "x", context.DeadlineExceeded), CodeDeadlineExceeded, OutcomeNotRun, false, []error{context.DeadlineExceeded}},
+		{"DEADLINE_EXCEEDED", callerr.SendError(ctx, nats.ErrTimeout, true), CodeDeadlineExceeded, OutcomeUnknown, true, []error{nats.ErrTimeout, context.DeadlineExceeded}},
+		{"DEADLINE_EXCEEDED from the context", callerr.SendError(ctx, context.DeadlineExceeded, true), CodeDeadlineExceeded, OutcomeUnknown, true, []error{nats.ErrTimeout, context.DeadlineExceeded}},
+		{"CANCELED while waiting", callerr.SendError(cancelled, context.Canceled, true), CodeCanceled, OutcomeUnknown, true, []error{context.Canceled}},
+		{"UNAVAILABLE after sending", callerr.SendError(ctx, nats.ErrConnectionClosed, true), CodeUnavailable, OutcomeUnknown, true, []error{nats.ErrConnectionClosed}},
 		{"remote PAYLOAD_TOO_LARGE", remote(reply(HeaderErrorCode, CodePayloadTooLarge, HeaderError, "big")), CodePayloadTooLarge, OutcomeUnknown, true, []error{ErrPayloadTooLarge, ErrReplyTooLarge}},
 		{"remote INTERNAL", remote(reply(HeaderErrorCode, CodeInternal, HeaderError, "boom")), CodeInternal, OutcomeUnknown, true, nil},
 		{"remote INTERNAL without a code", remote(reply(HeaderError, "boom")), CodeInternal, OutcomeUnknown, true, nil},

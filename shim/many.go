@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -81,12 +82,12 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 				if cerr := callCtx.Err(); cerr != nil {
 					err = cerr
 				}
-				yield(nil, deniedError(connlimit.DeniedCause(callCtx), sendError(ctx, err, true)))
+				yield(nil, deniedError(connlimit.DeniedCause(callCtx), callerr.SendError(ctx, err, true)))
 			}
 			return
-		case isNoResponders(msg):
+		case callerr.IsNoResponders(msg):
 			if n == 0 {
-				yield(nil, sendError(ctx, nats.ErrNoResponders, true))
+				yield(nil, callerr.SendError(ctx, nats.ErrNoResponders, true))
 			}
 			return
 		case co.x.sentinel != nil && co.x.sentinel(msg):
@@ -95,7 +96,7 @@ func (c *Client) requestMany(ctx context.Context, m *nats.Msg, opts []ManyOption
 		n++
 		prev = a.at
 		var ok bool
-		if rerr := remoteError(msg); rerr != nil {
+		if rerr := callerr.RemoteError(msg); rerr != nil {
 			ok = yield(nil, rerr)
 		} else if r, err := c.resolveReply(ctx, callCtx, msg); err != nil {
 			ok = yield(nil, err) // a claim-checked reply that came anyway, unreadable
@@ -127,7 +128,7 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 	sub, err := c.nc.Subscribe(c.replyInbox(callCtx), in.onMsg)
 	if err != nil {
 		cancel()
-		return fail(sendError(ctx, err, false))
+		return fail(callerr.SendError(ctx, err, false))
 	}
 	var (
 		size, capped int64
@@ -167,9 +168,9 @@ func (c *Client) sendMany(ctx context.Context, m *nats.Msg, opts []ManyOption, i
 	case bad != nil:
 		err = bad
 	case err != nil:
-		err = sendError(ctx, err, false) // a publish fails only before writing
+		err = callerr.SendError(ctx, err, false) // a publish fails only before writing
 	case v != connlimit.Fits:
-		err = tooLarge("request", size, capped, nil)
+		err = callerr.TooLarge("request", size, capped, nil)
 	}
 	if err != nil {
 		err = deniedError(connlimit.DeniedCause(callCtx), err)

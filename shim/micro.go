@@ -5,6 +5,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/natssend/natssend/internal/callerr"
 )
 
 // AddEndpoint adds s to a micro service (or one of its groups) as the
@@ -84,5 +86,5 @@ func microErrorReply(mreq micro.Request, code, message string, rejected bool) er
 	if rejected {
 		opts = append(opts, micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}}))
 	}
-	return microMaxPayload(mreq.Error(code, truncate(message, maxErrorMessage), nil, opts...))
+	return microMaxPayload(mreq.Error(code, callerr.Truncate(message, maxErrorMessage), nil, opts...))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/outcome"
 )
 
@@ -107,7 +108,7 @@ func uploadError(ctx context.Context, m *nats.Msg, limit int64, err error) error
 	case errors.Is(err, claimcheck.ErrReservedHeader):
 		return notSent(CodeInvalidArgument, "request already carries a claim-check header; not sent", err)
 	}
-	mapped := sendError(ctx, err, false)
+	mapped := callerr.SendError(ctx, err, false)
 	code, msg := CodeUnavailable, "the claim check store or its connection failed; not sent"
 	var e *Error
 	if errors.As(mapped, &e) && e.Code != CodeInternal {

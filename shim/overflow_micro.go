@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/outcome"
 )
 
@@ -56,7 +57,7 @@ func ResolveMicro(ctx context.Context, st *claimcheck.Store, req micro.Request) 
 	}
 	rerr := outcome.New(CodeClaimCheckUnresolved, "the claim-checked request could not be resolved; the handler did not run: "+err.Error(), OutcomeRejected, err)
 	if req.Reply() != "" {
-		if serr := req.Error(CodeClaimCheckUnresolved, truncate(rerr.Message, maxErrorMessage), nil,
+		if serr := req.Error(CodeClaimCheckUnresolved, callerr.Truncate(rerr.Message, maxErrorMessage), nil,
 			micro.WithHeaders(micro.Headers{HeaderOutcome: {outcomeRejected}})); serr != nil {
 			rerr = rerr.WithCause(fmt.Errorf("%w; %w", err, fmt.Errorf("error reply not sent either: %w", serr)))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/telemetry"
 	"github.com/natssend/natssend/internal/wire"
@@ -76,7 +77,7 @@ func PublishMsgContext(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 // telemetry to record (metricsOnly: no metrics, for the calls without a
 // context, which start no span) and nats.go's own check is the decision
 // (connlimit.State.Exact; nats.go checks the subject, the reply subject
-// and the header keys before it writes anything, as checkMsg does, unless
+// and the header keys before it writes anything, as callerr.CheckMsg does, unless
 // the connection skips its subject check, but not their length: the
 // subject, with a reply subject of replyLen bytes, must fit the server's
 // control line, wire.ControlLineFits). Then the message goes straight to
@@ -138,17 +139,17 @@ func publishDirect(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *n
 // publishRefused is what follows a write error on the fast path: a
 // refusal for the message's size (nothing was written) goes through the
 // one send loop (publishDecided); a refused subject or header key gets
-// checkMsg's error; anything else is the send's own error.
+// callerr.CheckMsg's error; anything else is the send's own error.
 func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg, link uint64, err error) error {
 	if st.Refused(link, err) {
 		return publishDecided(ctx, nc, st, m)
 	}
 	if errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
-		if merr := checkMsg(m.Subject, m.Reply, m.Header); merr != nil {
+		if merr := callerr.CheckMsg(m.Subject, m.Reply, m.Header); merr != nil {
 			return merr
 		}
 	}
-	return sendError(ctx, err, false)
+	return callerr.SendError(ctx, err, false)
 }
 
 // publishDecided sends m through the one send loop (connlimit.State.Send):
@@ -158,7 +159,7 @@ func publishRefused(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 // PAYLOAD_TOO_LARGE and nothing is published or stored, as nats.go itself
 // refuses it.
 func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *nats.Msg) error {
-	if err := checkMsg(m.Subject, m.Reply, m.Header); err != nil {
+	if err := callerr.CheckMsg(m.Subject, m.Reply, m.Header); err != nil {
 		return err
 	}
 	size := int64(MsgSize(m))
@@ -169,15 +170,15 @@ func publishDecided(ctx context.Context, nc *nats.Conn, st *connlimit.State, m *
 		Write: func() error { return nc.PublishMsg(m) },
 	})
 	if v == connlimit.Fits || err != nil {
-		return sendError(ctx, err, false)
+		return callerr.SendError(ctx, err, false)
 	}
-	return tooLarge("message", size, limit, nil)
+	return callerr.TooLarge("message", size, limit, nil)
 }
 
 // checkSend is the input check every publish makes before anything else:
 // the context, the connection and the message. The subjects and header
 // keys are checked by nats.go on the fast path and by publishSend before
-// any other (checkMsg).
+// any other (callerr.CheckMsg).
 func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 	if err := checkInputs(ctx, nc, m, true); err != nil {
 		return err
@@ -187,5 +188,5 @@ func checkSend(ctx context.Context, nc *nats.Conn, m *nats.Msg) error {
 
 // checkControlLine is wire.CheckControlLine as a *Error.
 func checkControlLine(subject string, replyLen int) error {
-	return invalidMsg(wire.CheckControlLine(subject, replyLen))
+	return callerr.InvalidMsg(wire.CheckControlLine(subject, replyLen))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natssend/natssend/claimcheck"
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 )
@@ -60,7 +61,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 			l, err = p.ls.Limit(ctx)
 		}
 		if err != nil {
-			return sendError(ctx, err, false)
+			return callerr.SendError(ctx, err, false)
 		}
 		limit = l
 	}
@@ -93,7 +94,7 @@ func replyClaimCheck(ctx context.Context, store *claimcheck.Store, caller accept
 		return p.plain() // it fits the limit after all
 	}
 	if err := p.sendRef(ref); err != nil {
-		serr := sendError(ctx, err, false)
+		serr := callerr.SendError(ctx, err, false)
 		if derr := store.Discard(ctx, ref); derr != nil { // nothing was sent: nobody can read it
 			return fmt.Errorf("%w; the stored reply could not be deleted either: %w", serr, derr)
 		}

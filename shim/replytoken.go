@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
 )
@@ -112,7 +113,7 @@ func (c *Client) muxRequest(ctx context.Context, req *nats.Msg) (*nats.Msg, erro
 	}
 	select {
 	case r := <-mc.ch:
-		if isNoResponders(r.msg) {
+		if callerr.IsNoResponders(r.msg) {
 			return nil, nats.ErrNoResponders
 		}
 		return r.msg, nil

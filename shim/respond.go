@@ -74,7 +74,7 @@ func respond(ctx context.Context, st *connlimit.State, req *nats.Msg, data []byt
 			return respondError(ctx, st, req, code, msg, false)
 		})
 	}
-	return sendError(ctx, err, false)
+	return callerr.SendError(ctx, err, false)
 }
 
 // sendReply sends a reply of size bytes with send. With the responder
@@ -206,7 +206,7 @@ func respondError(ctx context.Context, st *connlimit.State, req *nats.Msg, code,
 		send = func() error { return microErrorReply(mreq, code, message, rejected) }
 	}
 	if _, err := sendReply(ctx, st, int64(MsgSize(&reply)), send); err != nil {
-		return sendError(ctx, err, false)
+		return callerr.SendError(ctx, err, false)
 	}
 	return nil
 }
@@ -276,7 +276,7 @@ func RespondMicro(req micro.Request, data []byte, h nats.Header) error {
 			return RespondMicroError(req, code, msg)
 		})
 	}
-	return sendError(context.Background(), err, false)
+	return callerr.SendError(context.Background(), err, false)
 }
 
 // microMaxPayload restores nats.ErrMaxPayload in an error of micro's
@@ -303,7 +303,7 @@ func RespondMicroError(req micro.Request, code, message string) error {
 	if _, err := sendReply(context.Background(), nil, 1, func() error {
 		return microErrorReply(req, code, message, false)
 	}); err != nil {
-		return sendError(context.Background(), err, false)
+		return callerr.SendError(context.Background(), err, false)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/natssend/natssend/internal/callerr"
 )
 
 // RetryOption configures Retry. An invalid value makes Retry return an
@@ -87,7 +89,7 @@ func Retry(ctx context.Context, op func(ctx context.Context) error, opts ...Retr
 	for run := 1; ; run++ {
 		if err := ctx.Err(); err != nil {
 			if len(errs) == 0 {
-				return notSent(ctxCode(err), "context done before the first run; not run", err)
+				return notSent(callerr.CtxCode(err), "context done before the first run; not run", err)
 			}
 			return attemptsError(errs)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/natssend/natssend/internal/callerr"
 )
 
 // attemptSchedule is the Attempts schedule (see "Attempts: the schedule"
@@ -102,7 +104,7 @@ func ctxEnded(err, cerr error) error {
 		return err
 	}
 	ne := e.WithCause(fmt.Errorf("%w; %w", cerr, err))
-	ne.Code = ctxCode(cerr)
+	ne.Code = callerr.CtxCode(cerr)
 	ne.Message = "the call's context ended (" + cerr.Error() + ") " + e.Message
 	return ne
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
@@ -134,5 +135,5 @@ func subscribeError(subject, queue string, err error) error {
 	if errors.As(err, &d) {
 		return notSent(CodePermissionDenied, "permission denied: the server refused the subscription to "+where+"; not subscribed", err)
 	}
-	return notSent(Describe(sendError(context.Background(), err, false)).Code, "subscribing on "+where+" failed; not subscribed", err)
+	return notSent(Describe(callerr.SendError(context.Background(), err, false)).Code, "subscribing on "+where+" failed; not subscribed", err)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/wire"
 )
 
@@ -30,7 +31,7 @@ func checkInputs(ctx context.Context, nc *nats.Conn, m *nats.Msg, needMsg bool) 
 // ctxDone refuses a context that ended before anything was sent.
 func ctxDone(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return notSent(ctxCode(err), "context done before sending; not sent", err)
+		return notSent(callerr.CtxCode(err), "context done before sending; not sent", err)
 	}
 	return nil
 }
@@ -64,7 +65,7 @@ func (c *Client) setUp(ctx context.Context, m *nats.Msg, parse func() (callOpts,
 	if err != nil {
 		return co, time.Time{}, err
 	}
-	if err := checkMsg(m.Subject, "", m.Header); err != nil {
+	if err := callerr.CheckMsg(m.Subject, "", m.Header); err != nil {
 		return co, time.Time{}, err
 	}
 	if err := checkControlLine(m.Subject, wire.InboxReserve(c.nc.Opts.InboxPrefix)); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/claimops"
 	"github.com/natssend/natssend/internal/connlimit"
 	"github.com/natssend/natssend/internal/wire"
@@ -94,7 +95,7 @@ func (c *Client) streamRequest(ctx, fctx context.Context, m *nats.Msg, co callOp
 		return req, false, nil
 	}
 	if c.store == nil {
-		return nil, false, tooLarge("stream request", size, limit, nil)
+		return nil, false, callerr.TooLarge("stream request", size, limit, nil)
 	}
 	ref, err := claimops.For(c.store).Prepare(fctx, req, 0, limit, "")
 	if err != nil {

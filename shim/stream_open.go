@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natssend/natssend/internal/callerr"
 	"github.com/natssend/natssend/internal/connlimit"
 )
 
@@ -77,7 +78,7 @@ func (o *streamOpen) send(attempt int) error {
 	reply := c.replyInbox(o.denied)
 	sub, err := c.nc.Subscribe(reply, rs.onMsg)
 	if err != nil {
-		return sendError(ctx, err, false)
+		return callerr.SendError(ctx, err, false)
 	}
 	rs.r.SetSub(sub)
 	if err := o.publish(reply); err != nil {
@@ -125,14 +126,14 @@ func (o *streamOpen) publish(reply string) error {
 		envelopeOf(o.ctx, &req)
 		switch {
 		case err != nil:
-			return sendError(o.ctx, err, false) // a publish fails only before writing
+			return callerr.SendError(o.ctx, err, false) // a publish fails only before writing
 		case v == connlimit.Fits:
 			return nil
 		case again && !o.stored && c.store != nil:
 			o.req = nil // the limit fell since it was prepared (a new link)
 			continue
 		}
-		return tooLarge("stream request", int64(MsgSize(&req)), c.capLimit(limit), nil)
+		return callerr.TooLarge("stream request", int64(MsgSize(&req)), c.capLimit(limit), nil)
 	}
 }
 
@@ -170,15 +171,15 @@ func (o *streamOpen) await(attempt int, wait time.Duration) (*ReplyStream, error
 			if time.Now().Before(o.first) {
 				return nil, mayHaveRun(CodeDeadlineExceeded, "no first frame within the attempt's wait after sending; it may have run", errAttemptTimedOut)
 			}
-			return nil, sendError(o.ctx, context.DeadlineExceeded, true)
+			return nil, callerr.SendError(o.ctx, context.DeadlineExceeded, true)
 		case <-o.denied.Done():
 			if o.ctx.Err() == nil {
-				return nil, deniedError(connlimit.DeniedCause(o.denied), sendError(o.ctx, context.Cause(o.denied), true))
+				return nil, deniedError(connlimit.DeniedCause(o.denied), callerr.SendError(o.ctx, context.Cause(o.denied), true))
 			}
 			if held != nil && o.ctx.Err() == context.DeadlineExceeded {
 				return nil, held // the deadline the hold waited for
 			}
-			return nil, sendError(o.ctx, o.ctx.Err(), true)
+			return nil, callerr.SendError(o.ctx, o.ctx.Err(), true)
 		}
 	}
 }
